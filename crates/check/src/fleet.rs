@@ -1,0 +1,386 @@
+//! Checks that need the cluster or more than one host: PXE and boot MAC
+//! rules, BMCs, duplicates across the fleet, VIPs and machine networks.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use nodenet_model::{Code, Diagnostic, Host, Inventory, InputKind, ProvisioningNetwork, Role, Span};
+
+use crate::network::{Address, Network};
+
+/// BMC drivers of the baremetal platform, and whether they boot over the
+/// provisioning network (PXE) rather than virtual media / UEFI HTTP.
+const BMC_SCHEMES: &[(&str, bool)] = &[
+    ("ipmi", true),
+    ("redfish", true),
+    ("redfish-virtualmedia", false),
+    ("redfish-uefihttp", false),
+    ("idrac", true),
+    ("idrac-redfish", true),
+    ("idrac-virtualmedia", false),
+    ("ilo4", true),
+    ("ilo5", true),
+    ("ilo5-redfish", true),
+    ("ilo4-virtualmedia", false),
+    ("ilo5-virtualmedia", false),
+    ("irmc", true),
+    ("ibmc", true),
+];
+
+/// Per-host rules that read the cluster: PXE NIC, boot MAC, BMC.
+pub fn check_host_in_cluster(inv: &Inventory, host: &Host, net: &Network, out: &mut Vec<Diagnostic>) {
+    let name = &host.name.value;
+    let mut push = |d: Diagnostic| out.push(d.host(name.clone()));
+    let prov = &inv.cluster.provisioning;
+
+    // Boot MAC must be one of the host's NICs (when NICs are known).
+    let boot_nic = host.boot_mac.as_ref().and_then(|m| host.nic_with_mac(&m.value));
+    if let Some(mac) = &host.boot_mac {
+        if boot_nic.is_none() && !host.nics.is_empty() {
+            push(
+                Diagnostic::error(Code::BootMacNotOnHost, format!("boot MAC {} is not the MAC of any NIC of this host", mac.value))
+                    .at(mac.span)
+                    .help(format!(
+                        "NICs: {}",
+                        host.nics
+                            .iter()
+                            .map(|n| format!("{} {}", n.name.value, n.mac.as_ref().map(|m| m.value.as_str()).unwrap_or("?")))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+            );
+        }
+    }
+    // The PXE NIC: named by the cluster/host, else the NIC with the boot MAC.
+    let pxe = host
+        .pxe_interface
+        .as_ref()
+        .or(prov.interface.as_ref())
+        .map(|l| l.value.clone())
+        .or_else(|| boot_nic.map(|n| n.name.value.clone()));
+    if let Some(pxe) = &pxe {
+        if let Some((bond, pos)) = net.controller_of(pxe).filter(|(c, _)| c.is("bond")) {
+            let lacp = bond.bond_mode().as_deref() == Some("802.3ad");
+            if lacp && prov.mode() != ProvisioningNetwork::Disabled && !prov.allow_lacp {
+                push(
+                    Diagnostic::error(
+                        Code::PxeNicInLacpBond,
+                        format!(
+                            "PXE NIC `{pxe}` is a port of 802.3ad bond `{}` while the provisioning network is {}",
+                            bond.name,
+                            prov.mode().as_str()
+                        ),
+                    )
+                    .at(bond.ports[pos].node.span)
+                    .help("PXE cannot negotiate LACP: use active-backup for the PXE bond, keep the PXE NIC out of it, or set `provisioning.allowLacp: true` if the switch ports do LACP fallback"),
+                );
+            }
+            // Fuel's rule: a bonded PXE interface boots from its first port.
+            if let (Some(mac), Some(first)) = (&host.boot_mac, bond.ports.first()) {
+                let first_mac = host.mac_of(&first.name);
+                if let Some(first_mac) = first_mac {
+                    if !first_mac.value.eq_ignore_ascii_case(&mac.value) {
+                        push(
+                            Diagnostic::error(
+                                Code::BootMacNotFirstPort,
+                                format!(
+                                    "boot MAC {} is not the MAC of `{}` ({}), the first port of bond `{}` that carries the PXE NIC",
+                                    mac.value, first.name, first_mac.value, bond.name
+                                ),
+                            )
+                            .at(mac.span)
+                            .related(first.node.span, "first port"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // agent-config maps NMState interface names to NICs by MAC.
+    if inv.kind == Some(InputKind::AgentConfig) {
+        for iface in net.ifaces.iter().filter(|i| i.is("ethernet") && !i.absent) {
+            let mapped = host.nics.iter().any(|n| n.name.value == iface.name) || iface.get("mac-address").is_some();
+            if !mapped && !iface.name.starts_with("en") {
+                push(
+                    Diagnostic::error(
+                        Code::InterfaceWithoutMac,
+                        format!("ethernet `{}` has no MAC mapping in the host's `interfaces`", iface.name),
+                    )
+                    .at(iface.name_span())
+                    .help(format!("add `- name: {}\n  macAddress: ...` to the host's interfaces", iface.name)),
+                );
+            }
+        }
+    }
+
+    if let Some(bmc) = &host.bmc {
+        let addr = &bmc.address.value;
+        let scheme = addr.split_once("://").map(|(s, _)| s).unwrap_or("");
+        let driver = scheme.trim_end_matches("+https").trim_end_matches("+http");
+        match BMC_SCHEMES.iter().find(|(s, _)| *s == driver) {
+            None => {
+                let known: Vec<&str> = BMC_SCHEMES.iter().map(|(s, _)| *s).collect();
+                let mut d = Diagnostic::error(
+                    Code::BmcSchemeUnknown,
+                    if scheme.is_empty() {
+                        format!("BMC address `{addr}` has no scheme (like redfish-virtualmedia://)")
+                    } else {
+                        format!("unknown BMC scheme `{scheme}`")
+                    },
+                )
+                .at(bmc.address.span);
+                if let Some(s) = nodenet_model::fields::suggest(driver, &known) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                }
+                push(d);
+            }
+            Some((_, true)) if prov.mode() == ProvisioningNetwork::Disabled => push(
+                Diagnostic::error(
+                    Code::BmcNeedsProvisioningNetwork,
+                    format!("BMC driver `{driver}` boots over the provisioning network, which is Disabled"),
+                )
+                .at(bmc.address.span)
+                .help(format!("use `redfish-virtualmedia`, `idrac-virtualmedia`, `ilo5-virtualmedia` or `redfish-uefihttp`, or enable the provisioning network")),
+            ),
+            Some(_) => {}
+        }
+        if let Some(cred) = &bmc.credentials {
+            if !inv.credentials.contains_key(&cred.value) && inv.kind == Some(InputKind::Inventory) {
+                push(
+                    Diagnostic::error(Code::CredentialsUnknown, format!("no credentials named `{}`", cred.value))
+                        .at(cred.span),
+                );
+            }
+        }
+    }
+}
+
+fn dns1123(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// A host's static addresses, as the fleet checks see them.
+pub struct HostAddresses<'a> {
+    pub host: &'a Host,
+    pub addresses: Vec<Address>,
+}
+
+pub fn check_fleet(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnostic>) {
+    let cluster = &inv.cluster;
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    let mut boot_macs: HashMap<String, (&str, Span)> = HashMap::new();
+    let mut macs: HashMap<String, (&str, Span)> = HashMap::new();
+    let mut bmcs: HashMap<String, (&str, Span)> = HashMap::new();
+    let mut ips: HashMap<IpAddr, (&str, Span)> = HashMap::new();
+
+    for h in hosts {
+        let host = h.host;
+        let name = host.name.value.as_str();
+        if !dns1123(name) {
+            out.push(
+                Diagnostic::error(Code::HostNameInvalid, format!("host name `{name}` is not a DNS-1123 name"))
+                    .at(host.name.span)
+                    .host(name)
+                    .help("lowercase letters, digits and '-', dot-separated labels of at most 63 characters"),
+            );
+        }
+        if let Some(first) = names.insert(name, host.name.span) {
+            out.push(
+                Diagnostic::error(Code::DuplicateHostName, format!("host name `{name}` is used twice"))
+                    .at(host.name.span)
+                    .host(name)
+                    .related(first, "first used here"),
+            );
+        }
+        if let Some(mac) = &host.boot_mac {
+            if let Some((other, span)) = boot_macs.insert(mac.value.to_ascii_lowercase(), (name, mac.span)) {
+                out.push(
+                    Diagnostic::error(Code::DuplicateBootMac, format!("boot MAC {} is also the boot MAC of `{other}`", mac.value))
+                        .at(mac.span)
+                        .host(name)
+                        .related(span, "first used here"),
+                );
+            }
+        }
+        for nic in &host.nics {
+            let Some(mac) = &nic.mac else { continue };
+            let key = mac.value.to_ascii_lowercase();
+            match macs.get(&key) {
+                Some((other, span)) if *other != name => out.push(
+                    Diagnostic::error(
+                        Code::DuplicateMac,
+                        format!("MAC {} of `{}` is also a NIC of `{other}`", mac.value, nic.name.value),
+                    )
+                    .at(mac.span)
+                    .host(name)
+                    .related(*span, "first used here"),
+                ),
+                Some(_) => {}
+                None => {
+                    macs.insert(key, (name, mac.span));
+                }
+            }
+        }
+        if let Some(bmc) = &host.bmc {
+            let key = bmc.address.value.trim_end_matches('/').to_ascii_lowercase();
+            if let Some((other, span)) = bmcs.insert(key, (name, bmc.address.span)) {
+                out.push(
+                    Diagnostic::error(Code::DuplicateBmcAddress, format!("BMC address is also the BMC of `{other}`"))
+                        .at(bmc.address.span)
+                        .host(name)
+                        .related(span, "first used here"),
+                );
+            }
+        }
+        for a in &h.addresses {
+            match ips.get(&a.ip) {
+                Some((other, span)) if *other != name => out.push(
+                    Diagnostic::error(Code::DuplicateIp, format!("{} is also an address of `{other}`", a.ip))
+                        .at(a.span)
+                        .host(name)
+                        .related(*span, "first used here"),
+                ),
+                Some(_) => {}
+                None => {
+                    ips.insert(a.ip, (name, a.span));
+                }
+            }
+        }
+        // The node IP must be on a machine network; other VLANs (storage,
+        // ...) may be elsewhere, so only a host with none inside is wrong.
+        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() {
+            let inside = h
+                .addresses
+                .iter()
+                .any(|a| cluster.machine_networks.iter().any(|n| n.value.contains(&a.ip)));
+            if !inside {
+                let a = &h.addresses[0];
+                out.push(
+                    Diagnostic::error(
+                        Code::IpOutsideMachineNetwork,
+                        format!(
+                            "no static address of `{name}` is inside a machine network ({})",
+                            cluster.machine_networks.iter().map(|n| n.value.to_string()).collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                    .at(a.span)
+                    .host(name),
+                );
+            }
+        }
+    }
+
+    // VIPs.
+    let api = &cluster.api_vips;
+    let ingress = &cluster.ingress_vips;
+    for (list, what) in [(api, "API"), (ingress, "ingress")] {
+        if list.len() > 2 {
+            out.push(
+                Diagnostic::error(Code::VipCount, format!("{} {what} VIPs; at most 2 (one IPv4, one IPv6)", list.len()))
+                    .at(list[2].span),
+            );
+        }
+        for vip in list {
+            if let Some((host, span)) = ips.get(&vip.value) {
+                out.push(
+                    Diagnostic::error(Code::VipIsHostIp, format!("{what} VIP {} is an address of host `{host}`", vip.value))
+                        .at(vip.span)
+                        .related(*span, "host address"),
+                );
+            }
+            if !cluster.machine_networks.is_empty()
+                && !cluster.machine_networks.iter().any(|n| n.value.contains(&vip.value))
+            {
+                out.push(
+                    Diagnostic::error(Code::VipOutsideMachineNetwork, format!("{what} VIP {} is inside no machine network", vip.value))
+                        .at(vip.span),
+                );
+            }
+        }
+    }
+    for a in api {
+        if let Some(i) = ingress.iter().find(|i| i.value == a.value) {
+            out.push(
+                Diagnostic::error(Code::ApiVipEqualsIngressVip, format!("API VIP and ingress VIP are both {}", a.value))
+                    .at(i.span)
+                    .related(a.span, "API VIP"),
+            );
+        }
+    }
+    if !api.is_empty() && ingress.is_empty() || api.is_empty() && !ingress.is_empty() {
+        let span = api.first().or(ingress.first()).map(|v| v.span);
+        let mut d = Diagnostic::error(Code::VipCount, "API and ingress VIPs must be given together");
+        if let Some(s) = span {
+            d = d.at(s);
+        }
+        out.push(d);
+    }
+
+    if let Some(img) = &cluster.cluster_os_image {
+        if !os_image_ok(&img.value) {
+            out.push(
+                Diagnostic::error(Code::OsImageChecksum, "clusterOSImage must be an http(s) URL ending in `?sha256=<64 hex digits>`")
+                    .at(img.span)
+                    .help("`nodenet image disk` prints this URL form with the checksum of the image it wrote"),
+            );
+        }
+    }
+
+    if let Some(rv) = &inv.rendezvous_ip {
+        for h in hosts.iter().filter(|h| h.host.role.value == Role::Worker) {
+            if let Some(a) = h.addresses.iter().find(|a| a.ip == rv.value) {
+                out.push(
+                    Diagnostic::error(
+                        Code::RendezvousIpIsWorker,
+                        format!("rendezvousIP {} is the address of worker `{}`", rv.value, h.host.name.value),
+                    )
+                    .at(rv.span)
+                    .related(a.span, "worker address")
+                    .help("the rendezvous host runs the bootstrap: pick a master's address"),
+                );
+            }
+        }
+    }
+}
+
+fn os_image_ok(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")) else {
+        return false;
+    };
+    let Some((_, query)) = rest.split_once('?') else { return false };
+    query.split('&').any(|kv| {
+        kv.strip_prefix("sha256=")
+            .is_some_and(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        assert!(dns1123("master-0"));
+        assert!(dns1123("master-0.ocp.example.com"));
+        assert!(!dns1123("Master_0"));
+        assert!(!dns1123("-a"));
+    }
+
+    #[test]
+    fn os_image_urls() {
+        let h = "a".repeat(64);
+        assert!(os_image_ok(&format!("http://10.0.0.2:8080/rhcos.qcow2.gz?sha256={h}")));
+        assert!(!os_image_ok("http://10.0.0.2:8080/rhcos.qcow2.gz"));
+        assert!(!os_image_ok(&format!("ftp://x/y?sha256={h}")));
+        assert!(!os_image_ok(&format!("http://x/y?sha256={}", &h[1..])));
+    }
+}

@@ -1,0 +1,384 @@
+//! Checks of one host's network intent: what nmstate accepts silently or
+//! reports without a location.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use nodenet_model::{Code, Diagnostic, Host, Node, Span};
+
+use crate::network::{Family, Iface, Network, INTERFACE_TYPES};
+
+const BOND_MODES_WITH_HASH: &[&str] = &["802.3ad", "balance-xor", "balance-tlb", "balance-alb"];
+
+pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diagnostic>) {
+    let mut push = |d: Diagnostic| out.push(d.host(host.name.value.clone()));
+    if let Some(ifaces) = network.get("interfaces") {
+        if ifaces.as_seq().is_none() && !ifaces.is_null() {
+            push(
+                Diagnostic::error(Code::InvalidValue, format!("`interfaces` must be a list, found {}", ifaces.kind_name()))
+                    .at(ifaces.span),
+            );
+        }
+    }
+    let known_nic = |name: &str| host.nics.iter().any(|n| n.name.value == name);
+    // name+type pairs seen, to find duplicates nmstate would merge silently.
+    let mut seen: HashMap<(&str, &str), Span> = HashMap::new();
+    // port name -> (controller, span) for "port of two controllers".
+    let mut port_owner: HashMap<&str, (&str, Span)> = HashMap::new();
+
+    for iface in &net.ifaces {
+        if iface.name_node.is_none() {
+            push(Diagnostic::error(Code::MissingField, "interface has no `name`").at(iface.node.span));
+            continue;
+        }
+        if let Some(kind) = iface.get("type") {
+            let k = kind.scalar_text().unwrap_or_default();
+            if !INTERFACE_TYPES.contains(&k.as_str()) {
+                let mut d = Diagnostic::error(
+                    Code::UnknownInterfaceType,
+                    format!("unknown interface type `{k}` (nmstate would silently make `{}` an ethernet)", iface.name),
+                )
+                .at(kind.span);
+                if let Some(s) = nodenet_model::fields::suggest(&k, INTERFACE_TYPES) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                }
+                push(d);
+            }
+        }
+        let kind = iface.kind.as_deref().unwrap_or("");
+        // OVS bridges and their internal interface share a name on purpose.
+        let family = if kind.starts_with("ovs-") { kind } else { "" };
+        if let Some(first) = seen.insert((iface.name.as_str(), family), iface.name_span()) {
+            push(
+                Diagnostic::error(
+                    Code::InterfaceDuplicate,
+                    format!("interface `{}` is defined twice; nmstate keeps only the last", iface.name),
+                )
+                .at(iface.name_span())
+                .related(first, "first defined here"),
+            );
+        }
+        if iface.absent {
+            continue;
+        }
+        if iface.is("vlan") {
+            check_vlan(iface, net, &known_nic, &mut push);
+        }
+        if iface.is("bond") {
+            check_bond(iface, &mut push);
+        }
+        for port in &iface.ports {
+            if !net.has(&port.name) {
+                let help = if known_nic(&port.name) {
+                    format!("add `- name: {}\n  type: ethernet\n  state: up` to interfaces", port.name)
+                } else {
+                    "ports must be interfaces defined in the same state".to_string()
+                };
+                push(
+                    Diagnostic::error(
+                        Code::PortUndefined,
+                        format!("port `{}` of `{}` is not an interface of this host", port.name, iface.name),
+                    )
+                    .at(port.node.span)
+                    .help(help),
+                );
+            }
+            if let Some((owner, span)) = port_owner.get(port.name.as_str()) {
+                if *owner != iface.name {
+                    push(
+                        Diagnostic::error(
+                            Code::PortMultipleControllers,
+                            format!("`{}` is a port of both `{owner}` and `{}`", port.name, iface.name),
+                        )
+                        .at(port.node.span)
+                        .related(*span, "first used here"),
+                    );
+                }
+            } else {
+                port_owner.insert(&port.name, (&iface.name, port.node.span));
+            }
+            // The controller sits on its ports: it cannot have a larger MTU.
+            if let (Some((up, up_span)), Some(lower)) = (iface.mtu(), net.iface(&port.name)) {
+                if let Some((low, _)) = lower.mtu() {
+                    if up > low {
+                        push(mtu_diag(&iface.name, up, up_span, &port.name, low));
+                    }
+                }
+            }
+        }
+        if let Some(src) = iface.get("copy-mac-from") {
+            let target = src.scalar_text().unwrap_or_default();
+            let known = host.mac_of(&target).is_some()
+                || net.iface(&target).is_some_and(|i| i.get("mac-address").is_some());
+            if !known {
+                push(
+                    Diagnostic::error(
+                        Code::CopyMacFromUnknown,
+                        format!("`copy-mac-from: {target}`: `{target}` is no interface of this host with a known MAC"),
+                    )
+                    .at(src.span)
+                    .help("list the NIC and its MAC under the host's `nics`, or give the interface a `mac-address`"),
+                );
+            }
+        }
+        check_addresses(iface, &mut push);
+    }
+    check_duplicate_ips(net, &mut push);
+    check_routes(network, net, &mut push);
+}
+
+fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnostic {
+    Diagnostic::error(
+        Code::MtuExceedsParent,
+        format!("MTU {up} of `{upper}` is larger than MTU {low} of `{lower}` beneath it"),
+    )
+    .at(span)
+    .help(format!("raise the MTU of `{lower}` to at least {up}"))
+}
+
+fn check_vlan(iface: &Iface, net: &Network, known_nic: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Diagnostic)) {
+    let Some(vlan) = iface.get("vlan") else {
+        push(
+            Diagnostic::error(Code::VlanBaseMissing, format!("VLAN `{}` has no `vlan:` settings (base-iface, id)", iface.name))
+                .at(iface.name_span()),
+        );
+        return;
+    };
+    match vlan.get("base-iface") {
+        None => push(
+            Diagnostic::error(Code::VlanBaseMissing, format!("VLAN `{}` has no `base-iface`", iface.name)).at(vlan.span),
+        ),
+        Some(base) => {
+            let b = base.scalar_text().unwrap_or_default();
+            if !net.has(&b) && !known_nic(&b) {
+                push(
+                    Diagnostic::error(
+                        Code::VlanBaseMissing,
+                        format!("base-iface `{b}` of VLAN `{}` is not an interface or NIC of this host", iface.name),
+                    )
+                    .at(base.span),
+                );
+            } else if let (Some((up, span)), Some(parent)) = (iface.mtu(), net.iface(&b)) {
+                // An unset MTU is the kernel's default 1500.
+                let low = parent.mtu().map(|m| m.0).unwrap_or(1500);
+                if up > low {
+                    push(mtu_diag(&iface.name, up, span, &b, low));
+                }
+            }
+        }
+    }
+    match vlan.get("id") {
+        None => push(Diagnostic::error(Code::VlanIdRange, format!("VLAN `{}` has no `id`", iface.name)).at(vlan.span)),
+        Some(id) => {
+            let ok = id.as_i64().is_some_and(|v| (1..=4094).contains(&v));
+            if !ok {
+                push(
+                    Diagnostic::error(Code::VlanIdRange, format!("VLAN id `{id}` is outside 1-4094"))
+                        .at(id.span)
+                        .help("NetworkManager would load an out-of-range id as VLAN 0"),
+                );
+            }
+        }
+    }
+}
+
+fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
+    let la = iface.get("link-aggregation");
+    if iface.ports.len() < 2 {
+        push(
+            Diagnostic::error(
+                Code::BondTooFewPorts,
+                format!("bond `{}` has {} port(s); a bond needs at least 2", iface.name, iface.ports.len()),
+            )
+            .at(la.map(|n| n.span).unwrap_or(iface.name_span())),
+        );
+    }
+    let mode = iface.bond_mode().unwrap_or_else(|| "balance-rr".into());
+    let Some(options) = la.and_then(|l| l.get("options")).and_then(Node::as_map) else { return };
+    for (key, _) in options {
+        let k = key.scalar_text().unwrap_or_default();
+        let bad = match k.as_str() {
+            "lacp_rate" | "ad_select" | "ad_actor_sys_prio" | "ad_actor_system" | "ad_user_port_key" => {
+                (mode != "802.3ad").then_some("802.3ad")
+            }
+            "xmit_hash_policy" => (!BOND_MODES_WITH_HASH.contains(&mode.as_str()))
+                .then_some("802.3ad, balance-xor, balance-tlb or balance-alb"),
+            _ => None,
+        };
+        if let Some(valid) = bad {
+            push(
+                Diagnostic::error(
+                    Code::BondOptionMode,
+                    format!("bond option `{k}` does nothing in mode `{mode}` of `{}`", iface.name),
+                )
+                .at(key.span)
+                .help(format!("`{k}` is only valid for {valid}")),
+            );
+        }
+    }
+}
+
+fn check_addresses(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
+    for fam in [Family::V4, Family::V6] {
+        let Some(addrs) = iface.get(fam.key()).and_then(|b| b.get("address")).and_then(Node::as_seq) else {
+            continue;
+        };
+        let max = if fam == Family::V4 { 32 } else { 128 };
+        for a in addrs {
+            if let Some(ip_node) = a.get("ip") {
+                let text = ip_node.scalar_text().unwrap_or_default();
+                match text.parse::<IpAddr>() {
+                    Ok(ip) if Family::of(&ip) == fam => {}
+                    Ok(_) => push(
+                        Diagnostic::error(Code::IpInvalid, format!("`{text}` is not an {} address", fam.key()))
+                            .at(ip_node.span),
+                    ),
+                    Err(_) => {
+                        let help = if text.contains('/') {
+                            "write the prefix separately: `ip: ADDRESS` and `prefix-length: N`"
+                        } else {
+                            "an address looks like 192.168.111.10 or fd00::10"
+                        };
+                        push(
+                            Diagnostic::error(Code::IpInvalid, format!("`{text}` is not a valid IP address"))
+                                .at(ip_node.span)
+                                .help(help),
+                        )
+                    }
+                }
+            }
+            if let Some(p) = a.get("prefix-length") {
+                if !p.as_i64().is_some_and(|v| (0..=max).contains(&v)) {
+                    push(
+                        Diagnostic::error(
+                            Code::IpPrefixRange,
+                            format!("prefix-length `{p}` is outside 0-{max} for {}", fam.key()),
+                        )
+                        .at(p.span),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_duplicate_ips(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+    let mut seen: HashMap<IpAddr, &crate::network::Address> = HashMap::new();
+    for a in &net.addresses {
+        if let Some(first) = seen.get(&a.ip) {
+            push(
+                Diagnostic::error(
+                    Code::IpDuplicateOnHost,
+                    format!("{} is configured twice (on `{}` and `{}`)", a.ip, first.iface, a.iface),
+                )
+                .at(a.span)
+                .related(first.span, "first configured here"),
+            );
+        } else {
+            seen.insert(a.ip, a);
+        }
+    }
+}
+
+fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+    let Some(routes) = network.get("routes").and_then(|r| r.get("config")).and_then(Node::as_seq) else {
+        return;
+    };
+    for route in routes {
+        if route.get("state").and_then(Node::as_str) == Some("absent") || route.get("route-type").is_some() {
+            continue;
+        }
+        let dest = route.get("destination");
+        let dest_net = dest.and_then(|d| {
+            let text = d.scalar_text()?;
+            match text.parse::<ipnet::IpNet>().or_else(|_| text.parse::<IpAddr>().map(ipnet::IpNet::from)) {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    push(
+                        Diagnostic::error(Code::IpInvalid, format!("route destination `{text}` is not a network like 0.0.0.0/0"))
+                            .at(d.span),
+                    );
+                    None
+                }
+            }
+        });
+        let hop_node = route.get("next-hop-address");
+        let hop = hop_node.and_then(|h| {
+            let text = h.scalar_text()?;
+            match text.parse::<IpAddr>() {
+                Ok(ip) => Some(ip),
+                Err(_) => {
+                    push(Diagnostic::error(Code::IpInvalid, format!("next-hop-address `{text}` is not an IP address")).at(h.span));
+                    None
+                }
+            }
+        });
+        let fam = dest_net
+            .map(|n| Family::of(&n.addr()))
+            .or(hop.as_ref().map(Family::of))
+            .unwrap_or(Family::V4);
+        let Some(if_node) = route.get("next-hop-interface") else {
+            push(
+                Diagnostic::error(Code::RouteInterfaceMissing, "route has no `next-hop-interface`")
+                    .at(route.span)
+                    .help("nmstate needs the interface a route leaves by"),
+            );
+            continue;
+        };
+        let if_name = if_node.scalar_text().unwrap_or_default();
+        let Some(iface) = net.iface(&if_name).filter(|i| !i.absent) else {
+            push(
+                Diagnostic::error(
+                    Code::RouteInterfaceMissing,
+                    format!("next-hop-interface `{if_name}` is not an interface of this host"),
+                )
+                .at(if_node.span),
+            );
+            continue;
+        };
+        if !iface.family_enabled(fam) {
+            push(
+                Diagnostic::error(
+                    Code::RouteInterfaceIpDisabled,
+                    format!("route via `{if_name}` but {} is not enabled on `{if_name}`", fam.key()),
+                )
+                .at(if_node.span)
+                .help(format!("set `{}: {{enabled: true, ...}}` on `{if_name}`", fam.key())),
+            );
+            continue;
+        }
+        // Only static addressing says which subnets the interface is on.
+        let Some(hop) = hop else { continue };
+        if hop.is_unspecified() || iface.family_dynamic(fam) {
+            continue;
+        }
+        if let IpAddr::V6(v6) = hop {
+            if v6.is_unicast_link_local() {
+                continue;
+            }
+        }
+        let on_link = net
+            .addresses
+            .iter()
+            .filter(|a| a.iface == if_name)
+            .any(|a| a.network().is_some_and(|n| n.contains(&hop)));
+        if !on_link {
+            let subnets: Vec<String> = net
+                .addresses
+                .iter()
+                .filter(|a| a.iface == if_name)
+                .filter_map(|a| a.network().map(|n| n.to_string()))
+                .collect();
+            push(
+                Diagnostic::error(
+                    Code::RouteNextHopUnreachable,
+                    format!(
+                        "next hop {hop} is inside no subnet of `{if_name}` ({})",
+                        if subnets.is_empty() { "it has no static address".to_string() } else { subnets.join(", ") }
+                    ),
+                )
+                .at(hop_node.map(|n| n.span).unwrap_or(route.span)),
+            );
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Running a host's state through the nmstate crate: its parse, its
+//! validation and its keyfile generator are the reference. Its errors and
+//! its `log` warnings become located diagnostics.
+
+use std::cell::RefCell;
+use std::sync::Once;
+
+use nmstate::NetworkState;
+use nodenet_model::{Code, Diagnostic, Host, Node, Span, Value};
+
+/// A generated keyfile: file name (`<id>.nmconnection`) and content.
+pub type Keyfile = (String, String);
+
+thread_local! {
+    /// nmstate warnings logged on this thread while capturing.
+    static CAPTURED: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+struct CaptureLogger;
+
+impl log::Log for CaptureLogger {
+    fn enabled(&self, meta: &log::Metadata) -> bool {
+        meta.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        CAPTURED.with(|c| {
+            if let Some(buf) = c.borrow_mut().as_mut() {
+                buf.push(record.args().to_string());
+            }
+        });
+    }
+
+    fn flush(&self) {}
+}
+
+static INSTALL: Once = Once::new();
+
+/// Routes the `log` crate to the per-thread capture (once per process).
+fn install_logger() {
+    INSTALL.call_once(|| {
+        if log::set_logger(&CaptureLogger).is_ok() {
+            log::set_max_level(log::LevelFilter::Warn);
+        }
+    });
+}
+
+fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    install_logger();
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let out = f();
+    let logs = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (out, logs)
+}
+
+/// What nmstate made of one host.
+pub struct Outcome {
+    pub keyfiles: Option<Vec<Keyfile>>,
+    /// The state the keyfiles were generated from (copy-mac-from resolved).
+    pub resolved: Option<serde_json::Value>,
+}
+
+/// Parses and generates keyfiles for one host; every nmstate complaint is
+/// pushed to `out` at the best location found.
+pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
+    let resolved = resolve_copy_mac(host, network);
+    let json = resolved.to_json();
+    let ((result, parsed), logs) = capture(|| {
+        let parsed = serde_json::from_value::<NetworkState>(json.clone());
+        match parsed {
+            Err(e) => (Err(e.to_string()), false),
+            Ok(state) => (state.gen_conf().map_err(|e| e.msg().to_string()), true),
+        }
+    });
+    for msg in logs {
+        let span = locate(&msg, network);
+        out.push(
+            Diagnostic::warning(Code::NmstateWarning, format!("nmstate: {msg}"))
+                .at(span)
+                .host(host.name.value.clone()),
+        );
+    }
+    match result {
+        Ok(mut confs) => {
+            let mut keyfiles = confs.remove("NetworkManager").unwrap_or_default();
+            keyfiles.sort();
+            Outcome { keyfiles: Some(keyfiles), resolved: Some(json) }
+        }
+        Err(msg) => {
+            let span = locate(&msg, network);
+            let what = if parsed { "nmstate rejected the state" } else { "nmstate cannot read the state" };
+            let code = if !parsed && msg.starts_with("unknown field") { Code::UnknownField } else { Code::NmstateError };
+            out.push(
+                Diagnostic::error(code, format!("{what}: {}", strip_location(&msg)))
+                    .at(span)
+                    .host(host.name.value.clone()),
+            );
+            Outcome { keyfiles: None, resolved: None }
+        }
+    }
+}
+
+/// serde_yaml-style " at line 2 column 1" suffixes point nowhere useful.
+fn strip_location(msg: &str) -> &str {
+    match msg.find(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    }
+}
+
+/// The node an nmstate message is about: a backquoted field or value, or
+/// an interface it names; else the network block itself.
+pub fn locate(msg: &str, network: &Node) -> Span {
+    let quoted: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+    if let Some(field) = quoted.first() {
+        if msg.starts_with("unknown field") {
+            if let Some(n) = find_key(network, field) {
+                return n.span;
+            }
+        }
+        if let Some(n) = network.find(&mut |n| n.scalar_text().as_deref() == Some(field) && !matches!(n.value, Value::Map(_))) {
+            return n.span;
+        }
+    }
+    // `invalid type: string "abc"` / `invalid value: integer `5000``
+    for q in msg.split('"').skip(1).step_by(2) {
+        if let Some(n) = network.find(&mut |n| n.scalar_text().as_deref() == Some(q)) {
+            return n.span;
+        }
+    }
+    // An interface named in the message.
+    if let Some(list) = network.get("interfaces").and_then(Node::as_seq) {
+        let mut best: Option<(usize, Span)> = None;
+        for iface in list {
+            if let Some(name) = iface.get("name") {
+                let n = name.scalar_text().unwrap_or_default();
+                if !n.is_empty() && mentions(msg, &n) && best.is_none_or(|(l, _)| n.len() > l) {
+                    best = Some((n.len(), name.span));
+                }
+            }
+        }
+        if let Some((_, span)) = best {
+            return span;
+        }
+    }
+    network.span
+}
+
+/// Whether `msg` names `word` as a whole token (bond0 is not in bond0.110).
+fn mentions(msg: &str, word: &str) -> bool {
+    msg.match_indices(word).any(|(i, _)| {
+        let before = msg[..i].chars().next_back();
+        let after = msg[i + word.len()..].chars().next();
+        let sep = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '-' || c == '_'));
+        sep(before) && sep(after)
+    })
+}
+
+fn find_key<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
+    match &node.value {
+        Value::Map(entries) => entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(k, _)| k)
+            .or_else(|| entries.iter().find_map(|(_, v)| find_key(v, key))),
+        Value::Seq(items) => items.iter().find_map(|i| find_key(i, key)),
+        _ => None,
+    }
+}
+
+/// `copy-mac-from` needs the live MAC, which gen_conf offline cannot see
+/// ("Failed to find mac address"); the inventory knows it, so pin it.
+pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
+    let mut n = network.clone();
+    let Some(Value::Seq(ifaces)) = n.get_mut("interfaces").map(|i| &mut i.value) else {
+        return n;
+    };
+    let macs: Vec<(String, String)> = ifaces
+        .iter()
+        .filter_map(|i| Some((i.get("name")?.scalar_text()?, i.get("mac-address")?.scalar_text()?)))
+        .collect();
+    for iface in ifaces.iter_mut() {
+        let Value::Map(entries) = &mut iface.value else { continue };
+        let Some(pos) = entries.iter().position(|(k, _)| k.as_str() == Some("copy-mac-from")) else { continue };
+        let src = entries[pos].1.scalar_text().unwrap_or_default();
+        let mac = host
+            .mac_of(&src)
+            .map(|m| m.value.clone())
+            .or_else(|| macs.iter().find(|(name, _)| *name == src).map(|(_, m)| m.clone()));
+        if let Some(mac) = mac {
+            let span = entries[pos].1.span;
+            entries.remove(pos);
+            if !entries.iter().any(|(k, _)| k.as_str() == Some("mac-address")) {
+                entries.push((
+                    Node::new(Value::Str("mac-address".into()), span),
+                    Node::new(Value::Str(mac.to_ascii_uppercase()), span),
+                ));
+            }
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_whole_names_only() {
+        assert!(mentions("Interface bond0 has no port", "bond0"));
+        assert!(!mentions("Interface bond0.110 has no port", "bond0"));
+    }
+}

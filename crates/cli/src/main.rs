@@ -1,0 +1,40 @@
+//! `nodenet`: argument parsing and printing only; the work is in the
+//! stage crates.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "nodenet", version, about = "Declarative network configuration for bare-metal cluster nodes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate an inventory, install-config.yaml, agent-config.yaml or NMState file.
+    Check(cmd::check::Args),
+    /// Check, then write every artifact (keyfiles, install-config, MachineConfigs, ...).
+    Render(cmd::render::Args),
+    /// NMState to NetworkManager keyfiles (drop-in for `nmstatectl gc`).
+    Gc(cmd::gc::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Render(args) => cmd::render::run(args),
+        Command::Gc(args) => cmd::gc::run(args),
+    }
+}

@@ -1,0 +1,206 @@
+//! Diagnostics: every problem nodenet finds, with a stable code and the
+//! place in the input it comes from.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::yaml::{FileId, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+macro_rules! codes {
+    ($($variant:ident = $text:literal : $doc:literal,)*) => {
+        /// Stable diagnostic codes. The text form is the public contract
+        /// (JSON output, tests, docs); never rename one.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $($variant,)* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $text,)* }
+            }
+
+            /// One-line explanation (README's code table).
+            pub fn explain(self) -> &'static str {
+                match self { $(Code::$variant => $doc,)* }
+            }
+
+            pub fn parse(s: &str) -> Option<Code> {
+                match s { $($text => Some(Code::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+codes! {
+    // input and structure
+    Io = "io": "A file could not be read or written.",
+    YamlSyntax = "yaml-syntax": "The file is not valid YAML.",
+    UnknownFormat = "unknown-format": "The file is none of: nodenet inventory, install-config.yaml, agent-config.yaml, NMState.",
+    UnknownField = "unknown-field": "A field nodenet or nmstate does not know (often a typo).",
+    MissingField = "missing-field": "A required field is absent.",
+    InvalidValue = "invalid-value": "A field has the wrong type or an impossible value.",
+    HostNameInvalid = "host-name-invalid": "A host name is not a DNS-1123 label/subdomain.",
+    MacInvalid = "mac-invalid": "A MAC address is not six hex octets.",
+    TemplateUnknown = "template-unknown": "A host names a template that does not exist.",
+    TemplateVariable = "template-variable": "A `${...}` placeholder names no known value.",
+    PoolExhausted = "pool-exhausted": "An IP pool has fewer free addresses than the hosts that draw from it.",
+    CredentialsUnknown = "credentials-unknown": "A BMC refers to credentials not defined in the inventory.",
+    // nmstate itself
+    NmstateError = "nmstate-error": "nmstate rejected the host's network state.",
+    NmstateWarning = "nmstate-warning": "nmstate warned about the host's network state.",
+    // per host network
+    UnknownInterfaceType = "unknown-interface-type": "An interface `type` nmstate would silently treat as ethernet.",
+    InterfaceDuplicate = "interface-duplicate": "The same interface name and type is defined twice (nmstate keeps only the last).",
+    VlanBaseMissing = "vlan-base-missing": "A VLAN has no `base-iface`, or its base is not an interface of the host.",
+    VlanIdRange = "vlan-id-range": "A VLAN id is outside 1-4094.",
+    PortUndefined = "port-undefined": "A bond/bridge port is not an interface of the host.",
+    PortMultipleControllers = "port-multiple-controllers": "An interface is a port of two bonds/bridges.",
+    BondTooFewPorts = "bond-too-few-ports": "A bond has fewer than two ports.",
+    BondOptionMode = "bond-option-mode": "A bond option is not valid for the bond's mode (lacp_rate: 802.3ad only; xmit_hash_policy: 802.3ad, balance-xor, balance-tlb, balance-alb).",
+    IpPrefixRange = "ip-prefix-range": "An IPv4 prefix is over 32 or an IPv6 prefix over 128.",
+    IpInvalid = "ip-invalid": "A string that should be an IP address (or CIDR) is not one.",
+    IpDuplicateOnHost = "ip-duplicate-on-host": "The same IP address is configured twice on one host.",
+    RouteInterfaceMissing = "route-interface-missing": "A route's next-hop-interface is absent or not an interface of the host.",
+    RouteInterfaceIpDisabled = "route-interface-ip-disabled": "A route uses an interface whose IP family is disabled.",
+    RouteNextHopUnreachable = "route-next-hop-unreachable": "A route's next hop is inside no subnet of its (static) interface.",
+    MtuExceedsParent = "mtu-exceeds-parent": "A VLAN/port MTU is larger than its parent's.",
+    CopyMacFromUnknown = "copy-mac-from-unknown": "`copy-mac-from` names no interface of the host with a known MAC.",
+    // fleet
+    DuplicateHostName = "duplicate-host-name": "Two hosts have the same name.",
+    DuplicateBootMac = "duplicate-boot-mac": "Two hosts have the same boot MAC (compared case-insensitively).",
+    DuplicateMac = "duplicate-mac": "Two hosts have a NIC with the same MAC.",
+    DuplicateBmcAddress = "duplicate-bmc-address": "Two hosts have the same BMC address.",
+    DuplicateIp = "duplicate-ip": "Two hosts (or a host and a VIP) use the same static IP.",
+    IpOutsideMachineNetwork = "ip-outside-machine-network": "A host's IP on the cluster network is inside no machine network.",
+    VipIsHostIp = "vip-is-host-ip": "An API/ingress VIP equals a host's IP.",
+    ApiVipEqualsIngressVip = "api-vip-equals-ingress-vip": "The API VIP and the ingress VIP are the same address.",
+    VipOutsideMachineNetwork = "vip-outside-machine-network": "A VIP is inside no machine network.",
+    PxeNicInLacpBond = "pxe-nic-in-lacp-bond": "The PXE/provisioning NIC is a port of an 802.3ad bond while the provisioning network is Managed/Unmanaged (PXE breaks on switches without LACP fallback).",
+    BootMacNotOnHost = "boot-mac-not-on-host": "The boot MAC is no NIC of the host.",
+    BootMacNotFirstPort = "boot-mac-not-first-port": "The PXE NIC is bonded and the boot MAC is not the MAC of the bond's first port.",
+    BmcSchemeUnknown = "bmc-scheme-unknown": "A BMC address has a scheme the baremetal platform does not know.",
+    BmcNeedsProvisioningNetwork = "bmc-needs-provisioning-network": "A BMC driver that PXE boots (ipmi, redfish, idrac-redfish, ...) with provisioningNetwork Disabled.",
+    OsImageChecksum = "os-image-checksum": "clusterOSImage is not an http(s) URL ending in ?sha256=<64 hex>.",
+    RendezvousIpIsWorker = "rendezvous-ip-is-worker": "agent-config's rendezvousIP is a worker's IP.",
+    InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
+    VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: Code,
+    pub message: String,
+    pub span: Option<Span>,
+    pub host: Option<String>,
+    pub help: Option<String>,
+    /// A second place that explains the first (the other duplicate, ...).
+    pub related: Option<(Span, String)>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            span: None,
+            host: None,
+            help: None,
+            related: None,
+        }
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+    }
+
+    pub fn at(mut self, span: Span) -> Self {
+        self.span = Some(span);
+        self
+    }
+
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = Some(host.into());
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn related(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.related = Some((span, label.into()));
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// One input file's text, kept to print snippets.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+}
+
+/// All files of one run; spans refer to them by index.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    files: Vec<Arc<SourceFile>>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, name: impl Into<String>, text: String) -> FileId {
+        self.files.push(Arc::new(SourceFile { name: name.into(), text }));
+        (self.files.len() - 1) as FileId
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {
+        self.files.get(id as usize)
+    }
+
+    pub fn name(&self, id: FileId) -> &str {
+        self.get(id).map(|f| f.name.as_str()).unwrap_or("<unknown>")
+    }
+}
+
+/// Sorts diagnostics by file and position so output is stable whatever
+/// order the (parallel) checks ran in.
+pub fn sort(diags: &mut [Diagnostic]) {
+    diags.sort_by(|a, b| {
+        let key = |d: &Diagnostic| {
+            d.span
+                .map(|s| (s.file, s.line, s.column))
+                .unwrap_or((u32::MAX, 0, 0))
+        };
+        key(a)
+            .cmp(&key(b))
+            .then(a.code.cmp(&b.code))
+            .then_with(|| a.message.cmp(&b.message))
+    });
+}

@@ -1,0 +1,252 @@
+//! The cluster inventory every input format is loaded into.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::yaml::{Node, Span};
+
+/// A value with the place it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Located<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Located { value, span }
+    }
+}
+
+/// Which format the input file was in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    Inventory,
+    InstallConfig,
+    AgentConfig,
+    NmState,
+}
+
+impl InputKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            InputKind::Inventory => "nodenet inventory",
+            InputKind::InstallConfig => "install-config.yaml",
+            InputKind::AgentConfig => "agent-config.yaml",
+            InputKind::NmState => "NMState file",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProvisioningNetwork {
+    #[default]
+    Managed,
+    Unmanaged,
+    Disabled,
+}
+
+impl ProvisioningNetwork {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProvisioningNetwork::Managed => "Managed",
+            ProvisioningNetwork::Unmanaged => "Unmanaged",
+            ProvisioningNetwork::Disabled => "Disabled",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Provisioning {
+    pub network: Option<Located<ProvisioningNetwork>>,
+    pub cidr: Option<Located<IpNet>>,
+    /// Name of the PXE/provisioning NIC on every host (hosts may override).
+    pub interface: Option<Located<String>>,
+    /// Fuel's escape hatch: the PXE NIC may be in an LACP bond because the
+    /// switches do LACP fallback.
+    pub allow_lacp: bool,
+}
+
+impl Provisioning {
+    pub fn mode(&self) -> ProvisioningNetwork {
+        self.network.as_ref().map(|n| n.value).unwrap_or_default()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Cluster {
+    pub name: Option<Located<String>>,
+    pub base_domain: Option<Located<String>>,
+    pub machine_networks: Vec<Located<IpNet>>,
+    pub api_vips: Vec<Located<IpAddr>>,
+    pub ingress_vips: Vec<Located<IpAddr>>,
+    pub provisioning: Provisioning,
+    pub cluster_os_image: Option<Located<String>>,
+    pub ssh_key: Option<String>,
+    /// Where the cluster fields came from, to locate cluster-wide findings.
+    pub span: Option<Span>,
+}
+
+impl Cluster {
+    /// Whether enough is known to render a complete install-config.yaml.
+    pub fn is_complete(&self) -> bool {
+        self.name.is_some() && self.base_domain.is_some() && !self.machine_networks.is_empty()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Role {
+    Master,
+    Worker,
+    Arbiter,
+    #[default]
+    Unset,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "master" | "control-plane" => Some(Role::Master),
+            "worker" => Some(Role::Worker),
+            "arbiter" => Some(Role::Arbiter),
+            "" => Some(Role::Unset),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Master => "master",
+            Role::Worker => "worker",
+            Role::Arbiter => "arbiter",
+            Role::Unset => "",
+        }
+    }
+
+    /// The MachineConfigPool / NNCP role name a host without a role joins.
+    pub fn pool(self) -> &'static str {
+        match self {
+            Role::Unset => "worker",
+            r => r.as_str(),
+        }
+    }
+}
+
+/// A password that never prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: String) -> Self {
+        Secret(s)
+    }
+
+    /// The clear text, for the one place it belongs (the BMC Secret).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Where a BMC password comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PasswordSource {
+    Env(String),
+    File(String),
+    /// Only from install-config.yaml, which carries passwords inline.
+    Inline(Secret),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: PasswordSource,
+}
+
+impl Credentials {
+    /// The clear password, read from the environment or file it refers to.
+    pub fn resolve_password(&self) -> Option<Secret> {
+        match &self.password {
+            PasswordSource::Env(var) => std::env::var(var).ok().map(Secret),
+            PasswordSource::File(path) => std::fs::read_to_string(path)
+                .ok()
+                .map(|s| Secret(s.trim_end_matches(['\n', '\r']).to_string())),
+            PasswordSource::Inline(s) => Some(s.clone()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bmc {
+    pub address: Located<String>,
+    /// Name of an entry in [`Inventory::credentials`].
+    pub credentials: Option<Located<String>>,
+    pub disable_certificate_verification: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Nic {
+    pub name: Located<String>,
+    pub mac: Option<Located<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub name: Located<String>,
+    /// The host's entry in the input (or its generator / template).
+    pub span: Span,
+    pub role: Located<Role>,
+    pub bmc: Option<Bmc>,
+    pub boot_mac: Option<Located<String>>,
+    pub boot_mode: Option<Located<String>>,
+    pub root_device_hints: Option<Node>,
+    pub nics: Vec<Nic>,
+    /// Network intent as NMState, placeholders already expanded.
+    pub network: Option<Node>,
+    /// PXE/provisioning NIC name when it differs from the cluster's.
+    pub pxe_interface: Option<Located<String>>,
+    /// Addresses the host draws from pools, by pool name (for reporting).
+    pub pool_ips: BTreeMap<String, IpAddr>,
+}
+
+impl Host {
+    /// MAC of a NIC by interface name: the NIC list first, then an ethernet
+    /// interface in the network state that pins `mac-address`.
+    pub fn mac_of(&self, iface: &str) -> Option<&Located<String>> {
+        if let Some(mac) = self
+            .nics
+            .iter()
+            .find(|n| n.name.value == iface)
+            .and_then(|n| n.mac.as_ref())
+        {
+            return Some(mac);
+        }
+        None
+    }
+
+    pub fn nic_with_mac(&self, mac: &str) -> Option<&Nic> {
+        self.nics.iter().find(|n| {
+            n.mac
+                .as_ref()
+                .is_some_and(|m| m.value.eq_ignore_ascii_case(mac))
+        })
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    pub kind: Option<InputKind>,
+    pub cluster: Cluster,
+    pub hosts: Vec<Host>,
+    pub credentials: BTreeMap<String, Located<Credentials>>,
+    /// agent-config's rendezvousIP.
+    pub rendezvous_ip: Option<Located<IpAddr>>,
+}

@@ -1,0 +1,749 @@
+//! Loading any accepted input format into an [`Inventory`].
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::Path;
+
+use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::fields::Decoder;
+use crate::inventory::*;
+use crate::template::{Expander, Pool, PoolAllocator, Vars};
+use crate::yaml::{self, FileId, Node, Span, Value};
+
+/// Result of loading: the inventory plus everything wrong with the input
+/// that can be seen while loading it.
+pub struct Loaded {
+    pub sources: SourceMap,
+    pub inventory: Inventory,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Fatal problems: nothing can be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reads and loads one or more files into one inventory (install-config
+/// + agent-config together describe one agent-based cluster).
+pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
+    let mut texts = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let bytes = std::fs::read(p).map_err(|source| LoadError::Io {
+            path: p.display().to_string(),
+            source,
+        })?;
+        texts.push((p.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    Ok(load_texts(texts))
+}
+
+/// Loads named texts (the first file's cluster fields win; hosts add up).
+pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
+    let mut sources = SourceMap::default();
+    let mut diagnostics = Vec::new();
+    let mut inventory = Inventory::default();
+    for (name, text) in texts {
+        let stem = Path::new(&name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "host".into());
+        let file = sources.add(name, text);
+        let text = &sources.get(file).expect("just added").text;
+        let root = match yaml::parse(text, file) {
+            Ok(root) => root,
+            Err(e) => {
+                diagnostics.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
+                continue;
+            }
+        };
+        let part = load_node(&root, file, &stem, &mut diagnostics);
+        merge(&mut inventory, part);
+    }
+    Loaded { sources, inventory, diagnostics }
+}
+
+fn merge(into: &mut Inventory, part: Inventory) {
+    if into.kind.is_none() || into.kind == Some(InputKind::AgentConfig) && part.kind == Some(InputKind::InstallConfig) {
+        into.kind = part.kind;
+    }
+    let c = &mut into.cluster;
+    let p = part.cluster;
+    c.name = c.name.take().or(p.name);
+    c.base_domain = c.base_domain.take().or(p.base_domain);
+    if c.machine_networks.is_empty() {
+        c.machine_networks = p.machine_networks;
+    }
+    if c.api_vips.is_empty() {
+        c.api_vips = p.api_vips;
+    }
+    if c.ingress_vips.is_empty() {
+        c.ingress_vips = p.ingress_vips;
+    }
+    if c.provisioning.network.is_none() {
+        c.provisioning.network = p.provisioning.network;
+    }
+    c.provisioning.cidr = c.provisioning.cidr.take().or(p.provisioning.cidr);
+    c.provisioning.interface = c.provisioning.interface.take().or(p.provisioning.interface);
+    c.provisioning.allow_lacp |= p.provisioning.allow_lacp;
+    c.cluster_os_image = c.cluster_os_image.take().or(p.cluster_os_image);
+    c.ssh_key = c.ssh_key.take().or(p.ssh_key);
+    c.span = c.span.or(p.span);
+    into.hosts.extend(part.hosts);
+    into.credentials.extend(part.credentials);
+    into.rendezvous_ip = into.rendezvous_ip.take().or(part.rendezvous_ip);
+}
+
+/// Which format a document is, from its content.
+pub fn detect(root: &Node) -> Option<InputKind> {
+    let has = |k: &str| root.get(k).is_some();
+    let kind = root.get("kind").and_then(Node::as_str);
+    if has("nodenet") {
+        Some(InputKind::Inventory)
+    } else if kind == Some("AgentConfig") {
+        Some(InputKind::AgentConfig)
+    } else if kind == Some("InstallConfig") || has("platform") || (has("baseDomain") && has("metadata")) {
+        Some(InputKind::InstallConfig)
+    } else if has("interfaces") || has("routes") || has("dns-resolver") || has("route-rules") || has("ovs-db") {
+        Some(InputKind::NmState)
+    } else if has("hosts") && (has("cluster") || has("templates")) {
+        Some(InputKind::Inventory)
+    } else {
+        None
+    }
+}
+
+fn load_node(root: &Node, file: FileId, stem: &str, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let kind = match detect(root) {
+        Some(k) => k,
+        None => {
+            diags.push(
+                Diagnostic::error(
+                    Code::UnknownFormat,
+                    "not a nodenet inventory, install-config.yaml, agent-config.yaml or NMState file",
+                )
+                .at(root.span)
+                .help("an inventory starts with `nodenet: v1`; NMState has `interfaces:`; install-config has `platform:`; agent-config has `kind: AgentConfig`"),
+            );
+            return Inventory::default();
+        }
+    };
+    let mut inv = match kind {
+        InputKind::Inventory => load_inventory(root, diags),
+        InputKind::InstallConfig => load_install_config(root, diags),
+        InputKind::AgentConfig => load_agent_config(root, diags),
+        InputKind::NmState => load_nmstate(root, file, stem),
+    };
+    inv.kind = Some(kind);
+    for host in &mut inv.hosts {
+        add_nics_from_network(host);
+    }
+    inv
+}
+
+/// A bare NMState file is one host named after the file.
+fn load_nmstate(root: &Node, file: FileId, stem: &str) -> Inventory {
+    let span = Span { file, line: 1, column: 1, offset: 0, len: 1 };
+    Inventory {
+        hosts: vec![Host {
+            name: Located::new(stem.to_string(), span),
+            span,
+            role: Located::new(Role::Unset, span),
+            bmc: None,
+            boot_mac: None,
+            boot_mode: None,
+            root_device_hints: None,
+            nics: Vec::new(),
+            network: Some(root.clone()),
+            pxe_interface: None,
+            pool_ips: BTreeMap::new(),
+        }],
+        ..Inventory::default()
+    }
+}
+
+/// Ethernet interfaces that pin `mac-address` in NMState are NICs with a
+/// known MAC even when the input lists no NICs (install-config).
+fn add_nics_from_network(host: &mut Host) {
+    let Some(ifaces) = host.network.as_ref().and_then(|n| n.get("interfaces")).and_then(Node::as_seq) else {
+        return;
+    };
+    for iface in ifaces {
+        let (Some(name), Some(mac)) = (iface.get("name"), iface.get("mac-address")) else { continue };
+        let is_eth = iface
+            .get("type")
+            .and_then(Node::as_str)
+            .is_none_or(|t| t == "ethernet");
+        let (Some(name_s), Some(mac_s)) = (name.scalar_text(), mac.scalar_text()) else { continue };
+        if !is_eth || !crate::fields::is_mac(&mac_s) {
+            continue;
+        }
+        if !host.nics.iter().any(|n| n.name.value == name_s) {
+            host.nics.push(Nic {
+                name: Located::new(name_s, name.span),
+                mac: Some(Located::new(mac_s, mac.span)),
+            });
+        }
+    }
+}
+
+fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNetwork>> {
+    let s = v.scalar_text()?;
+    let mode = match s.as_str() {
+        "Managed" => ProvisioningNetwork::Managed,
+        "Unmanaged" => ProvisioningNetwork::Unmanaged,
+        "Disabled" => ProvisioningNetwork::Disabled,
+        _ => {
+            d.push(
+                Diagnostic::error(Code::InvalidValue, format!("provisioning network `{s}` is not Managed, Unmanaged or Disabled"))
+                    .at(v.span),
+            );
+            return None;
+        }
+    };
+    Some(Located::new(mode, v.span))
+}
+
+fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
+    let Some(v) = v else { return Located::new(Role::Unset, fallback) };
+    let s = v.scalar_text().unwrap_or_default();
+    match Role::parse(&s) {
+        Some(r) => Located::new(r, v.span),
+        None => {
+            d.push(
+                Diagnostic::error(Code::InvalidValue, format!("role `{s}` is not master, worker or arbiter"))
+                    .at(v.span),
+            );
+            Located::new(Role::Unset, v.span)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- native
+
+const TOP_FIELDS: &[&str] = &["nodenet", "cluster", "credentials", "pools", "templates", "hosts"];
+const CLUSTER_FIELDS: &[&str] = &[
+    "name",
+    "baseDomain",
+    "machineNetworks",
+    "apiVIPs",
+    "ingressVIPs",
+    "provisioning",
+    "clusterOSImage",
+    "sshKey",
+];
+const PROVISIONING_FIELDS: &[&str] = &["network", "cidr", "interface", "allowLacp"];
+const CREDENTIAL_FIELDS: &[&str] = &["username", "passwordEnv", "passwordFile"];
+const POOL_FIELDS: &[&str] = &["range", "prefix", "gateway", "dns"];
+/// Fields a host and a template share.
+const HOST_FIELDS: &[&str] = &[
+    "name",
+    "template",
+    "count",
+    "start",
+    "role",
+    "bmc",
+    "bootMACAddress",
+    "bootInterface",
+    "bootMode",
+    "rootDeviceHints",
+    "nics",
+    "network",
+    "ips",
+    "vars",
+    "pxeInterface",
+];
+const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
+
+fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut d = Decoder::new(diags);
+    d.check_fields(root, "the inventory", TOP_FIELDS);
+    if let Some(v) = root.get("nodenet") {
+        if v.scalar_text().as_deref() != Some("v1") {
+            d.push(Diagnostic::error(Code::InvalidValue, "unsupported inventory version (this nodenet reads `nodenet: v1`)").at(v.span));
+        }
+    }
+    let mut inv = Inventory::default();
+    if let Some(c) = root.get("cluster") {
+        inv.cluster = native_cluster(&mut d, c);
+    }
+    if let Some(creds) = root.get("credentials") {
+        if d.check_fields(creds, "credentials", &[]) || creds.as_map().is_some() {
+            for (k, v) in creds.as_map().unwrap_or_default() {
+                let name = k.scalar_text().unwrap_or_default();
+                if let Some(c) = native_credentials(&mut d, v, &name) {
+                    inv.credentials.insert(name, Located::new(c, k.span));
+                }
+            }
+        }
+    }
+    // Every address written literally is reserved before pools hand any out.
+    let mut pools = Vec::new();
+    if let Some(p) = root.get("pools") {
+        if p.as_map().is_none() && !p.is_null() {
+            d.type_error(p, "pools", "a mapping of pool names");
+        }
+        for (k, v) in p.as_map().unwrap_or_default() {
+            if let Some(pool) = native_pool(&mut d, k, v) {
+                pools.push(pool);
+            }
+        }
+    }
+    let mut alloc = PoolAllocator::new(pools);
+    for vip in inv.cluster.api_vips.iter().chain(&inv.cluster.ingress_vips) {
+        alloc.reserve(vip.value);
+    }
+    let templates = root.get("templates");
+    if let Some(t) = templates {
+        if t.as_map().is_none() && !t.is_null() {
+            d.type_error(t, "templates", "a mapping of template names");
+        }
+        for (k, v) in t.as_map().unwrap_or_default() {
+            d.check_fields(v, &format!("template `{}`", k), HOST_FIELDS);
+        }
+    }
+    let entries = d.seq(root, "hosts");
+    for entry in entries {
+        for (_, ip) in entry.get("ips").and_then(Node::as_map).unwrap_or_default() {
+            if let Some(ip) = ip.scalar_text().and_then(|s| s.parse::<IpAddr>().ok()) {
+                alloc.reserve(ip);
+            }
+        }
+        reserve_literal_ips(entry.get("network"), &mut alloc);
+    }
+    if let Some(t) = templates {
+        for (_, v) in t.as_map().unwrap_or_default() {
+            reserve_literal_ips(v.get("network"), &mut alloc);
+        }
+    }
+    for entry in entries {
+        expand_host_entry(&mut d, entry, templates, &mut alloc, &mut inv.hosts);
+    }
+    inv
+}
+
+/// Static addresses written in a network block (not placeholders).
+fn reserve_literal_ips(network: Option<&Node>, alloc: &mut PoolAllocator) {
+    let Some(n) = network else { return };
+    let mut f = |node: &Node| {
+        if let Some(ip) = node.get("ip").and_then(Node::as_str).and_then(|s| s.parse::<IpAddr>().ok()) {
+            alloc.reserve(ip);
+        }
+        false
+    };
+    n.find(&mut f);
+}
+
+fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
+    let mut cluster = Cluster { span: Some(c.span), ..Cluster::default() };
+    if !d.check_fields(c, "cluster", CLUSTER_FIELDS) {
+        return cluster;
+    }
+    cluster.name = d.string(c, "name");
+    cluster.base_domain = d.string(c, "baseDomain");
+    for n in d.seq(c, "machineNetworks") {
+        let n = n.get("cidr").unwrap_or(n);
+        cluster.machine_networks.extend(d.cidr(n));
+    }
+    if let Some(v) = c.get("apiVIPs") {
+        cluster.api_vips = d.ips(v);
+    }
+    if let Some(v) = c.get("ingressVIPs") {
+        cluster.ingress_vips = d.ips(v);
+    }
+    if let Some(p) = c.get("provisioning") {
+        if d.check_fields(p, "cluster.provisioning", PROVISIONING_FIELDS) {
+            cluster.provisioning.network = p.get("network").and_then(|v| provisioning_mode(d, v));
+            cluster.provisioning.cidr = p.get("cidr").and_then(|v| d.cidr(v));
+            cluster.provisioning.interface = d.string(p, "interface");
+            cluster.provisioning.allow_lacp = d.bool(p, "allowLacp").unwrap_or(false);
+        }
+    }
+    cluster.cluster_os_image = d.string(c, "clusterOSImage");
+    cluster.ssh_key = d.string(c, "sshKey").map(|s| s.value);
+    cluster
+}
+
+fn native_credentials(d: &mut Decoder, v: &Node, name: &str) -> Option<Credentials> {
+    let what = format!("credentials `{name}`");
+    if !d.check_fields(v, &what, CREDENTIAL_FIELDS) {
+        return None;
+    }
+    let username = d.required_string(v, "username", &what)?.value;
+    let password = if let Some(env) = d.string(v, "passwordEnv") {
+        PasswordSource::Env(env.value)
+    } else if let Some(file) = d.string(v, "passwordFile") {
+        PasswordSource::File(file.value)
+    } else {
+        d.push(
+            Diagnostic::error(Code::MissingField, format!("{what} has neither `passwordEnv` nor `passwordFile`"))
+                .at(v.span)
+                .help("passwords are never written in the inventory; name an environment variable or a file"),
+        );
+        return None;
+    };
+    Some(Credentials { username, password })
+}
+
+fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
+    let name = k.scalar_text().unwrap_or_default();
+    let what = format!("pool `{name}`");
+    if !d.check_fields(v, &what, POOL_FIELDS) {
+        return None;
+    }
+    let range = d.required_string(v, "range", &what)?;
+    let span = v.get("range").map(|r| r.span).unwrap_or(v.span);
+    let parsed = range.value.split_once('-').and_then(|(a, b)| {
+        Some((a.trim().parse::<IpAddr>().ok()?, b.trim().parse::<IpAddr>().ok()?))
+    });
+    let Some((first, last)) = parsed.filter(|(a, b)| a.is_ipv4() == b.is_ipv4() && a <= b) else {
+        d.push(
+            Diagnostic::error(Code::IpInvalid, format!("pool range `{}` is not `FIRST-LAST` of one IP family, ascending", range.value))
+                .at(span),
+        );
+        return None;
+    };
+    let max = if first.is_ipv4() { 32 } else { 128 };
+    let prefix = match v.get("prefix") {
+        Some(p) => match p.as_i64() {
+            Some(x) if (0..=max).contains(&x) => x as u8,
+            _ => {
+                d.push(Diagnostic::error(Code::IpPrefixRange, format!("pool prefix `{p}` is not 0-{max}")).at(p.span));
+                return None;
+            }
+        },
+        None => {
+            d.push(Diagnostic::error(Code::MissingField, format!("{what} has no `prefix`")).at(v.span));
+            return None;
+        }
+    };
+    let gateway = v.get("gateway").and_then(|g| d.ip(g)).map(|g| g.value);
+    let dns = match v.get("dns") {
+        Some(n) => d.ips(n).into_iter().map(|l| l.value).collect(),
+        None => Vec::new(),
+    };
+    Some(Pool { name, span, first, last, prefix, gateway, dns })
+}
+
+/// One `hosts:` entry (with `count`, many hosts) onto its template.
+fn expand_host_entry(
+    d: &mut Decoder,
+    entry: &Node,
+    templates: Option<&Node>,
+    alloc: &mut PoolAllocator,
+    out: &mut Vec<Host>,
+) {
+    if !d.check_fields(entry, "a host", HOST_FIELDS) {
+        return;
+    }
+    let template = match entry.get("template") {
+        None => None,
+        Some(t) => {
+            let name = t.scalar_text().unwrap_or_default();
+            match templates.and_then(|ts| ts.get(&name)) {
+                Some(tpl) => Some(tpl),
+                None => {
+                    let known: Vec<&str> = templates
+                        .and_then(Node::as_map)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|(k, _)| k.as_str())
+                        .collect();
+                    let mut diag = Diagnostic::error(Code::TemplateUnknown, format!("no template named `{name}`")).at(t.span);
+                    if let Some(s) = crate::fields::suggest(&name, &known) {
+                        diag = diag.help(format!("did you mean `{s}`?"));
+                    }
+                    d.push(diag);
+                    return;
+                }
+            }
+        }
+    };
+    // The host's own fields win over its template's, key by key.
+    let field = |k: &str| entry.get(k).or_else(|| template.and_then(|t| t.get(k)));
+    let (count, start) = match entry.get("count") {
+        None => (1, None),
+        Some(c) => match c.as_i64() {
+            Some(n) if (1..=100_000).contains(&n) => {
+                let start = entry.get("start").and_then(Node::as_i64).unwrap_or(0);
+                (n, Some(start))
+            }
+            _ => {
+                d.push(Diagnostic::error(Code::InvalidValue, format!("`count` must be 1-100000, found `{c}`")).at(c.span));
+                return;
+            }
+        },
+    };
+    let Some(name_node) = entry.get("name") else {
+        d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(entry.span));
+        return;
+    };
+    for i in 0..count {
+        let mut vars = Vars::default();
+        if let Some(start) = start {
+            vars.set("index", Value::Int(start + i));
+        }
+        for (k, v) in field("vars").and_then(Node::as_map).unwrap_or_default() {
+            if let Some(key) = k.scalar_text() {
+                vars.set(key, v.value.clone());
+            }
+        }
+        let raw_name = Located::new(name_node.scalar_text().unwrap_or_default(), name_node.span);
+        let mut ex = Expander { pools: alloc, diags: d.diags, host: raw_name.value.clone() };
+        let name = ex.expand_string(&raw_name, &mut vars);
+        ex.host = name.value.clone();
+        vars.set("name", Value::Str(name.value.clone()));
+        d.host = Some(name.value.clone());
+        // Explicit per-host pool addresses.
+        if let Some(ips) = entry.get("ips") {
+            for (k, v) in ips.as_map().unwrap_or_default() {
+                let mut ex = Expander { pools: alloc, diags: d.diags, host: name.value.clone() };
+                let mut v = v.clone();
+                ex.expand(&mut v, &mut vars);
+                if let Some(ip) = d.ip(&v) {
+                    vars.pool_ips.insert(k.scalar_text().unwrap_or_default(), ip.value);
+                }
+            }
+        }
+        let host = build_host(d, entry, &field, name, &mut vars, alloc);
+        out.push(host);
+    }
+    d.host = None;
+}
+
+fn build_host<'n>(
+    d: &mut Decoder,
+    entry: &Node,
+    field: &dyn Fn(&str) -> Option<&'n Node>,
+    name: Located<String>,
+    vars: &mut Vars,
+    alloc: &mut PoolAllocator,
+) -> Host {
+    let host_name = name.value.clone();
+    let mut expand = |d: &mut Decoder, n: &Node, vars: &mut Vars| {
+        let mut n = n.clone();
+        Expander { pools: alloc, diags: d.diags, host: host_name.clone() }.expand(&mut n, vars);
+        n
+    };
+    // NICs: `{eno1: MAC}` or `[{name, mac}]`; their MACs are placeholders too.
+    let mut nics = Vec::new();
+    if let Some(n) = field("nics") {
+        let n = expand(d, n, vars);
+        match &n.value {
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    let mac = if v.is_null() { None } else { d.mac(v) };
+                    nics.push(Nic { name: Located::new(k.scalar_text().unwrap_or_default(), k.span), mac });
+                }
+            }
+            Value::Seq(items) => {
+                for item in items {
+                    if !d.check_fields(item, "a NIC", &["name", "mac", "macAddress"]) {
+                        continue;
+                    }
+                    let Some(nic_name) = d.required_string(item, "name", "a NIC") else { continue };
+                    let mac = item.get("mac").or(item.get("macAddress")).and_then(|m| d.mac(m));
+                    nics.push(Nic { name: nic_name, mac });
+                }
+            }
+            Value::Null => {}
+            _ => d.type_error(&n, "nics", "a mapping of NIC name to MAC, or a list"),
+        }
+    }
+    for nic in &nics {
+        if let Some(mac) = &nic.mac {
+            vars.set(format!("mac.{}", nic.name.value), Value::Str(mac.value.clone()));
+        }
+    }
+    let network = field("network").map(|n| expand(d, n, vars));
+    let bmc = field("bmc").and_then(|b| {
+        let b = expand(d, b, vars);
+        if !d.check_fields(&b, "bmc", BMC_FIELDS) {
+            return None;
+        }
+        let address = d.required_string(&b, "address", "bmc")?;
+        Some(Bmc {
+            address,
+            credentials: d.string(&b, "credentials"),
+            disable_certificate_verification: d.bool(&b, "disableCertificateVerification").unwrap_or(false),
+        })
+    });
+    let boot_mac = match field("bootMACAddress") {
+        Some(m) => {
+            let m = expand(d, m, vars);
+            d.mac(&m)
+        }
+        None => field("bootInterface").and_then(|b| {
+            let b = b.scalar_text().unwrap_or_default();
+            let nic = nics.iter().find(|n| n.name.value == b);
+            match nic.and_then(|n| n.mac.clone()) {
+                Some(mac) => Some(mac),
+                None => {
+                    d.push(
+                        Diagnostic::error(Code::BootMacNotOnHost, format!("bootInterface `{b}` is not a NIC with a MAC on this host"))
+                            .at(field("bootInterface").map(|n| n.span).unwrap_or(entry.span)),
+                    );
+                    None
+                }
+            }
+        }),
+    };
+    let role = role(d, field("role"), entry.span);
+    Host {
+        span: entry.span,
+        role,
+        bmc,
+        boot_mac,
+        boot_mode: field("bootMode").and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
+        root_device_hints: field("rootDeviceHints").map(|n| expand(d, n, vars)),
+        nics,
+        network,
+        pxe_interface: field("pxeInterface").and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
+        pool_ips: vars.pool_ips.clone(),
+        name,
+    }
+}
+
+// ---------------------------------------------------------- install-config
+
+fn load_install_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut d = Decoder::new(diags);
+    let mut inv = Inventory::default();
+    let c = &mut inv.cluster;
+    c.span = Some(root.span);
+    c.name = root.get("metadata").and_then(|m| d.string(m, "name"));
+    c.base_domain = d.string(root, "baseDomain");
+    if let Some(net) = root.get("networking") {
+        for n in d.seq(net, "machineNetwork") {
+            if let Some(cidr) = n.get("cidr") {
+                c.machine_networks.extend(d.cidr(cidr));
+            }
+        }
+    }
+    c.ssh_key = d.string(root, "sshKey").map(|s| s.value);
+    let Some(bm) = root.get("platform").and_then(|p| p.get("baremetal")) else {
+        return inv;
+    };
+    for key in ["apiVIPs", "apiVIP"] {
+        if let Some(v) = bm.get(key) {
+            c.api_vips.extend(d.ips(v));
+        }
+    }
+    for key in ["ingressVIPs", "ingressVIP"] {
+        if let Some(v) = bm.get(key) {
+            c.ingress_vips.extend(d.ips(v));
+        }
+    }
+    c.provisioning.network = bm.get("provisioningNetwork").and_then(|v| provisioning_mode(&mut d, v));
+    c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.cidr(v));
+    c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
+    c.cluster_os_image = d.string(bm, "clusterOSImage");
+    for (i, h) in d.seq(bm, "hosts").iter().enumerate() {
+        if h.as_map().is_none() {
+            d.type_error(h, "hosts[]", "a mapping");
+            continue;
+        }
+        let name = d.string(h, "name").unwrap_or_else(|| {
+            d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(h.span));
+            Located::new(format!("hosts[{i}]"), h.span)
+        });
+        d.host = Some(name.value.clone());
+        let bmc = h.get("bmc").and_then(|b| {
+            let address = d.required_string(b, "address", "bmc")?;
+            let cred_name = format!("{}-bmc", name.value);
+            if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
+                inv.credentials.insert(
+                    cred_name.clone(),
+                    Located::new(
+                        Credentials { username: user.value, password: PasswordSource::Inline(Secret::new(pw.value)) },
+                        b.span,
+                    ),
+                );
+            }
+            Some(Bmc {
+                address,
+                credentials: Some(Located::new(cred_name, b.span)),
+                disable_certificate_verification: d.bool(b, "disableCertificateVerification").unwrap_or(false),
+            })
+        });
+        inv.hosts.push(Host {
+            span: h.span,
+            role: role(&mut d, h.get("role"), h.span),
+            bmc,
+            boot_mac: h.get("bootMACAddress").and_then(|m| d.mac(m)),
+            boot_mode: d.string(h, "bootMode"),
+            root_device_hints: h.get("rootDeviceHints").cloned(),
+            nics: Vec::new(),
+            network: h.get("networkConfig").filter(|n| !n.is_null()).cloned(),
+            pxe_interface: None,
+            pool_ips: BTreeMap::new(),
+            name,
+        });
+        d.host = None;
+    }
+    inv
+}
+
+// ------------------------------------------------------------ agent-config
+
+fn load_agent_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut d = Decoder::new(diags);
+    let mut inv = Inventory::default();
+    inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
+    inv.cluster.span = Some(root.span);
+    inv.rendezvous_ip = root.get("rendezvousIP").and_then(|v| d.ip(v));
+    for (i, h) in d.seq(root, "hosts").iter().enumerate() {
+        if h.as_map().is_none() {
+            d.type_error(h, "hosts[]", "a mapping");
+            continue;
+        }
+        let name = d
+            .string(h, "hostname")
+            .unwrap_or_else(|| Located::new(format!("hosts[{i}]"), h.span));
+        d.host = Some(name.value.clone());
+        let mut nics = Vec::new();
+        let ifaces = d.seq(h, "interfaces");
+        if ifaces.is_empty() {
+            d.push(
+                Diagnostic::error(Code::InterfaceWithoutMac, "host has no `interfaces` with a MAC address")
+                    .at(h.get("interfaces").map(|n| n.span).unwrap_or(h.span))
+                    .help("agent-based installs identify hosts by MAC: add `interfaces: [{name: eno1, macAddress: ...}]`"),
+            );
+        }
+        for iface in ifaces {
+            let Some(nic_name) = d.required_string(iface, "name", "an interface") else { continue };
+            let mac = match iface.get("macAddress") {
+                Some(m) if !m.is_null() => d.mac(m),
+                _ => {
+                    d.push(
+                        Diagnostic::error(Code::InterfaceWithoutMac, format!("interface `{}` has no `macAddress`", nic_name.value))
+                            .at(iface.span),
+                    );
+                    None
+                }
+            };
+            nics.push(Nic { name: nic_name, mac });
+        }
+        inv.hosts.push(Host {
+            span: h.span,
+            role: role(&mut d, h.get("role"), h.span),
+            bmc: None,
+            boot_mac: None,
+            boot_mode: None,
+            root_device_hints: h.get("rootDeviceHints").cloned(),
+            nics,
+            network: h.get("networkConfig").filter(|n| !n.is_null()).cloned(),
+            pxe_interface: None,
+            pool_ips: BTreeMap::new(),
+            name,
+        });
+        d.host = None;
+    }
+    inv
+}

@@ -1,0 +1,340 @@
+//! `${...}` placeholders and IP pools: how one template becomes 100 hosts.
+//!
+//! Expansion is deterministic: hosts expand in file order, each pool hands
+//! out its addresses in ascending order, skipping every address written
+//! explicitly anywhere in the inventory (host `ips`, gateways, DNS, VIPs).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use crate::diag::{Code, Diagnostic};
+use crate::inventory::Located;
+use crate::yaml::{Node, Span, Value};
+
+/// An address pool.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    pub name: String,
+    pub span: Span,
+    pub first: IpAddr,
+    pub last: IpAddr,
+    pub prefix: u8,
+    pub gateway: Option<IpAddr>,
+    pub dns: Vec<IpAddr>,
+}
+
+/// Hands out pool addresses in order; one instance per inventory.
+#[derive(Debug, Default)]
+pub struct PoolAllocator {
+    pools: BTreeMap<String, Pool>,
+    next: BTreeMap<String, u128>,
+    reserved: BTreeSet<IpAddr>,
+    exhausted_reported: BTreeSet<String>,
+}
+
+fn to_u128(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(v4) => u32::from(v4) as u128,
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
+
+fn from_u128(n: u128, v6: bool) -> IpAddr {
+    if v6 {
+        IpAddr::V6(n.into())
+    } else {
+        IpAddr::V4((n as u32).into())
+    }
+}
+
+impl PoolAllocator {
+    pub fn new(pools: Vec<Pool>) -> Self {
+        let mut a = PoolAllocator::default();
+        for p in pools {
+            a.next.insert(p.name.clone(), to_u128(p.first));
+            a.reserved.extend(p.gateway);
+            a.reserved.extend(p.dns.iter().copied());
+            a.pools.insert(p.name.clone(), p);
+        }
+        a
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&Pool> {
+        self.pools.get(name)
+    }
+
+    pub fn reserve(&mut self, ip: IpAddr) {
+        self.reserved.insert(ip);
+    }
+
+    /// Next free address of `pool`; `None` when the pool is exhausted
+    /// (reported once, at the pool).
+    pub fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
+        let p = self.pools.get(pool)?;
+        let v6 = p.first.is_ipv6();
+        let last = to_u128(p.last);
+        let next = self.next.get_mut(pool)?;
+        while *next <= last {
+            let ip = from_u128(*next, v6);
+            *next += 1;
+            if self.reserved.insert(ip) {
+                return Some(ip);
+            }
+        }
+        if self.exhausted_reported.insert(pool.to_string()) {
+            diags.push(
+                Diagnostic::error(
+                    Code::PoolExhausted,
+                    format!("pool `{pool}` ({} - {}) has no free address left", p.first, p.last),
+                )
+                .at(p.span)
+                .help("widen the range or give some hosts explicit `ips`"),
+            );
+        }
+        None
+    }
+}
+
+/// Values placeholders can name for one host.
+#[derive(Debug, Default)]
+pub struct Vars {
+    pub values: BTreeMap<String, Value>,
+    /// Pool addresses this host already drew (the same `${ip.P}` twice in
+    /// one host is one address).
+    pub pool_ips: BTreeMap<String, IpAddr>,
+}
+
+impl Vars {
+    pub fn set(&mut self, key: impl Into<String>, v: Value) {
+        self.values.insert(key.into(), v);
+    }
+}
+
+/// Everything substitution needs besides the host's own values.
+pub struct Expander<'a> {
+    pub pools: &'a mut PoolAllocator,
+    pub diags: &'a mut Vec<Diagnostic>,
+    pub host: String,
+}
+
+impl Expander<'_> {
+    /// Replaces placeholders in every string of `node` (keys included). A
+    /// string that is a single placeholder takes the value's own type, so
+    /// `prefix-length: ${prefix.baremetal}` stays an integer.
+    pub fn expand(&mut self, node: &mut Node, vars: &mut Vars) {
+        match &mut node.value {
+            Value::Str(s) if s.contains("${") => {
+                let span = node.span;
+                if let Some(v) = self.expand_str(s, span, vars) {
+                    node.value = v;
+                }
+            }
+            Value::Seq(items) => items.iter_mut().for_each(|i| self.expand(i, vars)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                self.expand(k, vars);
+                self.expand(v, vars);
+            }),
+            _ => {}
+        }
+    }
+
+    pub fn expand_string(&mut self, s: &Located<String>, vars: &mut Vars) -> Located<String> {
+        if !s.value.contains("${") {
+            return s.clone();
+        }
+        let value = match self.expand_str(&s.value, s.span, vars) {
+            Some(v) => Node::new(v, s.span).scalar_text().unwrap_or_default(),
+            None => s.value.clone(),
+        };
+        Located::new(value, s.span)
+    }
+
+    fn expand_str(&mut self, s: &str, span: Span, vars: &mut Vars) -> Option<Value> {
+        let mut out = String::new();
+        let mut rest = s;
+        let mut whole: Option<Value> = None;
+        while let Some(start) = rest.find("${") {
+            let Some(len) = rest[start..].find('}') else { break };
+            out.push_str(&rest[..start]);
+            let expr = &rest[start + 2..start + len];
+            let value = self.lookup(expr, span, vars)?;
+            if start == 0 && start + len + 1 == rest.len() && out.is_empty() {
+                whole = Some(value.clone());
+            }
+            out.push_str(&Node::new(value, span).scalar_text().unwrap_or_default());
+            rest = &rest[start + len + 1..];
+        }
+        out.push_str(rest);
+        Some(whole.unwrap_or(Value::Str(out)))
+    }
+
+    fn lookup(&mut self, expr: &str, span: Span, vars: &mut Vars) -> Option<Value> {
+        let (name, format) = match expr.split_once(':') {
+            Some((n, f)) => (n.trim(), Some(f.trim())),
+            None => (expr.trim(), None),
+        };
+        let value = if let Some(pool) = name.strip_prefix("ip.") {
+            self.pool_ip(pool, span, vars).map(|ip| Value::Str(ip.to_string()))
+        } else if let Some(pool) = name.strip_prefix("prefix.") {
+            self.pool_field(pool, span, |p| Some(Value::Int(p.prefix as i64)))
+        } else if let Some(pool) = name.strip_prefix("gateway.") {
+            self.pool_field(pool, span, |p| p.gateway.map(|g| Value::Str(g.to_string())))
+        } else if let Some(pool) = name.strip_prefix("dns.") {
+            self.pool_field(pool, span, |p| p.dns.first().map(|g| Value::Str(g.to_string())))
+        } else {
+            vars.values.get(name).cloned()
+        };
+        let Some(value) = value else {
+            if !name.starts_with("ip.")
+                && !name.starts_with("prefix.")
+                && !name.starts_with("gateway.")
+                && !name.starts_with("dns.")
+            {
+                let known: Vec<&str> = vars.values.keys().map(String::as_str).collect();
+                self.report(
+                    Diagnostic::error(Code::TemplateVariable, format!("unknown placeholder `${{{name}}}`"))
+                        .at(span)
+                        .help(format!(
+                            "known here: {}, ip.<pool>, prefix.<pool>, gateway.<pool>, dns.<pool>",
+                            known.join(", ")
+                        )),
+                );
+            }
+            return None;
+        };
+        match format {
+            None => Some(value),
+            Some(f) => match value {
+                Value::Int(i) => format_int(i, f).map(Value::Str).or_else(|| {
+                    self.report(
+                        Diagnostic::error(
+                            Code::TemplateVariable,
+                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03` or `02x`)"),
+                        )
+                        .at(span),
+                    );
+                    None
+                }),
+                other => Some(other),
+            },
+        }
+    }
+
+    fn report(&mut self, d: Diagnostic) {
+        self.diags.push(d.host(self.host.clone()));
+    }
+
+    fn pool_field(&mut self, pool: &str, span: Span, f: impl Fn(&Pool) -> Option<Value>) -> Option<Value> {
+        match self.pools.pool(pool) {
+            None => {
+                self.unknown_pool(pool, span);
+                None
+            }
+            Some(p) => {
+                let v = f(p);
+                if v.is_none() {
+                    self.report(
+                        Diagnostic::error(Code::TemplateVariable, format!("pool `{pool}` defines no value for this placeholder"))
+                            .at(span),
+                    );
+                }
+                v
+            }
+        }
+    }
+
+    fn unknown_pool(&mut self, pool: &str, span: Span) {
+        self.report(
+            Diagnostic::error(Code::TemplateVariable, format!("no IP pool named `{pool}`")).at(span),
+        );
+    }
+
+    fn pool_ip(&mut self, pool: &str, span: Span, vars: &mut Vars) -> Option<IpAddr> {
+        if let Some(ip) = vars.pool_ips.get(pool) {
+            return Some(*ip);
+        }
+        if self.pools.pool(pool).is_none() {
+            self.unknown_pool(pool, span);
+            return None;
+        }
+        let ip = self.pools.allocate(pool, self.diags)?;
+        vars.pool_ips.insert(pool.to_string(), ip);
+        Some(ip)
+    }
+}
+
+/// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex.
+fn format_int(i: i64, f: &str) -> Option<String> {
+    let (digits, hex) = match f.strip_suffix('x') {
+        Some(d) => (d, true),
+        None => (f, false),
+    };
+    let width: usize = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    Some(if hex {
+        format!("{i:0width$x}")
+    } else {
+        format!("{i:0width$}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(first: &str, last: &str) -> Pool {
+        Pool {
+            name: "bm".into(),
+            span: Span::default(),
+            first: first.parse().unwrap(),
+            last: last.parse().unwrap(),
+            prefix: 24,
+            gateway: Some("10.0.0.1".parse().unwrap()),
+            dns: vec![],
+        }
+    }
+
+    #[test]
+    fn allocation_skips_reserved_and_reports_exhaustion_once() {
+        let mut a = PoolAllocator::new(vec![pool("10.0.0.1", "10.0.0.3")]);
+        a.reserve("10.0.0.2".parse().unwrap());
+        let mut d = Vec::new();
+        assert_eq!(a.allocate("bm", &mut d), Some("10.0.0.3".parse().unwrap()));
+        assert_eq!(a.allocate("bm", &mut d), None);
+        assert_eq!(a.allocate("bm", &mut d), None);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::PoolExhausted);
+    }
+
+    #[test]
+    fn whole_placeholder_keeps_type_and_partial_is_text() {
+        let mut a = PoolAllocator::new(vec![pool("10.0.0.10", "10.0.0.20")]);
+        let mut diags = Vec::new();
+        let mut e = Expander { pools: &mut a, diags: &mut diags, host: "h".into() };
+        let mut vars = Vars::default();
+        vars.set("index", Value::Int(10));
+        let mut n = crate::yaml::parse(
+            "p: ${prefix.bm}\nip: ${ip.bm}\nip2: ${ip.bm}\nname: w-${index:03}\nmac: 52:54:00:00:00:${index:02x}\n",
+            0,
+        )
+        .unwrap();
+        e.expand(&mut n, &mut vars);
+        assert_eq!(n.get("p").unwrap().value, Value::Int(24));
+        assert_eq!(n.get("ip").unwrap().as_str(), Some("10.0.0.10"));
+        assert_eq!(n.get("ip2").unwrap().as_str(), Some("10.0.0.10"));
+        assert_eq!(n.get("name").unwrap().as_str(), Some("w-010"));
+        assert_eq!(n.get("mac").unwrap().as_str(), Some("52:54:00:00:00:0a"));
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+
+    #[test]
+    fn unknown_placeholder_is_located() {
+        let mut a = PoolAllocator::default();
+        let mut diags = Vec::new();
+        let mut e = Expander { pools: &mut a, diags: &mut diags, host: "h".into() };
+        let mut n = crate::yaml::parse("a: x\nb: ${nope}\n", 0).unwrap();
+        e.expand(&mut n, &mut Vars::default());
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].code, Code::TemplateVariable);
+        assert_eq!(diags[0].span.unwrap().line, 2);
+    }
+}

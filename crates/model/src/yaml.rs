@@ -1,0 +1,468 @@
+//! A YAML tree that remembers where every node came from.
+//!
+//! serde_yaml forgets positions, and nmstate's own errors inside `interfaces`
+//! always point at "line 2 column 1"; every diagnostic nodenet prints must
+//! point at the node that is wrong, so all loading goes through this tree.
+
+use std::fmt;
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Index of a file in a [`crate::SourceMap`].
+pub type FileId = u32;
+
+/// A position in a source file: 1-based line and column, byte offset and
+/// an approximate byte length (for the caret under the node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub line: u32,
+    pub column: u32,
+    pub offset: u32,
+    pub len: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+/// A YAML node with its origin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+/// A syntax error with its position.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct YamlError {
+    pub message: String,
+    pub span: Span,
+}
+
+impl Node {
+    pub fn new(value: Value, span: Span) -> Self {
+        Node { span, value }
+    }
+
+    /// Value of `key` when this node is a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+
+    /// Key node and value node of `key` when this node is a mapping.
+    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(k, v)| (k, v)),
+            _ => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        match &mut self.value {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match &self.value {
+            Value::Int(i) => Some(*i),
+            Value::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// The scalar as text, whatever YAML type it resolved to (a VLAN id
+    /// written `110` and one written `"110"` both read back as "110").
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Null | Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        match self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+
+    /// Depth-first search for the first node satisfying `pred`.
+    pub fn find(&self, pred: &mut dyn FnMut(&Node) -> bool) -> Option<&Node> {
+        if pred(self) {
+            return Some(self);
+        }
+        match &self.value {
+            Value::Seq(items) => items.iter().find_map(|n| n.find(pred)),
+            Value::Map(entries) => entries
+                .iter()
+                .find_map(|(k, v)| k.find(pred).or_else(|| v.find(pred))),
+            _ => None,
+        }
+    }
+
+    /// Plain JSON for handing to serde-based consumers (nmstate, output).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .unwrap_or(J::Null),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Builds a node tree from JSON, every node at `span` (used for values
+    /// nodenet synthesises, located at what caused them).
+    pub fn from_json(json: &serde_json::Value, span: Span) -> Node {
+        use serde_json::Value as J;
+        let value = match json {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or_default()),
+            },
+            J::String(s) => Value::Str(s.clone()),
+            J::Array(items) => Value::Seq(items.iter().map(|i| Node::from_json(i, span)).collect()),
+            J::Object(map) => Value::Map(
+                map.iter()
+                    .map(|(k, v)| (Node::new(Value::Str(k.clone()), span), Node::from_json(v, span)))
+                    .collect(),
+            ),
+        };
+        Node::new(value, span)
+    }
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.scalar_text() {
+            Some(s) => f.write_str(&s),
+            None => write!(f, "{}", self.to_json()),
+        }
+    }
+}
+
+/// Parses one YAML document. An empty document is `Null`.
+pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
+    let mut builder = Builder {
+        file,
+        text,
+        stack: Vec::new(),
+        anchors: Vec::new(),
+        root: None,
+        docs: 0,
+        line_starts: None,
+        error: None,
+    };
+    let mut parser = Parser::new_from_str(text);
+    parser.load(&mut builder, true).map_err(|e| {
+        let m = e.marker();
+        YamlError {
+            message: e.info().to_string(),
+            span: span_at(file, m, 1),
+        }
+    })?;
+    if let Some(err) = builder.error {
+        return Err(err);
+    }
+    if builder.docs > 1 {
+        return Err(YamlError {
+            message: "more than one YAML document in the file; nodenet reads one".into(),
+            span: Span { file, line: 1, column: 1, offset: 0, len: 1 },
+        });
+    }
+    Ok(builder
+        .root
+        .unwrap_or(Node::new(Value::Null, Span { file, line: 1, column: 1, offset: 0, len: 0 })))
+}
+
+fn span_at(file: FileId, m: &Marker, len: usize) -> Span {
+    Span {
+        file,
+        line: m.line() as u32,
+        // yaml-rust2 columns are 0-based.
+        column: m.col() as u32 + 1,
+        offset: m.index() as u32,
+        len: len.max(1) as u32,
+    }
+}
+
+enum Frame {
+    Seq(Span, usize, Vec<Node>),
+    /// span, anchor, entries, key waiting for its value, how many leading
+    /// entries came from `<<` merges (explicit keys override those).
+    Map(Span, usize, Vec<(Node, Node)>, Option<Node>, Vec<usize>),
+}
+
+struct Builder<'a> {
+    file: FileId,
+    text: &'a str,
+    stack: Vec<Frame>,
+    anchors: Vec<(usize, Node)>,
+    root: Option<Node>,
+    docs: usize,
+    line_starts: Option<Vec<usize>>,
+    error: Option<YamlError>,
+}
+
+impl Builder<'_> {
+    /// yaml-rust2 markers count characters; diagnostics need byte offsets.
+    fn fix_offset(&mut self, mut span: Span) -> Span {
+        if self.text.is_ascii() {
+            return span;
+        }
+        let starts = self.line_starts.get_or_insert_with(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let start = starts.get(span.line as usize - 1).copied().unwrap_or(0);
+        let line = &self.text[start..];
+        let col_bytes: usize = line
+            .chars()
+            .take(span.column as usize - 1)
+            .map(char::len_utf8)
+            .sum();
+        span.offset = (start + col_bytes) as u32;
+        span
+    }
+
+    fn push_node(&mut self, node: Node, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.push((anchor, node.clone()));
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq(_, _, items)) => items.push(node),
+            Some(Frame::Map(_, _, entries, pending, merged)) => match pending.take() {
+                None => *pending = Some(node),
+                Some(key) => {
+                    // `<<: *anchor` merge keys: copy the anchored mapping's
+                    // entries that are not set explicitly.
+                    if key.as_str() == Some("<<") {
+                        let merged_entries: Vec<(Node, Node)> = match node.value {
+                            Value::Map(m) => m,
+                            Value::Seq(maps) => maps
+                                .into_iter()
+                                .filter_map(|m| match m.value {
+                                    Value::Map(m) => Some(m),
+                                    _ => None,
+                                })
+                                .flatten()
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        for (k, v) in merged_entries {
+                            if !entries.iter().any(|(ek, _)| ek.value == k.value) {
+                                merged.push(entries.len());
+                                entries.push((k, v));
+                            }
+                        }
+                    } else if let Some(i) = entries.iter().position(|(k, _)| k.value == key.value) {
+                        if merged.contains(&i) {
+                            merged.retain(|m| *m != i);
+                            entries[i] = (key, node);
+                        } else if self.error.is_none() {
+                            self.error = Some(YamlError {
+                                message: format!("duplicate key `{key}` in a mapping"),
+                                span: key.span,
+                            });
+                        }
+                    } else {
+                        entries.push((key, node))
+                    }
+                }
+            },
+        }
+    }
+}
+
+fn scalar_value(text: String, style: TScalarStyle, tag: &Option<Tag>) -> Value {
+    if style != TScalarStyle::Plain {
+        return Value::Str(text);
+    }
+    if let Some(tag) = tag {
+        if tag.suffix == "str" {
+            return Value::Str(text);
+        }
+    }
+    match yaml_rust2::Yaml::from_str(&text) {
+        yaml_rust2::Yaml::Null => Value::Null,
+        yaml_rust2::Yaml::Boolean(b) => Value::Bool(b),
+        yaml_rust2::Yaml::Integer(i) => Value::Int(i),
+        yaml_rust2::Yaml::Real(r) => r.parse().map(Value::Float).unwrap_or(Value::Str(text)),
+        _ => Value::Str(text),
+    }
+}
+
+impl MarkedEventReceiver for Builder<'_> {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        match ev {
+            Event::DocumentStart => self.docs += 1,
+            Event::Scalar(text, style, anchor, tag) => {
+                let quoted = matches!(
+                    style,
+                    TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
+                );
+                let len = text.chars().count() + if quoted { 2 } else { 0 };
+                let span = self.fix_offset(span_at(self.file, &mark, len));
+                let node = Node::new(scalar_value(text, style, &tag), span);
+                self.push_node(node, anchor);
+            }
+            Event::SequenceStart(anchor, _) => {
+                let span = self.fix_offset(span_at(self.file, &mark, 1));
+                self.stack.push(Frame::Seq(span, anchor, Vec::new()));
+            }
+            Event::MappingStart(anchor, _) => {
+                let span = self.fix_offset(span_at(self.file, &mark, 1));
+                self.stack.push(Frame::Map(span, anchor, Vec::new(), None, Vec::new()));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some(frame) = self.stack.pop() {
+                    let (node, anchor) = match frame {
+                        Frame::Seq(span, anchor, items) => (Node::new(Value::Seq(items), span), anchor),
+                        Frame::Map(span, anchor, entries, _, _) => {
+                            (Node::new(Value::Map(entries), span), anchor)
+                        }
+                    };
+                    self.push_node(node, anchor);
+                }
+            }
+            Event::Alias(id) => {
+                let span = self.fix_offset(span_at(self.file, &mark, 1));
+                let node = self
+                    .anchors
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| *a == id)
+                    .map(|(_, n)| n.clone())
+                    .unwrap_or(Node::new(Value::Null, span));
+                self.push_node(node, 0);
+            }
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_and_point_at_values() {
+        let text = "interfaces:\n- name: bond0.110\n  vlan:\n    id: 5000\n";
+        let root = parse(text, 0).unwrap();
+        let iface = &root.get("interfaces").unwrap().as_seq().unwrap()[0];
+        let id = iface.get("vlan").unwrap().get("id").unwrap();
+        assert_eq!(id.as_i64(), Some(5000));
+        assert_eq!((id.span.line, id.span.column), (4, 9));
+        assert_eq!(&text[id.span.offset as usize..][..4], "5000");
+    }
+
+    #[test]
+    fn quoted_numbers_stay_strings_and_macs_are_strings() {
+        let root = parse("a: '110'\nmac: 52:54:00:aa:bb:01\nb: 0x10\n", 0).unwrap();
+        assert_eq!(root.get("a").unwrap().value, Value::Str("110".into()));
+        assert_eq!(root.get("mac").unwrap().as_str(), Some("52:54:00:aa:bb:01"));
+        assert_eq!(root.get("b").unwrap().as_i64(), Some(16));
+    }
+
+    #[test]
+    fn syntax_error_is_located() {
+        let err = parse("a: [1, 2\nb: 3\n", 0).unwrap_err();
+        assert!(err.span.line >= 1, "{err:?}");
+        assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn byte_offsets_survive_non_ascii_text() {
+        let text = "# é\nkey: value\n";
+        let root = parse(text, 0).unwrap();
+        let v = root.get("key").unwrap();
+        assert_eq!(&text[v.span.offset as usize..][..5], "value");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_at_the_second_key() {
+        let err = parse("name: a\nmtu: 1\nname: b\n", 0).unwrap_err();
+        assert_eq!(err.span.line, 3);
+    }
+
+    #[test]
+    fn merge_keys_and_aliases_expand() {
+        let text = "base: &b {mtu: 9000, state: up}\niface:\n  <<: *b\n  mtu: 1500\n";
+        let root = parse(text, 0).unwrap();
+        let iface = root.get("iface").unwrap();
+        assert_eq!(iface.get("mtu").unwrap().as_i64(), Some(1500));
+        assert_eq!(iface.get("state").unwrap().as_str(), Some("up"));
+    }
+}
