@@ -168,13 +168,19 @@ fn dns1123(name: &str) -> bool {
         })
 }
 
-/// A host's static addresses, as the fleet checks see them.
-pub struct HostAddresses<'a> {
-    pub host: &'a Host,
-    pub addresses: Vec<Address>,
+/// A host and what checking it found, as the fleet checks see them.
+struct HostAddresses<'a> {
+    host: &'a Host,
+    addresses: &'a [Address],
 }
 
-pub fn check_fleet(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnostic>) {
+pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec<Diagnostic>) {
+    let hosts: Vec<HostAddresses> = inv
+        .hosts
+        .iter()
+        .zip(reports)
+        .map(|(host, r)| HostAddresses { host, addresses: &r.addresses })
+        .collect();
     let cluster = &inv.cluster;
     let mut names: HashMap<&str, Span> = HashMap::new();
     let mut boot_macs: HashMap<String, (&str, Span)> = HashMap::new();
@@ -182,7 +188,7 @@ pub fn check_fleet(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagn
     let mut bmcs: HashMap<String, (&str, Span)> = HashMap::new();
     let mut ips: HashMap<IpAddr, (&str, Span)> = HashMap::new();
 
-    for h in hosts {
+    for h in &hosts {
         let host = h.host;
         let name = host.name.value.as_str();
         if !dns1123(name) {
@@ -241,7 +247,7 @@ pub fn check_fleet(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagn
                 );
             }
         }
-        for a in &h.addresses {
+        for a in h.addresses {
             match ips.get(&a.ip) {
                 Some((other, span)) if *other != name => out.push(
                     Diagnostic::error(Code::DuplicateIp, format!("{} is also an address of `{other}`", a.ip))

@@ -13,16 +13,20 @@ use rayon::prelude::*;
 
 use nodenet_model::{diag, Diagnostic, Host, Inventory};
 
+pub use network::Address;
+
 pub use nmstate_bridge::Keyfile;
 
 /// What checking one host produced.
 #[derive(Default)]
 pub struct HostReport {
-    /// NetworkManager keyfiles from nmstate's gen_conf, sorted by name;
+    /// NetworkManager keyfiles from nmstate's gen_conf, in its order;
     /// `None` when the host has no network or nmstate rejected it.
     pub keyfiles: Option<Vec<Keyfile>>,
     /// The NMState the keyfiles came from (copy-mac-from pinned to MACs).
     pub resolved: Option<serde_json::Value>,
+    /// Static addresses of the host's interfaces, as written.
+    pub addresses: Vec<network::Address>,
 }
 
 pub struct Report {
@@ -37,19 +41,19 @@ impl Report {
     }
 }
 
-fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>, Vec<network::Address>) {
+fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let Some(node) = host.network.as_ref() else {
         let net = network::Network::default();
         fleet::check_host_in_cluster(inv, host, &net, &mut diags);
-        return (HostReport::default(), diags, Vec::new());
+        return (HostReport::default(), diags);
     };
     let net = network::Network::read(node);
     host::check_host(host, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
     let outcome = nmstate_bridge::evaluate(host, node, &mut diags);
-    let report = HostReport { keyfiles: outcome.keyfiles, resolved: outcome.resolved };
-    (report, diags, net.addresses)
+    let report = HostReport { keyfiles: outcome.keyfiles, resolved: outcome.resolved, addresses: net.addresses };
+    (report, diags)
 }
 
 /// Checks every host and the fleet; `loading` are the diagnostics found
@@ -58,13 +62,11 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     let per_host: Vec<_> = inv.hosts.par_iter().map(|h| check_one(inv, h)).collect();
     let mut diagnostics = loading;
     let mut hosts = Vec::with_capacity(per_host.len());
-    let mut addresses = Vec::with_capacity(per_host.len());
-    for ((report, diags, addrs), host) in per_host.into_iter().zip(&inv.hosts) {
+    for (report, diags) in per_host {
         diagnostics.extend(diags);
         hosts.push(report);
-        addresses.push(fleet::HostAddresses { host, addresses: addrs });
     }
-    fleet::check_fleet(inv, &addresses, &mut diagnostics);
+    fleet::check_fleet(inv, &hosts, &mut diagnostics);
     diag::sort(&mut diagnostics);
     diagnostics.dedup();
     Report { diagnostics, hosts }

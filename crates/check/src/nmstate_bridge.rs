@@ -85,8 +85,8 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
     }
     match result {
         Ok(mut confs) => {
-            let mut keyfiles = confs.remove("NetworkManager").unwrap_or_default();
-            keyfiles.sort();
+            // nmstate's own order, which `nodenet gc` must print unchanged.
+            let keyfiles = confs.remove("NetworkManager").unwrap_or_default();
             Outcome { keyfiles: Some(keyfiles), resolved: Some(json) }
         }
         Err(msg) => {

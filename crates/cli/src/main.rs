@@ -2,6 +2,7 @@
 //! stage crates.
 
 mod cmd;
+mod report;
 
 use std::process::ExitCode;
 

@@ -274,12 +274,13 @@ fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         inv.cluster = native_cluster(&mut d, c);
     }
     if let Some(creds) = root.get("credentials") {
-        if d.check_fields(creds, "credentials", &[]) || creds.as_map().is_some() {
-            for (k, v) in creds.as_map().unwrap_or_default() {
-                let name = k.scalar_text().unwrap_or_default();
-                if let Some(c) = native_credentials(&mut d, v, &name) {
-                    inv.credentials.insert(name, Located::new(c, k.span));
-                }
+        if creds.as_map().is_none() && !creds.is_null() {
+            d.type_error(creds, "credentials", "a mapping of credential names");
+        }
+        for (k, v) in creds.as_map().unwrap_or_default() {
+            let name = k.scalar_text().unwrap_or_default();
+            if let Some(c) = native_credentials(&mut d, v, &name) {
+                inv.credentials.insert(name, Located::new(c, k.span));
             }
         }
     }

@@ -1,1 +1,73 @@
+//! The render stage: every artifact that carries host networking, written
+//! deterministically and atomically.
 
+pub mod artifacts;
+pub mod output;
+
+use std::path::{Path, PathBuf};
+
+use nodenet_check::{Keyfile, Report};
+use nodenet_model::{Diagnostic, Inventory, Loaded};
+
+pub use output::{ManifestEntry, OutFile};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0} exists and was not written by nodenet (no manifest.json); refusing to replace it")]
+    NotOurs(String),
+    #[error("two artifacts would be written to {0} (host names that differ only in case?)")]
+    Conflict(String),
+}
+
+/// What a render run wrote.
+pub struct Rendered {
+    pub manifest: Vec<ManifestEntry>,
+    /// Findings of the render step itself (unresolvable BMC passwords).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Writes all artifacts of a checked inventory into `out` (replacing it
+/// as a whole). The caller must not render a report with errors.
+pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, RenderError> {
+    let addresses: Vec<Vec<std::net::IpAddr>> =
+        report.hosts.iter().map(|h| h.addresses.iter().map(|a| a.ip).collect()).collect();
+    let mut warnings = Vec::new();
+    let files = artifacts::all(inv, report, &addresses, &mut warnings);
+    let manifest = output::write_tree(out, files, true)?;
+    Ok(Rendered { manifest, warnings })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostKeyfilesError {
+    #[error(transparent)]
+    Load(#[from] nodenet_model::LoadError),
+    #[error("the inventory has {0} error(s); run `nodenet check` on it")]
+    Invalid(usize, Vec<Diagnostic>),
+    #[error("no host named `{0}` in the inventory")]
+    UnknownHost(String),
+    #[error("host `{0}` has no network configuration")]
+    NoNetwork(String),
+}
+
+/// The keyfiles of one host of an inventory, after a full check: for the
+/// image stage, which embeds them into boot media.
+pub fn keyfiles_for_host(files: &[PathBuf], host: &str) -> Result<Vec<Keyfile>, HostKeyfilesError> {
+    let Loaded { inventory, diagnostics, .. } = nodenet_model::load_files(files)?;
+    let report = nodenet_check::check(&inventory, diagnostics);
+    if report.has_errors() {
+        let errors: Vec<Diagnostic> = report.diagnostics.into_iter().filter(Diagnostic::is_error).collect();
+        return Err(HostKeyfilesError::Invalid(errors.len(), errors));
+    }
+    let idx = inventory
+        .hosts
+        .iter()
+        .position(|h| h.name.value == host)
+        .ok_or_else(|| HostKeyfilesError::UnknownHost(host.to_string()))?;
+    report.hosts.into_iter().nth(idx).and_then(|r| r.keyfiles).ok_or_else(|| HostKeyfilesError::NoNetwork(host.to_string()))
+}

@@ -1,0 +1,32 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::report::{self, Format};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Inventory, install-config.yaml, agent-config.yaml or NMState files
+    /// (several files form one cluster, e.g. install-config + agent-config).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let loaded = match nodenet_model::load_files(&args.files) {
+        Ok(l) => l,
+        Err(e) => return super::usage_error(e),
+    };
+    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    report::print(&loaded.sources, &report.diagnostics, args.format);
+    if args.format == Format::Human {
+        let hosts = loaded.inventory.hosts.len();
+        eprintln!("{}: {hosts} host(s) checked: {}", if report.has_errors() { "failed" } else { "ok" }, report::summary(&report.diagnostics));
+    }
+    if report.has_errors() {
+        super::problems()
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,54 @@
+//! `nodenet gc`: nmstatectl gc's output, byte for byte, plus `-o DIR`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::report::{self, Format};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// NMState file.
+    file: PathBuf,
+    /// Write the keyfiles (mode 0600) into this directory instead of
+    /// printing nmstatectl's YAML.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let loaded = match nodenet_model::load_files(&[&args.file]) {
+        Ok(l) => l,
+        Err(e) => return super::usage_error(e),
+    };
+    let mut diags = loaded.diagnostics;
+    let Some(host) = loaded.inventory.hosts.first().filter(|_| loaded.inventory.kind == Some(nodenet_model::InputKind::NmState)) else {
+        if diags.is_empty() {
+            eprintln!("error: {} is not an NMState file", args.file.display());
+        }
+        report::print(&loaded.sources, &diags, Format::Human);
+        return super::problems();
+    };
+    let network = host.network.as_ref().expect("an NMState host has its network");
+    let keyfiles = nodenet_check::nmstate_bridge::evaluate(host, network, &mut diags).keyfiles;
+    report::print(&loaded.sources, &diags, Format::Human);
+    let Some(keyfiles) = keyfiles else { return super::problems() };
+    match args.output {
+        None => {
+            let mut map = std::collections::HashMap::new();
+            map.insert("NetworkManager".to_string(), keyfiles);
+            let text = serde_yaml::to_string(&map).expect("keyfiles serialise");
+            // Exactly what nmstatectl prints.
+            println!("{}", text.replace("\\n", "\n\n"));
+        }
+        Some(dir) => {
+            let files = keyfiles
+                .into_iter()
+                .map(|(name, content)| nodenet_render::OutFile::new(name, content, 0o600))
+                .collect();
+            if let Err(e) = nodenet_render::output::write_tree(&dir, files, false) {
+                return super::usage_error(e);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,20 @@
+//! One module per subcommand: arguments, a call into a stage crate, output.
+
+pub mod check;
+pub mod gc;
+pub mod render;
+
+use std::process::ExitCode;
+
+/// Exit codes of every subcommand (DESIGN.md's CLI contract).
+pub const PROBLEMS: u8 = 1;
+pub const USAGE: u8 = 2;
+
+pub fn problems() -> ExitCode {
+    ExitCode::from(PROBLEMS)
+}
+
+pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(USAGE)
+}

@@ -1,0 +1,154 @@
+//! Printing diagnostics: rustc/miette style for people, one JSON object
+//! for machines (the format in DESIGN.md).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use nodenet_model::{Diagnostic, Severity, SourceFile, SourceMap};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+}
+
+/// One source file as miette sees it: the text plus its name.
+#[derive(Debug)]
+struct Src(Arc<SourceFile>);
+
+impl SourceCode for Src {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, miette::MietteError> {
+        let inner = self.0.text.as_str().read_span(span, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.0.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// A diagnostic with its source, in the shape miette renders.
+#[derive(Debug)]
+struct Shown<'a> {
+    d: &'a Diagnostic,
+    src: Option<Src>,
+    title: String,
+}
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.title)
+    }
+}
+
+impl std::error::Error for Shown<'_> {}
+
+impl miette::Diagnostic for Shown<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.d.code.as_str()))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.d.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.d.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.src.as_ref().map(|s| s as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let span = self.d.span?;
+        let mut labels = vec![LabeledSpan::new_primary_with_span(Some("here".into()), (span.offset as usize, span.len as usize))];
+        if let Some((rel, label)) = &self.d.related {
+            if rel.file == span.file {
+                labels.push(LabeledSpan::new_with_span(Some(label.clone()), (rel.offset as usize, rel.len as usize)));
+            }
+        }
+        Some(Box::new(labels.into_iter()))
+    }
+}
+
+fn title(d: &Diagnostic, sources: &SourceMap) -> String {
+    let loc = match d.span {
+        Some(s) => format!("{}:{}:{}: ", sources.name(s.file), s.line, s.column),
+        None => String::new(),
+    };
+    match &d.host {
+        Some(h) => format!("{loc}[{h}] {}", d.message),
+        None => format!("{loc}{}", d.message),
+    }
+}
+
+/// Prints every diagnostic and a summary line to stderr (human) or one
+/// JSON object to stdout (json).
+pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
+    match format {
+        Format::Json => {
+            let list: Vec<serde_json::Value> = diags
+                .iter()
+                .map(|d| {
+                    let mut o = serde_json::json!({
+                        "severity": d.severity,
+                        "code": d.code,
+                        "message": d.message,
+                        "file": d.span.map(|s| sources.name(s.file).to_string()),
+                        "line": d.span.map(|s| s.line),
+                        "column": d.span.map(|s| s.column),
+                        "host": d.host,
+                    });
+                    if let Some(h) = &d.help {
+                        o["help"] = serde_json::json!(h);
+                    }
+                    o
+                })
+                .collect();
+            let out = serde_json::json!({ "diagnostics": list });
+            println!("{out}");
+        }
+        Format::Human => {
+            let handler = GraphicalReportHandler::new_themed(if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                GraphicalTheme::unicode()
+            } else {
+                GraphicalTheme::unicode_nocolor()
+            });
+            let stderr = std::io::stderr();
+            let mut err = stderr.lock();
+            for d in diags {
+                let shown = Shown {
+                    d,
+                    src: d.span.and_then(|s| sources.get(s.file)).map(|f| Src(f.clone())),
+                    title: title(d, sources),
+                };
+                let mut buf = String::new();
+                if handler.render_report(&mut buf, &shown).is_ok() {
+                    let _ = writeln!(err, "{buf}");
+                }
+            }
+        }
+    }
+}
+
+/// "2 errors, 1 warning" for the closing line.
+pub fn summary(diags: &[Diagnostic]) -> String {
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}

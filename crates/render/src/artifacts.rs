@@ -1,0 +1,372 @@
+//! Every artifact that carries host networking, built from a checked
+//! inventory. Pure functions from inventory to file contents; writing is
+//! [`crate::output`]'s job.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use base64::Engine;
+use serde_json::{json, Map, Value as J};
+
+use nodenet_check::{HostReport, Report};
+use nodenet_model::{Credentials, Diagnostic, Host, Inventory, PasswordSource, Role};
+
+use crate::output::OutFile;
+
+pub const NAMESPACE: &str = "openshift-machine-api";
+
+pub fn yaml(v: &J) -> String {
+    serde_yaml::to_string(v).expect("JSON values serialise to YAML")
+}
+
+/// The host's network intent as written (placeholders expanded): what the
+/// node applies live, where `copy-mac-from` works.
+pub fn intent(host: &Host) -> Option<J> {
+    host.network.as_ref().map(|n| n.to_json())
+}
+
+/// First DNS label: the node's short hostname, which names its
+/// `/etc/nmstate/openshift/<host>.yml`.
+pub fn short_name(host: &Host) -> &str {
+    host.name.value.split('.').next().unwrap_or(&host.name.value)
+}
+
+/// Per host: keyfiles (0600) and the NMState they were generated from.
+pub fn host_files(host: &Host, report: &HostReport, out: &mut Vec<OutFile>) {
+    let dir = format!("hosts/{}", host.name.value);
+    if let Some(keyfiles) = &report.keyfiles {
+        for (name, content) in keyfiles {
+            out.push(OutFile::new(format!("{dir}/system-connections/{name}"), content.as_bytes(), 0o600));
+        }
+    }
+    if let Some(resolved) = &report.resolved {
+        out.push(OutFile::new(format!("{dir}/nmstate.yml"), yaml(resolved), 0o644));
+    }
+}
+
+/// Environment variable the rendered install-config expects the BMC
+/// password in (install-config carries passwords inline; nodenet never
+/// writes them there).
+pub fn password_var(cred_name: &str, cred: Option<&Credentials>) -> String {
+    if let Some(Credentials { password: PasswordSource::Env(var), .. }) = cred {
+        return var.clone();
+    }
+    let mut v = String::from("BMC_PASSWORD_");
+    v.extend(cred_name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }));
+    v
+}
+
+fn install_config_host(inv: &Inventory, host: &Host) -> J {
+    let mut h = Map::new();
+    h.insert("name".into(), json!(host.name.value));
+    h.insert("role".into(), json!(host.role.value.as_str()));
+    if let Some(bmc) = &host.bmc {
+        let cred_name = bmc.credentials.as_ref().map(|c| c.value.as_str()).unwrap_or("");
+        let cred = inv.credentials.get(cred_name).map(|c| &c.value);
+        h.insert(
+            "bmc".into(),
+            json!({
+                "address": bmc.address.value,
+                "username": cred.map(|c| c.username.as_str()).unwrap_or(""),
+                "password": format!("${{{}}}", password_var(cred_name, cred)),
+                "disableCertificateVerification": bmc.disable_certificate_verification,
+            }),
+        );
+    }
+    if let Some(mac) = &host.boot_mac {
+        h.insert("bootMACAddress".into(), json!(mac.value));
+    }
+    if let Some(mode) = &host.boot_mode {
+        h.insert("bootMode".into(), json!(mode.value));
+    }
+    if let Some(hints) = &host.root_device_hints {
+        h.insert("rootDeviceHints".into(), hints.to_json());
+    }
+    if let Some(net) = intent(host) {
+        h.insert("networkConfig".into(), net);
+    }
+    J::Object(h)
+}
+
+/// install-config.yaml: complete when the inventory has the cluster
+/// fields, else only `platform.baremetal.hosts` to paste in.
+pub fn install_config(inv: &Inventory) -> String {
+    let c = &inv.cluster;
+    let hosts: Vec<J> = inv.hosts.iter().map(|h| install_config_host(inv, h)).collect();
+    let mut bm = Map::new();
+    if !c.api_vips.is_empty() {
+        bm.insert("apiVIPs".into(), json!(c.api_vips.iter().map(|v| v.value.to_string()).collect::<Vec<_>>()));
+    }
+    if !c.ingress_vips.is_empty() {
+        bm.insert("ingressVIPs".into(), json!(c.ingress_vips.iter().map(|v| v.value.to_string()).collect::<Vec<_>>()));
+    }
+    if let Some(p) = &c.provisioning.network {
+        bm.insert("provisioningNetwork".into(), json!(p.value.as_str()));
+    }
+    if let Some(cidr) = &c.provisioning.cidr {
+        bm.insert("provisioningNetworkCIDR".into(), json!(cidr.value.to_string()));
+    }
+    if let Some(i) = &c.provisioning.interface {
+        bm.insert("provisioningNetworkInterface".into(), json!(i.value));
+    }
+    if let Some(img) = &c.cluster_os_image {
+        bm.insert("clusterOSImage".into(), json!(img.value));
+    }
+    bm.insert("hosts".into(), J::Array(hosts));
+    let platform = json!({ "baremetal": bm });
+    if !c.is_complete() {
+        return yaml(&json!({ "platform": platform }));
+    }
+    let count = |r: Role| inv.hosts.iter().filter(|h| h.role.value == r).count();
+    let mut doc = Map::new();
+    doc.insert("apiVersion".into(), json!("v1"));
+    doc.insert("baseDomain".into(), json!(c.base_domain.as_ref().map(|b| b.value.clone())));
+    doc.insert("metadata".into(), json!({ "name": c.name.as_ref().map(|n| n.value.clone()) }));
+    doc.insert(
+        "networking".into(),
+        json!({
+            "networkType": "OVNKubernetes",
+            "machineNetwork": c.machine_networks.iter().map(|n| json!({"cidr": n.value.to_string()})).collect::<Vec<_>>(),
+        }),
+    );
+    doc.insert(
+        "controlPlane".into(),
+        json!({"name": "master", "replicas": count(Role::Master), "platform": {"baremetal": {}}}),
+    );
+    doc.insert(
+        "compute".into(),
+        json!([{"name": "worker", "replicas": count(Role::Worker), "platform": {"baremetal": {}}}]),
+    );
+    doc.insert("platform".into(), platform);
+    doc.insert("pullSecret".into(), json!("${PULL_SECRET}"));
+    if let Some(k) = &c.ssh_key {
+        doc.insert("sshKey".into(), json!(k));
+    }
+    yaml(&J::Object(doc))
+}
+
+/// agent-config.yaml; rendezvousIP is the inventory's, else the first
+/// master's first static address.
+pub fn agent_config(inv: &Inventory, addresses: &[Vec<IpAddr>]) -> String {
+    let rendezvous = inv.rendezvous_ip.as_ref().map(|r| r.value).or_else(|| {
+        inv.hosts
+            .iter()
+            .zip(addresses)
+            .find(|(h, a)| h.role.value == Role::Master && !a.is_empty())
+            .map(|(_, a)| a[0])
+    });
+    let hosts: Vec<J> = inv
+        .hosts
+        .iter()
+        .map(|h| {
+            let mut m = Map::new();
+            m.insert("hostname".into(), json!(h.name.value));
+            if h.role.value != Role::Unset {
+                m.insert("role".into(), json!(h.role.value.as_str()));
+            }
+            let ifaces: Vec<J> = h
+                .nics
+                .iter()
+                .filter_map(|n| Some(json!({"name": n.name.value, "macAddress": n.mac.as_ref()?.value})))
+                .collect();
+            m.insert("interfaces".into(), J::Array(ifaces));
+            if let Some(hints) = &h.root_device_hints {
+                m.insert("rootDeviceHints".into(), hints.to_json());
+            }
+            if let Some(net) = intent(h) {
+                m.insert("networkConfig".into(), net);
+            }
+            J::Object(m)
+        })
+        .collect();
+    let mut doc = Map::new();
+    doc.insert("apiVersion".into(), json!("v1beta1"));
+    doc.insert("kind".into(), json!("AgentConfig"));
+    doc.insert(
+        "metadata".into(),
+        json!({"name": inv.cluster.name.as_ref().map(|n| n.value.clone()).unwrap_or_else(|| "cluster".into())}),
+    );
+    if let Some(ip) = rendezvous {
+        doc.insert("rendezvousIP".into(), json!(ip.to_string()));
+    }
+    doc.insert("hosts".into(), J::Array(hosts));
+    yaml(&J::Object(doc))
+}
+
+/// The Ignition config a MachineConfig carries: one file per host of the
+/// role, `/etc/nmstate/openshift/<host>.yml` (`.yaml` is not read).
+pub fn ignition_config(hosts: &[&Host]) -> J {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let files: Vec<J> = hosts
+        .iter()
+        .filter_map(|h| {
+            let state = yaml(&intent(h)?);
+            Some(json!({
+                "path": format!("/etc/nmstate/openshift/{}.yml", short_name(h)),
+                "mode": 0o644,
+                "overwrite": true,
+                "contents": {"source": format!("data:text/plain;charset=utf-8;base64,{}", b64.encode(state))},
+            }))
+        })
+        .collect();
+    json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}})
+}
+
+fn by_role(inv: &Inventory) -> BTreeMap<&'static str, Vec<&Host>> {
+    let mut roles: BTreeMap<&'static str, Vec<&Host>> = BTreeMap::new();
+    for h in inv.hosts.iter().filter(|h| h.network.is_some()) {
+        roles.entry(h.role.value.pool()).or_default().push(h);
+    }
+    roles
+}
+
+pub fn machine_configs(inv: &Inventory, out: &mut Vec<OutFile>) {
+    for (role, hosts) in by_role(inv) {
+        let name = format!("10-nodenet-nmstate-{role}");
+        let mc = json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1",
+            "kind": "MachineConfig",
+            "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
+            "spec": {"config": ignition_config(&hosts)},
+        });
+        out.push(OutFile::new(format!("openshift/{name}.yaml"), yaml(&mc), 0o644));
+    }
+}
+
+/// NodeNetworkConfigurationPolicies: one per role when every host of the
+/// role has the same state, else one per host pinned by hostname.
+pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
+    for (role, hosts) in by_role(inv) {
+        let states: Vec<J> = hosts.iter().filter_map(|h| intent(h)).collect();
+        let shared = states.windows(2).all(|w| w[0] == w[1]);
+        let policy = |name: &str, selector: J, state: &J| {
+            yaml(&json!({
+                "apiVersion": "nmstate.io/v1",
+                "kind": "NodeNetworkConfigurationPolicy",
+                "metadata": {"name": name},
+                "spec": {"nodeSelector": selector, "maxUnavailable": "50%", "desiredState": state},
+            }))
+        };
+        let role_label = format!("node-role.kubernetes.io/{role}");
+        if shared {
+            let name = format!("nodenet-{role}");
+            out.push(OutFile::new(format!("nncp/{name}.yaml"), policy(&name, json!({ role_label: "" }), &states[0]), 0o644));
+        } else {
+            for (h, state) in hosts.iter().zip(&states) {
+                let name = format!("nodenet-{}", h.name.value);
+                let selector = json!({ role_label.clone(): "", "kubernetes.io/hostname": h.name.value });
+                out.push(OutFile::new(format!("nncp/{name}.yaml"), policy(&name, selector, state), 0o644));
+            }
+        }
+    }
+}
+
+/// Scale-out: BareMetalHost + `<host>-network-config-secret` (key
+/// `nmstate`), and the BMC Secret in its own 0600 file — the only place a
+/// password is ever written.
+pub fn scale_out(inv: &Inventory, host: &Host, warnings: &mut Vec<Diagnostic>, out: &mut Vec<OutFile>) {
+    let name = &host.name.value;
+    let mut docs = Vec::new();
+    let net_secret = format!("{name}-network-config-secret");
+    if let Some(state) = intent(host) {
+        docs.push(yaml(&json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": net_secret, "namespace": NAMESPACE},
+            "type": "Opaque",
+            "stringData": {"nmstate": yaml(&state)},
+        })));
+    }
+    let mut spec = Map::new();
+    spec.insert("online".into(), json!(true));
+    if let Some(mac) = &host.boot_mac {
+        spec.insert("bootMACAddress".into(), json!(mac.value));
+    }
+    if let Some(mode) = &host.boot_mode {
+        spec.insert("bootMode".into(), json!(mode.value));
+    }
+    if let Some(bmc) = &host.bmc {
+        let secret = format!("{name}-bmc-secret");
+        spec.insert(
+            "bmc".into(),
+            json!({
+                "address": bmc.address.value,
+                "credentialsName": secret,
+                "disableCertificateVerification": bmc.disable_certificate_verification,
+            }),
+        );
+        if let Some(cred) = bmc.credentials.as_ref().and_then(|c| inv.credentials.get(&c.value)) {
+            let mut data = Map::new();
+            data.insert("username".into(), json!(cred.value.username));
+            match cred.value.resolve_password() {
+                Some(p) => {
+                    data.insert("password".into(), json!(p.expose()));
+                }
+                None => warnings.push(
+                    Diagnostic::warning(
+                        nodenet_model::Code::CredentialsUnknown,
+                        format!(
+                            "password of credentials `{}` is not available ({}); {secret} is written without it",
+                            bmc.credentials.as_ref().map(|c| c.value.as_str()).unwrap_or(""),
+                            match &cred.value.password {
+                                PasswordSource::Env(v) => format!("environment variable {v} is not set"),
+                                PasswordSource::File(f) => format!("cannot read {f}"),
+                                PasswordSource::Inline(_) => "empty".into(),
+                            }
+                        ),
+                    )
+                    .at(cred.span)
+                    .host(name.clone()),
+                ),
+            }
+            let bmc_secret = json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": secret, "namespace": NAMESPACE},
+                "type": "Opaque",
+                "stringData": data,
+            });
+            out.push(OutFile::new(format!("scale-out/{name}-bmc-secret.yaml"), yaml(&bmc_secret), 0o600));
+        }
+    }
+    if let Some(hints) = &host.root_device_hints {
+        spec.insert("rootDeviceHints".into(), hints.to_json());
+    }
+    if host.network.is_some() {
+        spec.insert("preprovisioningNetworkDataName".into(), json!(net_secret));
+    }
+    docs.push(yaml(&json!({
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "BareMetalHost",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": spec,
+    })));
+    out.push(OutFile::new(format!("scale-out/{name}.yaml"), docs.join("---\n"), 0o644));
+}
+
+/// All artifacts of a checked inventory.
+pub fn all(inv: &Inventory, report: &Report, addresses: &[Vec<IpAddr>], warnings: &mut Vec<Diagnostic>) -> Vec<OutFile> {
+    use rayon::prelude::*;
+    let per_host: Vec<(Vec<OutFile>, Vec<Diagnostic>)> = inv
+        .hosts
+        .par_iter()
+        .zip(&report.hosts)
+        .map(|(h, r)| {
+            let mut files = Vec::new();
+            let mut w = Vec::new();
+            host_files(h, r, &mut files);
+            scale_out(inv, h, &mut w, &mut files);
+            (files, w)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (files, w) in per_host {
+        out.extend(files);
+        warnings.extend(w);
+    }
+    out.push(OutFile::new("install-config.yaml", install_config(inv), 0o644));
+    out.push(OutFile::new("agent-config.yaml", agent_config(inv, addresses), 0o644));
+    machine_configs(inv, &mut out);
+    nncps(inv, &mut out);
+    out
+}
