@@ -146,6 +146,14 @@ pub fn locate(msg: &str, network: &Node) -> Span {
             return span;
         }
     }
+    // A top-level section named in the message (`hostname`, `routes`...).
+    if let Some(entries) = network.as_map() {
+        for (k, _) in entries {
+            if k.as_str().is_some_and(|k| mentions(&msg.to_ascii_lowercase(), k)) {
+                return k.span;
+            }
+        }
+    }
     network.span
 }
 

@@ -25,7 +25,7 @@ impl SourceCode for Src {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, miette::MietteError> {
-        let inner = self.0.text.as_str().read_span(span, before, after)?;
+        let inner = self.0.shown().read_span(span, before, after)?;
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name.clone(),
             inner.data(),

@@ -54,6 +54,7 @@ codes! {
     TemplateVariable = "template-variable": "A `${...}` placeholder names no known value.",
     PoolExhausted = "pool-exhausted": "An IP pool has fewer free addresses than the hosts that draw from it.",
     CredentialsUnknown = "credentials-unknown": "A BMC refers to credentials not defined in the inventory.",
+    CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available at render time (warning; the BMC Secret is written without it).",
     // nmstate itself
     NmstateError = "nmstate-error": "nmstate rejected the host's network state.",
     NmstateWarning = "nmstate-warning": "nmstate warned about the host's network state.",
@@ -166,6 +167,15 @@ impl Diagnostic {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// The text as it may be shown in a snippet: secrets (BMC passwords
+    /// written inline, as install-config does) blanked out.
+    pub display: Option<String>,
+}
+
+impl SourceFile {
+    pub fn shown(&self) -> &str {
+        self.display.as_deref().unwrap_or(&self.text)
+    }
 }
 
 /// All files of one run; spans refer to them by index.
@@ -176,8 +186,22 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: String) -> FileId {
-        self.files.push(Arc::new(SourceFile { name: name.into(), text }));
+        self.files.push(Arc::new(SourceFile { name: name.into(), text, display: None }));
         (self.files.len() - 1) as FileId
+    }
+
+    /// Masks byte ranges (offset, len) of a file wherever it is shown.
+    pub fn redact(&mut self, id: FileId, ranges: &[(usize, usize)]) {
+        let Some(file) = self.files.get_mut(id as usize) else { return };
+        let mut shown = file.text.clone().into_bytes();
+        for &(start, len) in ranges {
+            let end = (start + len).min(shown.len());
+            for b in &mut shown[start.min(end)..end] {
+                *b = b'*';
+            }
+        }
+        let display = String::from_utf8_lossy(&shown).into_owned();
+        *file = Arc::new(SourceFile { name: file.name.clone(), text: file.text.clone(), display: Some(display) });
     }
 
     pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {

@@ -63,10 +63,30 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
                 continue;
             }
         };
+        let secrets = secret_spans(&root);
+        if !secrets.is_empty() {
+            sources.redact(file, &secrets);
+        }
         let part = load_node(&root, file, &stem, &mut diagnostics);
         merge(&mut inventory, part);
     }
     Loaded { sources, inventory, diagnostics }
+}
+
+/// Byte ranges of every `password:` value, so no snippet ever shows one.
+fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut visit = |n: &Node| {
+        for (k, v) in n.as_map().unwrap_or_default() {
+            if k.as_str().is_some_and(|k| k.eq_ignore_ascii_case("password")) {
+                // The value's length in the source (quotes included).
+                out.push((v.span.offset as usize, v.span.len as usize));
+            }
+        }
+        false
+    };
+    root.find(&mut visit);
+    out
 }
 
 fn merge(into: &mut Inventory, part: Inventory) {

@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value as J};
 
 use nodenet_check::{HostReport, Report};
-use nodenet_model::{Credentials, Diagnostic, Host, Inventory, PasswordSource, Role};
+use nodenet_model::{Code, Credentials, Diagnostic, Host, Inventory, PasswordSource, Role, Secret};
 
 use crate::output::OutFile;
 
@@ -264,7 +264,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
 /// Scale-out: BareMetalHost + `<host>-network-config-secret` (key
 /// `nmstate`), and the BMC Secret in its own 0600 file — the only place a
 /// password is ever written.
-pub fn scale_out(inv: &Inventory, host: &Host, warnings: &mut Vec<Diagnostic>, out: &mut Vec<OutFile>) {
+pub fn scale_out(host: &Host, passwords: &Passwords, out: &mut Vec<OutFile>) {
     let name = &host.name.value;
     let mut docs = Vec::new();
     let net_secret = format!("{name}-network-config-secret");
@@ -295,29 +295,11 @@ pub fn scale_out(inv: &Inventory, host: &Host, warnings: &mut Vec<Diagnostic>, o
                 "disableCertificateVerification": bmc.disable_certificate_verification,
             }),
         );
-        if let Some(cred) = bmc.credentials.as_ref().and_then(|c| inv.credentials.get(&c.value)) {
+        if let Some((username, password)) = bmc.credentials.as_ref().and_then(|c| passwords.get(&c.value)) {
             let mut data = Map::new();
-            data.insert("username".into(), json!(cred.value.username));
-            match cred.value.resolve_password() {
-                Some(p) => {
-                    data.insert("password".into(), json!(p.expose()));
-                }
-                None => warnings.push(
-                    Diagnostic::warning(
-                        nodenet_model::Code::CredentialsUnknown,
-                        format!(
-                            "password of credentials `{}` is not available ({}); {secret} is written without it",
-                            bmc.credentials.as_ref().map(|c| c.value.as_str()).unwrap_or(""),
-                            match &cred.value.password {
-                                PasswordSource::Env(v) => format!("environment variable {v} is not set"),
-                                PasswordSource::File(f) => format!("cannot read {f}"),
-                                PasswordSource::Inline(_) => "empty".into(),
-                            }
-                        ),
-                    )
-                    .at(cred.span)
-                    .host(name.clone()),
-                ),
+            data.insert("username".into(), json!(username));
+            if let Some(p) = password {
+                data.insert("password".into(), json!(p.expose()));
             }
             let bmc_secret = json!({
                 "apiVersion": "v1",
@@ -344,26 +326,51 @@ pub fn scale_out(inv: &Inventory, host: &Host, warnings: &mut Vec<Diagnostic>, o
     out.push(OutFile::new(format!("scale-out/{name}.yaml"), docs.join("---\n"), 0o644));
 }
 
+/// Username and (when available) password per credentials name.
+pub type Passwords = BTreeMap<String, (String, Option<Secret>)>;
+
+/// Reads every password once (not once per host), warning once for each
+/// one that is not available.
+pub fn resolve_passwords(inv: &Inventory, warnings: &mut Vec<Diagnostic>) -> Passwords {
+    let mut out = Passwords::new();
+    for (name, cred) in &inv.credentials {
+        let used = inv.hosts.iter().any(|h| h.bmc.as_ref().and_then(|b| b.credentials.as_ref()).is_some_and(|c| &c.value == name));
+        let password = cred.value.resolve_password();
+        if password.is_none() && used {
+            let why = match &cred.value.password {
+                PasswordSource::Env(v) => format!("environment variable {v} is not set"),
+                PasswordSource::File(f) => format!("cannot read {f}"),
+                PasswordSource::Inline(_) => "empty".into(),
+            };
+            warnings.push(
+                Diagnostic::warning(
+                    Code::CredentialsUnresolved,
+                    format!("password of credentials `{name}` is not available ({why}); BMC Secrets are written without it"),
+                )
+                .at(cred.span),
+            );
+        }
+        out.insert(name.clone(), (cred.value.username.clone(), password));
+    }
+    out
+}
+
 /// All artifacts of a checked inventory.
 pub fn all(inv: &Inventory, report: &Report, addresses: &[Vec<IpAddr>], warnings: &mut Vec<Diagnostic>) -> Vec<OutFile> {
     use rayon::prelude::*;
-    let per_host: Vec<(Vec<OutFile>, Vec<Diagnostic>)> = inv
+    let passwords = resolve_passwords(inv, warnings);
+    let per_host: Vec<Vec<OutFile>> = inv
         .hosts
         .par_iter()
         .zip(&report.hosts)
         .map(|(h, r)| {
             let mut files = Vec::new();
-            let mut w = Vec::new();
             host_files(h, r, &mut files);
-            scale_out(inv, h, &mut w, &mut files);
-            (files, w)
+            scale_out(h, &passwords, &mut files);
+            files
         })
         .collect();
-    let mut out = Vec::new();
-    for (files, w) in per_host {
-        out.extend(files);
-        warnings.extend(w);
-    }
+    let mut out: Vec<OutFile> = per_host.into_iter().flatten().collect();
     out.push(OutFile::new("install-config.yaml", install_config(inv), 0o644));
     out.push(OutFile::new("agent-config.yaml", agent_config(inv, addresses), 0o644));
     machine_configs(inv, &mut out);

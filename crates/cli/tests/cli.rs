@@ -1,0 +1,264 @@
+//! The CLI contract: exit codes, JSON shape, atomic output, secrets, and
+//! every accepted input format.
+
+mod common;
+
+use std::fs;
+
+use common::*;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn missing_file_is_a_usage_error_and_bad_flag_too() {
+    let o = run(nodenet().args(["check", "/nonexistent/cluster.yaml"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/cluster.yaml"));
+    let o = run(nodenet().args(["check", "--bogus", "x"]));
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn json_diagnostics_point_at_the_wrong_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "host.yml",
+        "interfaces:\n- name: eth0\n  type: ethernet\n  state: up\n- name: eth0.5000\n  type: vlan\n  state: up\n  vlan:\n    base-iface: eth0\n    id: 5000\n",
+    );
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "vlan-id-range");
+    assert_eq!(d["line"], 10);
+    assert_eq!(d["column"], 9);
+    assert_eq!(d["host"], "host");
+    assert_eq!(d["file"], f.to_str().unwrap());
+}
+
+#[test]
+fn human_output_has_location_snippet_code_and_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "host.yml",
+        "interfaces:\n- name: bond0\n  type: bond\n  state: up\n  link-aggregation:\n    mode: active-backup\n    options:\n      lacp_rate: fast\n    port: [eth0, eth1]\n- {name: eth0, type: ethernet}\n- {name: eth1, type: ethernet}\n",
+    );
+    let o = run(nodenet().arg("check").arg(&f));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("host.yml:8:7"), "{err}");
+    assert!(err.contains("bond-option-mode"), "{err}");
+    assert!(err.contains("lacp_rate: fast"), "snippet: {err}");
+    assert!(err.contains("only valid for 802.3ad"), "help: {err}");
+}
+
+#[test]
+fn all_problems_are_reported_in_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "host.yml",
+        "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address:\n    - ip: 10.0.0.300\n      prefix-length: 24\n    - ip: 10.0.0.1\n      prefix-length: 33\n- name: v\n  type: vlan\n  vlan: {base-iface: nope, id: 0}\n",
+    );
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
+    let codes: Vec<String> = json(&o)["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect();
+    for c in ["ip-invalid", "ip-prefix-range", "vlan-base-missing", "vlan-id-range"] {
+        assert!(codes.iter().any(|x| x == c), "{c} missing from {codes:?}");
+    }
+}
+
+#[test]
+fn failed_render_writes_nothing_and_keeps_previous_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let good = repo().join("examples/lacp-vlan.yaml");
+    assert!(run(nodenet().arg("render").arg(&good).arg("-o").arg(&out)).status.success());
+    let before = fs::read(out.join("manifest.json")).unwrap();
+    let bad = write(tmp.path(), "bad.yaml", &fs::read_to_string(&good).unwrap().replace("id: 110", "id: 4095"));
+    let o = run(nodenet().arg("render").arg(&bad).arg("-o").arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(fs::read(out.join("manifest.json")).unwrap(), before);
+    // No temporary directory left behind.
+    let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(names.iter().all(|n| !n.contains("nodenet-")), "{names:?}");
+}
+
+#[test]
+fn render_refuses_to_replace_a_foreign_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let o = run(nodenet().arg("render").arg(repo().join("examples/lacp-vlan.yaml")).arg("-o").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(fs::read_to_string(tmp.path().join("notes.txt")).unwrap(), "mine");
+}
+
+#[test]
+fn render_without_file_uses_the_builtin_example() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(nodenet().arg("render").current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(tmp.path().join("out/hosts/master-0/system-connections/bond0.110.nmconnection").is_file());
+}
+
+#[test]
+fn bmc_password_only_in_its_secret() {
+    let secret = "s3cr3t-Pa55-9f1c";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let ex = repo().join("examples/lacp-vlan.yaml");
+    for format in ["human", "json"] {
+        let o = run(nodenet().args(["render", "--format", format]).arg(&ex).arg("-o").arg(&out).env("BMC_PASSWORD", secret));
+        assert!(o.status.success());
+        assert!(!String::from_utf8_lossy(&o.stdout).contains(secret));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains(secret));
+    }
+    let mut in_secret = 0;
+    for f in files_under(&out) {
+        let text = fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with("-bmc-secret.yaml") {
+            assert!(text.contains(secret), "{f:?}");
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+            in_secret += 1;
+        } else {
+            assert!(!text.contains(secret), "password leaked into {f:?}");
+        }
+    }
+    assert_eq!(in_secret, 4);
+    let ic = fs::read_to_string(out.join("install-config.yaml")).unwrap();
+    assert!(ic.contains("password: ${BMC_PASSWORD}"), "{ic}");
+}
+
+#[test]
+fn password_from_install_config_is_not_echoed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "install-config.yaml",
+        "apiVersion: v1\nbaseDomain: example.com\nmetadata: {name: c}\nnetworking:\n  machineNetwork: [{cidr: 192.168.111.0/24}]\nplatform:\n  baremetal:\n    apiVIPs: [192.168.111.5]\n    ingressVIPs: [192.168.111.4]\n    hosts:\n    - name: m0\n      role: master\n      bmc: {address: 'bogus://x', username: admin, password: Inline-Secret-77}\n      bootMACAddress: 52:54:00:00:00:01\n",
+    );
+    for format in ["human", "json"] {
+        let o = run(nodenet().args(["check", "--format", format]).arg(&f));
+        assert_eq!(o.status.code(), Some(1));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("Inline-Secret-77"));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("Inline-Secret-77"));
+    }
+}
+
+#[test]
+fn install_config_and_agent_config_render_as_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let net = "      networkConfig:\n        interfaces:\n        - name: eno1\n          type: ethernet\n          state: up\n          mac-address: 52:54:00:00:00:0IDX\n          ipv4:\n            enabled: true\n            address: [{ip: 192.168.111.1IDX, prefix-length: 24}]\n        routes:\n          config:\n          - {destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: eno1}\n";
+    let mut hosts = String::new();
+    for i in 0..3 {
+        hosts += &format!(
+            "    - name: master-{i}\n      role: master\n      bmc: {{address: 'redfish-virtualmedia+http://192.168.111.1:8000/redfish/v1/Systems/{i}', username: admin, password: pw}}\n      bootMACAddress: 52:54:00:00:00:0{i}\n"
+        );
+        hosts += &net.replace("IDX", &i.to_string());
+    }
+    let ic = write(
+        tmp.path(),
+        "install-config.yaml",
+        &format!("apiVersion: v1\nbaseDomain: example.com\nmetadata: {{name: c}}\nnetworking:\n  machineNetwork: [{{cidr: 192.168.111.0/24}}]\nplatform:\n  baremetal:\n    apiVIPs: [192.168.111.5]\n    ingressVIPs: [192.168.111.4]\n    provisioningNetwork: Disabled\n    hosts:\n{hosts}"),
+    );
+    let o = run(nodenet().arg("check").arg(&ic));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&ic).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let kf = fs::read_to_string(out.join("hosts/master-2/system-connections/eno1.nmconnection")).unwrap();
+    assert!(kf.contains("address0=192.168.111.12/24"), "{kf}");
+    // Passwords from install-config are not copied into the rendered one.
+    let rendered = fs::read_to_string(out.join("install-config.yaml")).unwrap();
+    assert!(!rendered.contains("password: pw"), "{rendered}");
+
+    let ac = write(
+        tmp.path(),
+        "agent-config.yaml",
+        "apiVersion: v1beta1\nkind: AgentConfig\nmetadata: {name: c}\nrendezvousIP: 192.168.111.10\nhosts:\n- hostname: master-0\n  role: master\n  interfaces: [{name: eno1, macAddress: '52:54:00:00:00:10'}]\n  networkConfig:\n    interfaces:\n    - name: eno1\n      type: ethernet\n      state: up\n      ipv4: {enabled: true, address: [{ip: 192.168.111.10, prefix-length: 24}]}\n",
+    );
+    let o = run(nodenet().arg("check").arg(&ac));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(nodenet().arg("render").arg(&ac).arg("-o").arg(tmp.path().join("out2")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let agent: serde_json::Value =
+        serde_yaml::from_str(&fs::read_to_string(tmp.path().join("out2/agent-config.yaml")).unwrap()).unwrap();
+    assert_eq!(agent["rendezvousIP"], "192.168.111.10");
+    assert_eq!(agent["hosts"][0]["interfaces"][0]["macAddress"], "52:54:00:00:00:10");
+}
+
+#[test]
+fn install_config_plus_agent_config_check_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ic = write(
+        tmp.path(),
+        "install-config.yaml",
+        "apiVersion: v1\nbaseDomain: example.com\nmetadata: {name: c}\nnetworking:\n  machineNetwork: [{cidr: 10.0.0.0/24}]\nplatform:\n  baremetal:\n    apiVIPs: [10.0.0.5]\n    ingressVIPs: [10.0.0.4]\n",
+    );
+    // The host's address is outside install-config's machine network.
+    let ac = write(
+        tmp.path(),
+        "agent-config.yaml",
+        "apiVersion: v1beta1\nkind: AgentConfig\nmetadata: {name: c}\nhosts:\n- hostname: m0\n  interfaces: [{name: eno1, macAddress: '52:54:00:00:00:10'}]\n  networkConfig:\n    interfaces:\n    - name: eno1\n      type: ethernet\n      ipv4: {enabled: true, address: [{ip: 192.168.1.10, prefix-length: 24}]}\n",
+    );
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&ic).arg(&ac));
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "ip-outside-machine-network").expect("diag");
+    assert_eq!(d["file"], ac.to_str().unwrap());
+    assert_eq!(d["line"], 11);
+}
+
+#[test]
+fn template_expansion_is_deterministic_and_pools_skip_written_addresses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = write(
+        tmp.path(),
+        "c.yaml",
+        "nodenet: v1\npools:\n  p: {range: 10.0.0.10-10.0.0.20, prefix: 24}\ntemplates:\n  t:\n    network:\n      interfaces:\n      - name: eth0\n        type: ethernet\n        ipv4: {enabled: true, address: [{ip: '${ip.p}', prefix-length: '${prefix.p}'}]}\nhosts:\n- {name: fixed, template: t, ips: {p: 10.0.0.11}}\n- {name: 'w-${index}', template: t, count: 3}\n",
+    );
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ip = |h: &str| {
+        let kf = fs::read_to_string(out.join(format!("hosts/{h}/system-connections/eth0.nmconnection"))).unwrap();
+        kf.lines().find(|l| l.starts_with("address0=")).unwrap().to_string()
+    };
+    assert_eq!(ip("fixed"), "address0=10.0.0.11/24");
+    assert_eq!(ip("w-0"), "address0=10.0.0.10/24");
+    assert_eq!(ip("w-1"), "address0=10.0.0.12/24");
+    assert_eq!(ip("w-2"), "address0=10.0.0.13/24");
+}
+
+#[test]
+fn nmstate_warnings_become_located_diagnostics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(tmp.path(), "h.yml", "interfaces:\n- name: eth0\n  type: ethernet\n  state: up\nhostname:\n  config: node-1\n");
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "nmstate-warning").expect("nmstate warning");
+    assert_eq!(d["severity"], "warning");
+    assert!(d["message"].as_str().unwrap().contains("hostname"));
+    assert_eq!(d["line"], 5, "{d}");
+}
+
+#[test]
+fn nmstate_errors_are_located_not_line_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(tmp.path(), "h.yml", "interfaces:\n- name: eth0\n  type: ethernet\n  state: up\n  ipv4:\n    enabled: true\n    dhcpp: true\n");
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "unknown-field");
+    assert_eq!(d["line"], 7, "{d}");
+}
