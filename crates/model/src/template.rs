@@ -209,7 +209,7 @@ impl Expander<'_> {
                     self.report(
                         Diagnostic::error(
                             Code::TemplateVariable,
-                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03` or `02x`)"),
+                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x` or `mac 52:54:00:00:00:00`)"),
                         )
                         .at(span),
                     );
@@ -263,8 +263,21 @@ impl Expander<'_> {
     }
 }
 
-/// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex.
+/// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex;
+/// `mac 52:54:00:00:00:00` → that MAC plus the number (hosts beyond 255).
 fn format_int(i: i64, f: &str) -> Option<String> {
+    if let Some(base) = f.strip_prefix("mac ") {
+        let base = base.trim();
+        if !crate::fields::is_mac(base) {
+            return None;
+        }
+        let n = u64::from_str_radix(&base.replace(':', ""), 16).ok()?.checked_add(u64::try_from(i).ok()?)?;
+        if n >= 1 << 48 {
+            return None;
+        }
+        let b = n.to_be_bytes();
+        return Some(format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[2], b[3], b[4], b[5], b[6], b[7]));
+    }
     let (digits, hex) = match f.strip_suffix('x') {
         Some(d) => (d, true),
         None => (f, false),
@@ -323,6 +336,8 @@ mod tests {
         assert_eq!(n.get("ip2").unwrap().as_str(), Some("10.0.0.10"));
         assert_eq!(n.get("name").unwrap().as_str(), Some("w-010"));
         assert_eq!(n.get("mac").unwrap().as_str(), Some("52:54:00:00:00:0a"));
+        assert_eq!(format_int(0x1ff, "mac 52:54:00:00:ff:01").as_deref(), Some("52:54:00:01:01:00"));
+        assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff:ff"), None);
         assert!(diags.is_empty(), "{diags:?}");
     }
 

@@ -46,6 +46,7 @@ pub fn write_tree(dir: &Path, mut files: Vec<OutFile>, manifest: bool) -> Result
         return Err(RenderError::Conflict(w[0].path.clone()));
     }
     guard_existing(dir)?;
+    umask();
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -132,8 +133,22 @@ pub fn write_file(path: &Path, content: &[u8], mode: u32) -> Result<(), RenderEr
         .open(path)
         .map_err(|e| io_err(path, e))?;
     f.write_all(content).map_err(|e| io_err(path, e))?;
-    // The umask may have cut bits the consumer expects (0600 keyfiles).
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| io_err(path, e))
+    // The umask may have cut bits the consumer expects.
+    if mode & !umask() != mode {
+        f.set_permissions(fs::Permissions::from_mode(mode)).map_err(|e| io_err(path, e))?;
+    }
+    Ok(())
+}
+
+/// The process umask, read once (reading it means setting it, so do it
+/// before any thread writes files).
+fn umask() -> u32 {
+    static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+        rustix::process::umask(old);
+        old.as_raw_mode()
+    })
 }
 
 pub fn hex(bytes: &[u8]) -> String {

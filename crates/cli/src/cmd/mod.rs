@@ -1,6 +1,7 @@
 //! One module per subcommand: arguments, a call into a stage crate, output.
 
 pub mod check;
+pub mod explain;
 pub mod gc;
 pub mod render;
 

@@ -1,0 +1,167 @@
+//! `nodenet-bench`: generates an N-host inventory from a template, times
+//! `nodenet check` and `nodenet render` on it (whole processes, to disk),
+//! then runs `nmstatectl gc` on a sample of the same hosts, one process per
+//! host, and prints both per-host costs and their ratio.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+
+#[derive(Parser)]
+struct Args {
+    /// Hosts in the generated inventory.
+    #[arg(long, default_value_t = 10_000)]
+    hosts: usize,
+    /// Hosts given to nmstatectl, one process each.
+    #[arg(long, default_value_t = 200)]
+    sample: usize,
+    /// Repetitions of check and render (the best run is reported).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// nodenet binary (default: beside this one).
+    #[arg(long)]
+    nodenet: Option<PathBuf>,
+    #[arg(long, default_value = "nmstatectl")]
+    nmstatectl: String,
+    /// Work directory (default: a temporary one).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+/// A worker template: 802.3ad bond of two 9000-MTU NICs, static address
+/// from a pool, default route and DNS; MACs and BMC from the index.
+fn inventory(hosts: usize) -> String {
+    format!(
+        r#"nodenet: v1
+cluster:
+  name: bench
+  baseDomain: example.com
+  machineNetworks: [10.0.0.0/8]
+  apiVIPs: [10.0.0.5]
+  ingressVIPs: [10.0.0.4]
+  provisioning: {{network: Disabled}}
+credentials:
+  bmc: {{username: admin, passwordEnv: BENCH_BMC_PASSWORD}}
+pools:
+  machine: {{range: 10.1.0.1-10.255.255.254, prefix: 8, gateway: 10.0.0.1, dns: [10.0.0.2]}}
+templates:
+  worker:
+    role: worker
+    bootMode: UEFI
+    bootInterface: ens1f0
+    bmc:
+      address: redfish-virtualmedia+https://bmc-${{index}}.example.com/redfish/v1/Systems/1
+      credentials: bmc
+    nics:
+      ens1f0: ${{index:mac b8:ce:f6:00:00:00}}
+      ens1f1: ${{index:mac b8:ce:f6:80:00:00}}
+    network:
+      interfaces:
+      - {{name: ens1f0, type: ethernet, state: up, mtu: 9000}}
+      - {{name: ens1f1, type: ethernet, state: up, mtu: 9000}}
+      - name: bond0
+        type: bond
+        state: up
+        mtu: 9000
+        link-aggregation:
+          mode: 802.3ad
+          options: {{miimon: "100", lacp_rate: fast, xmit_hash_policy: layer3+4}}
+          port: [ens1f0, ens1f1]
+        ipv4:
+          enabled: true
+          dhcp: false
+          address: [{{ip: "${{ip.machine}}", prefix-length: "${{prefix.machine}}"}}]
+        ipv6: {{enabled: false}}
+      dns-resolver:
+        config: {{server: [10.0.0.2]}}
+      routes:
+        config:
+        - {{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0}}
+hosts:
+- name: worker-${{index:05}}
+  template: worker
+  count: {hosts}
+"#
+    )
+}
+
+/// Runs a command to completion, returning wall seconds.
+fn timed(cmd: &mut Command) -> Result<f64> {
+    let start = Instant::now();
+    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().with_context(|| format!("{cmd:?}"))?;
+    let secs = start.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(secs)
+}
+
+/// Largest resident set of any waited-for child so far, in MiB.
+fn children_peak_rss_mib() -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn best(runs: usize, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
+    let mut best = f64::MAX;
+    for _ in 0..runs.max(1) {
+        best = best.min(f()?);
+    }
+    Ok(best)
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let nodenet = match args.nodenet {
+        Some(p) => p,
+        None => std::env::current_exe()?.with_file_name("nodenet"),
+    };
+    let tmp = tempfile::tempdir()?;
+    let dir = args.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&dir)?;
+    let inv = dir.join("cluster.yaml");
+    std::fs::write(&inv, inventory(args.hosts))?;
+    let out = dir.join("out");
+    let n = args.hosts as f64;
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+
+    println!("nodenet-bench: {} hosts, {} cores, inventory {} bytes", args.hosts, cores, std::fs::metadata(&inv)?.len());
+    let check = best(args.runs, || timed(Command::new(&nodenet).arg("check").arg(&inv)))?;
+    let render = best(args.runs, || timed(Command::new(&nodenet).arg("render").arg(&inv).arg("-o").arg(&out)))?;
+    let rss = children_peak_rss_mib();
+    let files = count_files(&out)?;
+    println!("check:          {check:8.3} s  {:>10.0} hosts/s", n / check);
+    println!("check+render:   {render:8.3} s  {:>10.0} hosts/s  ({files} files written)", n / render);
+    println!("peak RSS:       {rss:8.1} MiB");
+
+    // The per-host pipeline: one nmstatectl process per host state.
+    let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    hosts.sort();
+    let step = (hosts.len() / args.sample.max(1)).max(1);
+    let sample: Vec<&PathBuf> = hosts.iter().step_by(step).take(args.sample).collect();
+    let start = Instant::now();
+    for h in &sample {
+        timed(Command::new(&args.nmstatectl).arg("gc").arg(h.join("nmstate.yml")))
+            .context("nmstatectl gc (install: cargo install nmstatectl --version 2.2.62 --locked --no-default-features --features gen_conf)")?;
+    }
+    let peer = start.elapsed().as_secs_f64() / sample.len() as f64;
+    let ours = render / n;
+    println!("nmstatectl gc:  {:8.3} ms/host  (sample of {}, one process per host)", peer * 1e3, sample.len());
+    println!("nodenet render: {:8.3} ms/host  (check + all artifacts, to disk)", ours * 1e3);
+    println!("ratio:          {:8.1}x faster per host", peer / ours);
+    Ok(())
+}
+
+fn count_files(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        n += if e.file_type()?.is_dir() { count_files(&e.path())? } else { 1 };
+    }
+    Ok(n)
+}
