@@ -141,7 +141,7 @@ pub fn check_host_in_cluster(inv: &Inventory, host: &Host, net: &Network, out: &
                     format!("BMC driver `{driver}` boots over the provisioning network, which is Disabled"),
                 )
                 .at(bmc.address.span)
-                .help(format!("use `redfish-virtualmedia`, `idrac-virtualmedia`, `ilo5-virtualmedia` or `redfish-uefihttp`, or enable the provisioning network")),
+                .help("use `redfish-virtualmedia`, `idrac-virtualmedia`, `ilo5-virtualmedia` or `redfish-uefihttp`, or enable the provisioning network"),
             ),
             Some(_) => {}
         }

@@ -26,7 +26,7 @@ impl OutFile {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub struct ManifestEntry {
     pub path: String,
     pub sha256: String,
