@@ -191,7 +191,8 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     for h in &hosts {
         let host = h.host;
         let name = host.name.value.as_str();
-        if !dns1123(name) {
+        // A bare NMState file's host is named after the file: not a choice.
+        if inv.kind != Some(InputKind::NmState) && !dns1123(name) {
             out.push(
                 Diagnostic::error(Code::HostNameInvalid, format!("host name `{name}` is not a DNS-1123 name"))
                     .at(host.name.span)

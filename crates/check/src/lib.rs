@@ -25,6 +25,8 @@ pub struct HostReport {
     pub keyfiles: Option<Vec<Keyfile>>,
     /// The NMState the keyfiles came from (copy-mac-from pinned to MACs).
     pub resolved: Option<serde_json::Value>,
+    /// `resolved` differs from the host's network (copy-mac-from pinned).
+    pub pinned: bool,
     /// Static addresses of the host's interfaces, as written.
     pub addresses: Vec<network::Address>,
 }
@@ -52,7 +54,7 @@ fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>) {
     host::check_host(host, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
     let outcome = nmstate_bridge::evaluate(host, node, &mut diags);
-    let report = HostReport { keyfiles: outcome.keyfiles, resolved: outcome.resolved, addresses: net.addresses };
+    let report = HostReport { keyfiles: outcome.keyfiles, resolved: outcome.resolved, pinned: outcome.pinned, addresses: net.addresses };
     (report, diags)
 }
 

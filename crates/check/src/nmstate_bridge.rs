@@ -61,13 +61,22 @@ pub struct Outcome {
     pub keyfiles: Option<Vec<Keyfile>>,
     /// The state the keyfiles were generated from (copy-mac-from resolved).
     pub resolved: Option<serde_json::Value>,
+    /// Whether `resolved` differs from the input by pinned MACs.
+    pub pinned: bool,
+}
+
+fn has_copy_mac(network: &Node) -> bool {
+    network
+        .get("interfaces")
+        .and_then(Node::as_seq)
+        .is_some_and(|l| l.iter().any(|i| i.get("copy-mac-from").is_some()))
 }
 
 /// Parses and generates keyfiles for one host; every nmstate complaint is
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
-    let resolved = resolve_copy_mac(host, network);
-    let json = resolved.to_json();
+    let pinned = has_copy_mac(network);
+    let json = if pinned { resolve_copy_mac(host, network).to_json() } else { network.to_json() };
     let ((result, parsed), logs) = capture(|| {
         let parsed = serde_json::from_value::<NetworkState>(json.clone());
         match parsed {
@@ -87,7 +96,7 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
         Ok(mut confs) => {
             // nmstate's own order, which `nodenet gc` must print unchanged.
             let keyfiles = confs.remove("NetworkManager").unwrap_or_default();
-            Outcome { keyfiles: Some(keyfiles), resolved: Some(json) }
+            Outcome { keyfiles: Some(keyfiles), resolved: Some(json), pinned }
         }
         Err(msg) => {
             let span = locate(&msg, network);
@@ -98,7 +107,7 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
                     .at(span)
                     .host(host.name.value.clone()),
             );
-            Outcome { keyfiles: None, resolved: None }
+            Outcome { keyfiles: None, resolved: None, pinned }
         }
     }
 }

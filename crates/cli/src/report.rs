@@ -85,15 +85,25 @@ impl miette::Diagnostic for Shown<'_> {
     }
 }
 
-fn title(d: &Diagnostic, sources: &SourceMap) -> String {
+/// `hosts` are every host the same finding applies to (one template
+/// mistake shows once, not once per generated host).
+fn title(d: &Diagnostic, hosts: &[&str], sources: &SourceMap) -> String {
     let loc = match d.span {
         Some(s) => format!("{}:{}:{}: ", sources.name(s.file), s.line, s.column),
         None => String::new(),
     };
-    match &d.host {
-        Some(h) => format!("{loc}[{h}] {}", d.message),
-        None => format!("{loc}{}", d.message),
-    }
+    let who = match hosts {
+        [] => String::new(),
+        [h] => format!("[{h}] "),
+        [a, b] => format!("[{a}, {b}] "),
+        [a, b, rest @ ..] => format!("[{a}, {b} and {} more hosts] ", rest.len()),
+    };
+    format!("{loc}{who}{}", d.message)
+}
+
+/// Same finding at the same place, differing only in host.
+fn same_finding(a: &Diagnostic, b: &Diagnostic) -> bool {
+    a.code == b.code && a.span == b.span && a.message == b.message && a.severity == b.severity
 }
 
 /// Prints every diagnostic and a summary line to stderr (human) or one
@@ -130,11 +140,16 @@ pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
             });
             let stderr = std::io::stderr();
             let mut err = stderr.lock();
-            for d in diags {
+            let mut i = 0;
+            while i < diags.len() {
+                let d = &diags[i];
+                let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
+                let hosts: Vec<&str> = diags[i..i + group].iter().filter_map(|o| o.host.as_deref()).collect();
+                i += group;
                 let shown = Shown {
                     d,
                     src: d.span.and_then(|s| sources.get(s.file)).map(|f| Src(f.clone())),
-                    title: title(d, sources),
+                    title: title(d, &hosts, sources),
                 };
                 let mut buf = String::new();
                 if handler.render_report(&mut buf, &shown).is_ok() {

@@ -95,7 +95,7 @@ pub fn host_files(host: &Host, report: &HostReport, intent_text: Option<&String>
     if let Some(resolved) = &report.resolved {
         // Same as the intent unless copy-mac-from was pinned.
         let text = match intent_text {
-            Some(t) if host.network.as_ref().is_some_and(|n| &n.to_json() == resolved) => t.clone(),
+            Some(t) if !report.pinned => t.clone(),
             _ => yaml(resolved),
         };
         out.push(OutFile::new(format!("{dir}/nmstate.yml"), text, 0o644));
