@@ -91,7 +91,11 @@ hosts:
 /// Runs a command to completion, returning wall seconds.
 fn timed(cmd: &mut Command) -> Result<f64> {
     let start = Instant::now();
-    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().with_context(|| format!("{cmd:?}"))?;
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("{cmd:?}"))?;
     let secs = start.elapsed().as_secs_f64();
     if !status.success() {
         bail!("{cmd:?} failed: {status}");
@@ -128,26 +132,46 @@ fn main() -> Result<()> {
     std::fs::write(&inv, inventory(args.hosts))?;
     let out = dir.join("out");
     let n = args.hosts as f64;
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
 
-    println!("nodenet-bench: {} hosts, {} cores, inventory {} bytes", args.hosts, cores, std::fs::metadata(&inv)?.len());
-    let check = best(args.runs, || timed(Command::new(&nodenet).arg("check").arg(&inv)))?;
+    println!(
+        "nodenet-bench: {} hosts, {} cores, inventory {} bytes",
+        args.hosts,
+        cores,
+        std::fs::metadata(&inv)?.len()
+    );
+    let check = best(args.runs, || {
+        timed(Command::new(&nodenet).arg("check").arg(&inv))
+    })?;
     // Each run writes a fresh tree (removing the previous one is not part
     // of producing the artifacts, and on ext4 costs as much again).
     let render = best(args.runs, || {
         if out.exists() {
             std::fs::remove_dir_all(&out)?;
         }
-        timed(Command::new(&nodenet).arg("render").arg(&inv).arg("-o").arg(&out))
+        timed(
+            Command::new(&nodenet)
+                .arg("render")
+                .arg(&inv)
+                .arg("-o")
+                .arg(&out),
+        )
     })?;
     let rss = children_peak_rss_mib();
     let files = count_files(&out)?;
     println!("check:          {check:8.3} s  {:>10.0} hosts/s", n / check);
-    println!("check+render:   {render:8.3} s  {:>10.0} hosts/s  ({files} files written)", n / render);
+    println!(
+        "check+render:   {render:8.3} s  {:>10.0} hosts/s  ({files} files written)",
+        n / render
+    );
     println!("peak RSS:       {rss:8.1} MiB");
 
     // The per-host pipeline: one nmstatectl process per host state.
-    let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
     hosts.sort();
     let step = (hosts.len() / args.sample.max(1)).max(1);
     let sample: Vec<&PathBuf> = hosts.iter().step_by(step).take(args.sample).collect();
@@ -158,8 +182,15 @@ fn main() -> Result<()> {
     }
     let peer = start.elapsed().as_secs_f64() / sample.len() as f64;
     let ours = render / n;
-    println!("nmstatectl gc:  {:8.3} ms/host  (sample of {}, one process per host)", peer * 1e3, sample.len());
-    println!("nodenet render: {:8.3} ms/host  (check + all artifacts, to disk)", ours * 1e3);
+    println!(
+        "nmstatectl gc:  {:8.3} ms/host  (sample of {}, one process per host)",
+        peer * 1e3,
+        sample.len()
+    );
+    println!(
+        "nodenet render: {:8.3} ms/host  (check + all artifacts, to disk)",
+        ours * 1e3
+    );
     println!("ratio:          {:8.1}x faster per host", peer / ours);
     Ok(())
 }
@@ -168,7 +199,11 @@ fn count_files(dir: &Path) -> Result<usize> {
     let mut n = 0;
     for e in std::fs::read_dir(dir)? {
         let e = e?;
-        n += if e.file_type()?.is_dir() { count_files(&e.path())? } else { 1 };
+        n += if e.file_type()?.is_dir() {
+            count_files(&e.path())?
+        } else {
+            1
+        };
     }
     Ok(n)
 }

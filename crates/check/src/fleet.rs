@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use nodenet_model::{Code, Diagnostic, Host, Inventory, InputKind, ProvisioningNetwork, Role, Span};
+use nodenet_model::{
+    Code, Diagnostic, Host, InputKind, Inventory, ProvisioningNetwork, Role, Span,
+};
 
 use crate::network::{Address, Network};
 
@@ -28,26 +30,44 @@ const BMC_SCHEMES: &[(&str, bool)] = &[
 ];
 
 /// Per-host rules that read the cluster: PXE NIC, boot MAC, BMC.
-pub fn check_host_in_cluster(inv: &Inventory, host: &Host, net: &Network, out: &mut Vec<Diagnostic>) {
+pub fn check_host_in_cluster(
+    inv: &Inventory,
+    host: &Host,
+    net: &Network,
+    out: &mut Vec<Diagnostic>,
+) {
     let name = &host.name.value;
     let mut push = |d: Diagnostic| out.push(d.host(name.clone()));
     let prov = &inv.cluster.provisioning;
 
     // Boot MAC must be one of the host's NICs (when NICs are known).
-    let boot_nic = host.boot_mac.as_ref().and_then(|m| host.nic_with_mac(&m.value));
+    let boot_nic = host
+        .boot_mac
+        .as_ref()
+        .and_then(|m| host.nic_with_mac(&m.value));
     if let Some(mac) = &host.boot_mac {
         if boot_nic.is_none() && !host.nics.is_empty() {
             push(
-                Diagnostic::error(Code::BootMacNotOnHost, format!("boot MAC {} is not the MAC of any NIC of this host", mac.value))
-                    .at(mac.span)
-                    .help(format!(
-                        "NICs: {}",
-                        host.nics
-                            .iter()
-                            .map(|n| format!("{} {}", n.name.value, n.mac.as_ref().map(|m| m.value.as_str()).unwrap_or("?")))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
+                Diagnostic::error(
+                    Code::BootMacNotOnHost,
+                    format!(
+                        "boot MAC {} is not the MAC of any NIC of this host",
+                        mac.value
+                    ),
+                )
+                .at(mac.span)
+                .help(format!(
+                    "NICs: {}",
+                    host.nics
+                        .iter()
+                        .map(|n| format!(
+                            "{} {}",
+                            n.name.value,
+                            n.mac.as_ref().map(|m| m.value.as_str()).unwrap_or("?")
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             );
         }
     }
@@ -100,15 +120,22 @@ pub fn check_host_in_cluster(inv: &Inventory, host: &Host, net: &Network, out: &
     // agent-config maps NMState interface names to NICs by MAC.
     if inv.kind == Some(InputKind::AgentConfig) {
         for iface in net.ifaces.iter().filter(|i| i.is("ethernet") && !i.absent) {
-            let mapped = host.nics.iter().any(|n| n.name.value == iface.name) || iface.get("mac-address").is_some();
+            let mapped = host.nics.iter().any(|n| n.name.value == iface.name)
+                || iface.get("mac-address").is_some();
             if !mapped && !iface.name.starts_with("en") {
                 push(
                     Diagnostic::error(
                         Code::InterfaceWithoutMac,
-                        format!("ethernet `{}` has no MAC mapping in the host's `interfaces`", iface.name),
+                        format!(
+                            "ethernet `{}` has no MAC mapping in the host's `interfaces`",
+                            iface.name
+                        ),
                     )
                     .at(iface.name_span())
-                    .help(format!("add `- name: {}\n  macAddress: ...` to the host's interfaces", iface.name)),
+                    .help(format!(
+                        "add `- name: {}\n  macAddress: ...` to the host's interfaces",
+                        iface.name
+                    )),
                 );
             }
         }
@@ -146,10 +173,14 @@ pub fn check_host_in_cluster(inv: &Inventory, host: &Host, net: &Network, out: &
             Some(_) => {}
         }
         if let Some(cred) = &bmc.credentials {
-            if !inv.credentials.contains_key(&cred.value) && inv.kind == Some(InputKind::Inventory) {
+            if !inv.credentials.contains_key(&cred.value) && inv.kind == Some(InputKind::Inventory)
+            {
                 push(
-                    Diagnostic::error(Code::CredentialsUnknown, format!("no credentials named `{}`", cred.value))
-                        .at(cred.span),
+                    Diagnostic::error(
+                        Code::CredentialsUnknown,
+                        format!("no credentials named `{}`", cred.value),
+                    )
+                    .at(cred.span),
                 );
             }
         }
@@ -162,7 +193,9 @@ fn dns1123(name: &str) -> bool {
         && name.split('.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
-                && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
@@ -179,7 +212,10 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         .hosts
         .iter()
         .zip(reports)
-        .map(|(host, r)| HostAddresses { host, addresses: &r.addresses })
+        .map(|(host, r)| HostAddresses {
+            host,
+            addresses: &r.addresses,
+        })
         .collect();
     let cluster = &inv.cluster;
     let mut names: HashMap<&str, Span> = HashMap::new();
@@ -202,19 +238,27 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
         if let Some(first) = names.insert(name, host.name.span) {
             out.push(
-                Diagnostic::error(Code::DuplicateHostName, format!("host name `{name}` is used twice"))
-                    .at(host.name.span)
-                    .host(name)
-                    .related(first, "first used here"),
+                Diagnostic::error(
+                    Code::DuplicateHostName,
+                    format!("host name `{name}` is used twice"),
+                )
+                .at(host.name.span)
+                .host(name)
+                .related(first, "first used here"),
             );
         }
         if let Some(mac) = &host.boot_mac {
-            if let Some((other, span)) = boot_macs.insert(mac.value.to_ascii_lowercase(), (name, mac.span)) {
+            if let Some((other, span)) =
+                boot_macs.insert(mac.value.to_ascii_lowercase(), (name, mac.span))
+            {
                 out.push(
-                    Diagnostic::error(Code::DuplicateBootMac, format!("boot MAC {} is also the boot MAC of `{other}`", mac.value))
-                        .at(mac.span)
-                        .host(name)
-                        .related(span, "first used here"),
+                    Diagnostic::error(
+                        Code::DuplicateBootMac,
+                        format!("boot MAC {} is also the boot MAC of `{other}`", mac.value),
+                    )
+                    .at(mac.span)
+                    .host(name)
+                    .related(span, "first used here"),
                 );
             }
         }
@@ -225,7 +269,10 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                 Some((other, span)) if *other != name => out.push(
                     Diagnostic::error(
                         Code::DuplicateMac,
-                        format!("MAC {} of `{}` is also a NIC of `{other}`", mac.value, nic.name.value),
+                        format!(
+                            "MAC {} of `{}` is also a NIC of `{other}`",
+                            mac.value, nic.name.value
+                        ),
                     )
                     .at(mac.span)
                     .host(name)
@@ -241,20 +288,26 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             let key = bmc.address.value.trim_end_matches('/').to_ascii_lowercase();
             if let Some((other, span)) = bmcs.insert(key, (name, bmc.address.span)) {
                 out.push(
-                    Diagnostic::error(Code::DuplicateBmcAddress, format!("BMC address is also the BMC of `{other}`"))
-                        .at(bmc.address.span)
-                        .host(name)
-                        .related(span, "first used here"),
+                    Diagnostic::error(
+                        Code::DuplicateBmcAddress,
+                        format!("BMC address is also the BMC of `{other}`"),
+                    )
+                    .at(bmc.address.span)
+                    .host(name)
+                    .related(span, "first used here"),
                 );
             }
         }
         for a in h.addresses {
             match ips.get(&a.ip) {
                 Some((other, span)) if *other != name => out.push(
-                    Diagnostic::error(Code::DuplicateIp, format!("{} is also an address of `{other}`", a.ip))
-                        .at(a.span)
-                        .host(name)
-                        .related(*span, "first used here"),
+                    Diagnostic::error(
+                        Code::DuplicateIp,
+                        format!("{} is also an address of `{other}`", a.ip),
+                    )
+                    .at(a.span)
+                    .host(name)
+                    .related(*span, "first used here"),
                 ),
                 Some(_) => {}
                 None => {
@@ -265,10 +318,12 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         // The node IP must be on a machine network; other VLANs (storage,
         // ...) may be elsewhere, so only a host with none inside is wrong.
         if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() {
-            let inside = h
-                .addresses
-                .iter()
-                .any(|a| cluster.machine_networks.iter().any(|n| n.value.contains(&a.ip)));
+            let inside = h.addresses.iter().any(|a| {
+                cluster
+                    .machine_networks
+                    .iter()
+                    .any(|n| n.value.contains(&a.ip))
+            });
             if !inside {
                 let a = &h.addresses[0];
                 out.push(
@@ -276,7 +331,12 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                         Code::IpOutsideMachineNetwork,
                         format!(
                             "no static address of `{name}` is inside a machine network ({})",
-                            cluster.machine_networks.iter().map(|n| n.value.to_string()).collect::<Vec<_>>().join(", ")
+                            cluster
+                                .machine_networks
+                                .iter()
+                                .map(|n| n.value.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     )
                     .at(a.span)
@@ -292,24 +352,36 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     for (list, what) in [(api, "API"), (ingress, "ingress")] {
         if list.len() > 2 {
             out.push(
-                Diagnostic::error(Code::VipCount, format!("{} {what} VIPs; at most 2 (one IPv4, one IPv6)", list.len()))
-                    .at(list[2].span),
+                Diagnostic::error(
+                    Code::VipCount,
+                    format!("{} {what} VIPs; at most 2 (one IPv4, one IPv6)", list.len()),
+                )
+                .at(list[2].span),
             );
         }
         for vip in list {
             if let Some((host, span)) = ips.get(&vip.value) {
                 out.push(
-                    Diagnostic::error(Code::VipIsHostIp, format!("{what} VIP {} is an address of host `{host}`", vip.value))
-                        .at(vip.span)
-                        .related(*span, "host address"),
+                    Diagnostic::error(
+                        Code::VipIsHostIp,
+                        format!("{what} VIP {} is an address of host `{host}`", vip.value),
+                    )
+                    .at(vip.span)
+                    .related(*span, "host address"),
                 );
             }
             if !cluster.machine_networks.is_empty()
-                && !cluster.machine_networks.iter().any(|n| n.value.contains(&vip.value))
+                && !cluster
+                    .machine_networks
+                    .iter()
+                    .any(|n| n.value.contains(&vip.value))
             {
                 out.push(
-                    Diagnostic::error(Code::VipOutsideMachineNetwork, format!("{what} VIP {} is inside no machine network", vip.value))
-                        .at(vip.span),
+                    Diagnostic::error(
+                        Code::VipOutsideMachineNetwork,
+                        format!("{what} VIP {} is inside no machine network", vip.value),
+                    )
+                    .at(vip.span),
                 );
             }
         }
@@ -317,15 +389,21 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     for a in api {
         if let Some(i) = ingress.iter().find(|i| i.value == a.value) {
             out.push(
-                Diagnostic::error(Code::ApiVipEqualsIngressVip, format!("API VIP and ingress VIP are both {}", a.value))
-                    .at(i.span)
-                    .related(a.span, "API VIP"),
+                Diagnostic::error(
+                    Code::ApiVipEqualsIngressVip,
+                    format!("API VIP and ingress VIP are both {}", a.value),
+                )
+                .at(i.span)
+                .related(a.span, "API VIP"),
             );
         }
     }
     if !api.is_empty() && ingress.is_empty() || api.is_empty() && !ingress.is_empty() {
         let span = api.first().or(ingress.first()).map(|v| v.span);
-        let mut d = Diagnostic::error(Code::VipCount, "API and ingress VIPs must be given together");
+        let mut d = Diagnostic::error(
+            Code::VipCount,
+            "API and ingress VIPs must be given together",
+        );
         if let Some(s) = span {
             d = d.at(s);
         }
@@ -348,7 +426,10 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                 out.push(
                     Diagnostic::error(
                         Code::RendezvousIpIsWorker,
-                        format!("rendezvousIP {} is the address of worker `{}`", rv.value, h.host.name.value),
+                        format!(
+                            "rendezvousIP {} is the address of worker `{}`",
+                            rv.value, h.host.name.value
+                        ),
                     )
                     .at(rv.span)
                     .related(a.span, "worker address")
@@ -360,10 +441,15 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
 }
 
 fn os_image_ok(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")) else {
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
         return false;
     };
-    let Some((_, query)) = rest.split_once('?') else { return false };
+    let Some((_, query)) = rest.split_once('?') else {
+        return false;
+    };
     query.split('&').any(|kv| {
         kv.strip_prefix("sha256=")
             .is_some_and(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()))
@@ -385,7 +471,9 @@ mod tests {
     #[test]
     fn os_image_urls() {
         let h = "a".repeat(64);
-        assert!(os_image_ok(&format!("http://10.0.0.2:8080/rhcos.qcow2.gz?sha256={h}")));
+        assert!(os_image_ok(&format!(
+            "http://10.0.0.2:8080/rhcos.qcow2.gz?sha256={h}"
+        )));
         assert!(!os_image_ok("http://10.0.0.2:8080/rhcos.qcow2.gz"));
         assert!(!os_image_ok(&format!("ftp://x/y?sha256={h}")));
         assert!(!os_image_ok(&format!("http://x/y?sha256={}", &h[1..])));

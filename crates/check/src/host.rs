@@ -15,8 +15,11 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
     if let Some(ifaces) = network.get("interfaces") {
         if ifaces.as_seq().is_none() && !ifaces.is_null() {
             push(
-                Diagnostic::error(Code::InvalidValue, format!("`interfaces` must be a list, found {}", ifaces.kind_name()))
-                    .at(ifaces.span),
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`interfaces` must be a list, found {}", ifaces.kind_name()),
+                )
+                .at(ifaces.span),
             );
         }
     }
@@ -28,7 +31,10 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
 
     for iface in &net.ifaces {
         if iface.name_node.is_none() {
-            push(Diagnostic::error(Code::MissingField, "interface has no `name`").at(iface.node.span));
+            push(
+                Diagnostic::error(Code::MissingField, "interface has no `name`")
+                    .at(iface.node.span),
+            );
             continue;
         }
         if let Some(kind) = iface.get("type") {
@@ -52,7 +58,10 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
             push(
                 Diagnostic::error(
                     Code::InterfaceDuplicate,
-                    format!("interface `{}` is defined twice; nmstate keeps only the last", iface.name),
+                    format!(
+                        "interface `{}` is defined twice; nmstate keeps only the last",
+                        iface.name
+                    ),
                 )
                 .at(iface.name_span())
                 .related(first, "first defined here"),
@@ -70,14 +79,20 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
         for port in &iface.ports {
             if !net.has(&port.name) {
                 let help = if known_nic(&port.name) {
-                    format!("add `- name: {}\n  type: ethernet\n  state: up` to interfaces", port.name)
+                    format!(
+                        "add `- name: {}\n  type: ethernet\n  state: up` to interfaces",
+                        port.name
+                    )
                 } else {
                     "ports must be interfaces defined in the same state".to_string()
                 };
                 push(
                     Diagnostic::error(
                         Code::PortUndefined,
-                        format!("port `{}` of `{}` is not an interface of this host", port.name, iface.name),
+                        format!(
+                            "port `{}` of `{}` is not an interface of this host",
+                            port.name, iface.name
+                        ),
                     )
                     .at(port.node.span)
                     .help(help),
@@ -88,7 +103,10 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
                     push(
                         Diagnostic::error(
                             Code::PortMultipleControllers,
-                            format!("`{}` is a port of both `{owner}` and `{}`", port.name, iface.name),
+                            format!(
+                                "`{}` is a port of both `{owner}` and `{}`",
+                                port.name, iface.name
+                            ),
                         )
                         .at(port.node.span)
                         .related(*span, "first used here"),
@@ -109,7 +127,9 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
         if let Some(src) = iface.get("copy-mac-from") {
             let target = src.scalar_text().unwrap_or_default();
             let known = host.mac_of(&target).is_some()
-                || net.iface(&target).is_some_and(|i| i.get("mac-address").is_some());
+                || net
+                    .iface(&target)
+                    .is_some_and(|i| i.get("mac-address").is_some());
             if !known {
                 push(
                     Diagnostic::error(
@@ -136,17 +156,32 @@ fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnost
     .help(format!("raise the MTU of `{lower}` to at least {up}"))
 }
 
-fn check_vlan(iface: &Iface, net: &Network, known_nic: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Diagnostic)) {
+fn check_vlan(
+    iface: &Iface,
+    net: &Network,
+    known_nic: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Diagnostic),
+) {
     let Some(vlan) = iface.get("vlan") else {
         push(
-            Diagnostic::error(Code::VlanBaseMissing, format!("VLAN `{}` has no `vlan:` settings (base-iface, id)", iface.name))
-                .at(iface.name_span()),
+            Diagnostic::error(
+                Code::VlanBaseMissing,
+                format!(
+                    "VLAN `{}` has no `vlan:` settings (base-iface, id)",
+                    iface.name
+                ),
+            )
+            .at(iface.name_span()),
         );
         return;
     };
     match vlan.get("base-iface") {
         None => push(
-            Diagnostic::error(Code::VlanBaseMissing, format!("VLAN `{}` has no `base-iface`", iface.name)).at(vlan.span),
+            Diagnostic::error(
+                Code::VlanBaseMissing,
+                format!("VLAN `{}` has no `base-iface`", iface.name),
+            )
+            .at(vlan.span),
         ),
         Some(base) => {
             let b = base.scalar_text().unwrap_or_default();
@@ -154,7 +189,10 @@ fn check_vlan(iface: &Iface, net: &Network, known_nic: &dyn Fn(&str) -> bool, pu
                 push(
                     Diagnostic::error(
                         Code::VlanBaseMissing,
-                        format!("base-iface `{b}` of VLAN `{}` is not an interface or NIC of this host", iface.name),
+                        format!(
+                            "base-iface `{b}` of VLAN `{}` is not an interface or NIC of this host",
+                            iface.name
+                        ),
                     )
                     .at(base.span),
                 );
@@ -168,14 +206,23 @@ fn check_vlan(iface: &Iface, net: &Network, known_nic: &dyn Fn(&str) -> bool, pu
         }
     }
     match vlan.get("id") {
-        None => push(Diagnostic::error(Code::VlanIdRange, format!("VLAN `{}` has no `id`", iface.name)).at(vlan.span)),
+        None => push(
+            Diagnostic::error(
+                Code::VlanIdRange,
+                format!("VLAN `{}` has no `id`", iface.name),
+            )
+            .at(vlan.span),
+        ),
         Some(id) => {
             let ok = id.as_i64().is_some_and(|v| (1..=4094).contains(&v));
             if !ok {
                 push(
-                    Diagnostic::error(Code::VlanIdRange, format!("VLAN id `{id}` is outside 1-4094"))
-                        .at(id.span)
-                        .help("NetworkManager would load an out-of-range id as VLAN 0"),
+                    Diagnostic::error(
+                        Code::VlanIdRange,
+                        format!("VLAN id `{id}` is outside 1-4094"),
+                    )
+                    .at(id.span)
+                    .help("NetworkManager would load an out-of-range id as VLAN 0"),
                 );
             }
         }
@@ -188,19 +235,24 @@ fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
         push(
             Diagnostic::error(
                 Code::BondTooFewPorts,
-                format!("bond `{}` has {} port(s); a bond needs at least 2", iface.name, iface.ports.len()),
+                format!(
+                    "bond `{}` has {} port(s); a bond needs at least 2",
+                    iface.name,
+                    iface.ports.len()
+                ),
             )
             .at(la.map(|n| n.span).unwrap_or(iface.name_span())),
         );
     }
     let mode = iface.bond_mode().unwrap_or_else(|| "balance-rr".into());
-    let Some(options) = la.and_then(|l| l.get("options")).and_then(Node::as_map) else { return };
+    let Some(options) = la.and_then(|l| l.get("options")).and_then(Node::as_map) else {
+        return;
+    };
     for (key, _) in options {
         let k = key.scalar_text().unwrap_or_default();
         let bad = match k.as_str() {
-            "lacp_rate" | "ad_select" | "ad_actor_sys_prio" | "ad_actor_system" | "ad_user_port_key" => {
-                (mode != "802.3ad").then_some("802.3ad")
-            }
+            "lacp_rate" | "ad_select" | "ad_actor_sys_prio" | "ad_actor_system"
+            | "ad_user_port_key" => (mode != "802.3ad").then_some("802.3ad"),
             "xmit_hash_policy" => (!BOND_MODES_WITH_HASH.contains(&mode.as_str()))
                 .then_some("802.3ad, balance-xor, balance-tlb or balance-alb"),
             _ => None,
@@ -209,7 +261,10 @@ fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
             push(
                 Diagnostic::error(
                     Code::BondOptionMode,
-                    format!("bond option `{k}` does nothing in mode `{mode}` of `{}`", iface.name),
+                    format!(
+                        "bond option `{k}` does nothing in mode `{mode}` of `{}`",
+                        iface.name
+                    ),
                 )
                 .at(key.span)
                 .help(format!("`{k}` is only valid for {valid}")),
@@ -220,7 +275,11 @@ fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
 
 fn check_addresses(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
     for fam in [Family::V4, Family::V6] {
-        let Some(addrs) = iface.get(fam.key()).and_then(|b| b.get("address")).and_then(Node::as_seq) else {
+        let Some(addrs) = iface
+            .get(fam.key())
+            .and_then(|b| b.get("address"))
+            .and_then(Node::as_seq)
+        else {
             continue;
         };
         let max = if fam == Family::V4 { 32 } else { 128 };
@@ -230,8 +289,11 @@ fn check_addresses(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
                 match text.parse::<IpAddr>() {
                     Ok(ip) if Family::of(&ip) == fam => {}
                     Ok(_) => push(
-                        Diagnostic::error(Code::IpInvalid, format!("`{text}` is not an {} address", fam.key()))
-                            .at(ip_node.span),
+                        Diagnostic::error(
+                            Code::IpInvalid,
+                            format!("`{text}` is not an {} address", fam.key()),
+                        )
+                        .at(ip_node.span),
                     ),
                     Err(_) => {
                         let help = if text.contains('/') {
@@ -240,9 +302,12 @@ fn check_addresses(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
                             "an address looks like 192.168.111.10 or fd00::10"
                         };
                         push(
-                            Diagnostic::error(Code::IpInvalid, format!("`{text}` is not a valid IP address"))
-                                .at(ip_node.span)
-                                .help(help),
+                            Diagnostic::error(
+                                Code::IpInvalid,
+                                format!("`{text}` is not a valid IP address"),
+                            )
+                            .at(ip_node.span)
+                            .help(help),
                         )
                     }
                 }
@@ -269,7 +334,10 @@ fn check_duplicate_ips(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
             push(
                 Diagnostic::error(
                     Code::IpDuplicateOnHost,
-                    format!("{} is configured twice (on `{}` and `{}`)", a.ip, first.iface, a.iface),
+                    format!(
+                        "{} is configured twice (on `{}` and `{}`)",
+                        a.ip, first.iface, a.iface
+                    ),
                 )
                 .at(a.span)
                 .related(first.span, "first configured here"),
@@ -281,22 +349,34 @@ fn check_duplicate_ips(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
 }
 
 fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic)) {
-    let Some(routes) = network.get("routes").and_then(|r| r.get("config")).and_then(Node::as_seq) else {
+    let Some(routes) = network
+        .get("routes")
+        .and_then(|r| r.get("config"))
+        .and_then(Node::as_seq)
+    else {
         return;
     };
     for route in routes {
-        if route.get("state").and_then(Node::as_str) == Some("absent") || route.get("route-type").is_some() {
+        if route.get("state").and_then(Node::as_str) == Some("absent")
+            || route.get("route-type").is_some()
+        {
             continue;
         }
         let dest = route.get("destination");
         let dest_net = dest.and_then(|d| {
             let text = d.scalar_text()?;
-            match text.parse::<ipnet::IpNet>().or_else(|_| text.parse::<IpAddr>().map(ipnet::IpNet::from)) {
+            match text
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| text.parse::<IpAddr>().map(ipnet::IpNet::from))
+            {
                 Ok(n) => Some(n),
                 Err(_) => {
                     push(
-                        Diagnostic::error(Code::IpInvalid, format!("route destination `{text}` is not a network like 0.0.0.0/0"))
-                            .at(d.span),
+                        Diagnostic::error(
+                            Code::IpInvalid,
+                            format!("route destination `{text}` is not a network like 0.0.0.0/0"),
+                        )
+                        .at(d.span),
                     );
                     None
                 }
@@ -308,7 +388,13 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
             match text.parse::<IpAddr>() {
                 Ok(ip) => Some(ip),
                 Err(_) => {
-                    push(Diagnostic::error(Code::IpInvalid, format!("next-hop-address `{text}` is not an IP address")).at(h.span));
+                    push(
+                        Diagnostic::error(
+                            Code::IpInvalid,
+                            format!("next-hop-address `{text}` is not an IP address"),
+                        )
+                        .at(h.span),
+                    );
                     None
                 }
             }
@@ -319,9 +405,12 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
             .unwrap_or(Family::V4);
         let Some(if_node) = route.get("next-hop-interface") else {
             push(
-                Diagnostic::error(Code::RouteInterfaceMissing, "route has no `next-hop-interface`")
-                    .at(route.span)
-                    .help("nmstate needs the interface a route leaves by"),
+                Diagnostic::error(
+                    Code::RouteInterfaceMissing,
+                    "route has no `next-hop-interface`",
+                )
+                .at(route.span)
+                .help("nmstate needs the interface a route leaves by"),
             );
             continue;
         };
@@ -340,10 +429,16 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
             push(
                 Diagnostic::error(
                     Code::RouteInterfaceIpDisabled,
-                    format!("route via `{if_name}` but {} is not enabled on `{if_name}`", fam.key()),
+                    format!(
+                        "route via `{if_name}` but {} is not enabled on `{if_name}`",
+                        fam.key()
+                    ),
                 )
                 .at(if_node.span)
-                .help(format!("set `{}: {{enabled: true, ...}}` on `{if_name}`", fam.key())),
+                .help(format!(
+                    "set `{}: {{enabled: true, ...}}` on `{if_name}`",
+                    fam.key()
+                )),
             );
             continue;
         }
@@ -374,7 +469,11 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
                     Code::RouteNextHopUnreachable,
                     format!(
                         "next hop {hop} is inside no subnet of `{if_name}` ({})",
-                        if subnets.is_empty() { "it has no static address".to_string() } else { subnets.join(", ") }
+                        if subnets.is_empty() {
+                            "it has no static address".to_string()
+                        } else {
+                            subnets.join(", ")
+                        }
                     ),
                 )
                 .at(hop_node.map(|n| n.span).unwrap_or(route.span)),

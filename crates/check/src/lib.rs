@@ -54,7 +54,12 @@ fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>) {
     host::check_host(host, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
     let outcome = nmstate_bridge::evaluate(host, node, &mut diags);
-    let report = HostReport { keyfiles: outcome.keyfiles, resolved: outcome.resolved, pinned: outcome.pinned, addresses: net.addresses };
+    let report = HostReport {
+        keyfiles: outcome.keyfiles,
+        resolved: outcome.resolved,
+        pinned: outcome.pinned,
+        addresses: net.addresses,
+    };
     (report, diags)
 }
 

@@ -106,17 +106,19 @@ impl<'a> Iface<'a> {
 
     pub fn bond_mode(&self) -> Option<String> {
         let mode = self.get("link-aggregation")?.get("mode")?.scalar_text()?;
-        Some(match mode.as_str() {
-            "0" => "balance-rr",
-            "1" => "active-backup",
-            "2" => "balance-xor",
-            "3" => "broadcast",
-            "4" | "lacp" => "802.3ad",
-            "5" => "balance-tlb",
-            "6" => "balance-alb",
-            m => m,
-        }
-        .to_string())
+        Some(
+            match mode.as_str() {
+                "0" => "balance-rr",
+                "1" => "active-backup",
+                "2" => "balance-xor",
+                "3" => "broadcast",
+                "4" | "lacp" => "802.3ad",
+                "5" => "balance-tlb",
+                "6" => "balance-alb",
+                m => m,
+            }
+            .to_string(),
+        )
     }
 
     /// `enabled` of ipv4/ipv6; an absent block means disabled for a new
@@ -130,7 +132,9 @@ impl<'a> Iface<'a> {
 
     /// True when the family gets addresses from DHCP/autoconf.
     pub fn family_dynamic(&self, fam: Family) -> bool {
-        let Some(block) = self.get(fam.key()) else { return false };
+        let Some(block) = self.get(fam.key()) else {
+            return false;
+        };
         let flag = |k: &str| block.get(k).and_then(Node::as_bool).unwrap_or(false);
         flag("dhcp") || flag("autoconf")
     }
@@ -168,17 +172,30 @@ impl<'a> Network<'a> {
                     .unwrap_or_default();
                 for a in addrs {
                     let Some(ip_node) = a.get("ip") else { continue };
-                    let Some(ip) = ip_node.scalar_text().and_then(|s| s.parse::<IpAddr>().ok()) else {
+                    let Some(ip) = ip_node.scalar_text().and_then(|s| s.parse::<IpAddr>().ok())
+                    else {
                         continue;
                     };
                     let prefix = a
                         .get("prefix-length")
                         .and_then(Node::as_i64)
                         .and_then(|p| u8::try_from(p).ok());
-                    net.addresses.push(Address { iface: name.clone(), ip, prefix, span: ip_node.span });
+                    net.addresses.push(Address {
+                        iface: name.clone(),
+                        ip,
+                        prefix,
+                        span: ip_node.span,
+                    });
                 }
             }
-            net.ifaces.push(Iface { node, name, name_node, kind, absent, ports });
+            net.ifaces.push(Iface {
+                node,
+                name,
+                name_node,
+                kind,
+                absent,
+                ports,
+            });
         }
         net
     }
@@ -199,7 +216,10 @@ impl<'a> Network<'a> {
     /// port's position in its list.
     pub fn controller_of(&self, port: &str) -> Option<(&Iface<'a>, usize)> {
         self.ifaces.iter().filter(|i| !i.absent).find_map(|c| {
-            c.ports.iter().position(|p| p.name == port).map(|pos| (c, pos))
+            c.ports
+                .iter()
+                .position(|p| p.name == port)
+                .map(|pos| (c, pos))
         })
     }
 }
@@ -213,7 +233,10 @@ fn ports_of<'a>(node: &'a Node, kind: Option<&str>) -> Vec<Port<'a>> {
         for p in list.and_then(Node::as_seq).unwrap_or_default() {
             let name_node = p.get("name").unwrap_or(p);
             if let Some(name) = name_node.scalar_text() {
-                out.push(Port { name, node: name_node });
+                out.push(Port {
+                    name,
+                    node: name_node,
+                });
             }
         }
     };
@@ -239,7 +262,10 @@ fn ports_of<'a>(node: &'a Node, kind: Option<&str>) -> Vec<Port<'a>> {
                             None => {
                                 let name_node = p.get("name").unwrap_or(p);
                                 if let Some(name) = name_node.scalar_text() {
-                                    ports.push(Port { name, node: name_node });
+                                    ports.push(Port {
+                                        name,
+                                        node: name_node,
+                                    });
                                 }
                             }
                         }

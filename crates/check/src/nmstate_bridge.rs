@@ -76,7 +76,11 @@ fn has_copy_mac(network: &Node) -> bool {
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
     let pinned = has_copy_mac(network);
-    let json = if pinned { resolve_copy_mac(host, network).to_json() } else { network.to_json() };
+    let json = if pinned {
+        resolve_copy_mac(host, network).to_json()
+    } else {
+        network.to_json()
+    };
     let ((result, parsed), logs) = capture(|| {
         let parsed = serde_json::from_value::<NetworkState>(json.clone());
         match parsed {
@@ -96,18 +100,34 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
         Ok(mut confs) => {
             // nmstate's own order, which `nodenet gc` must print unchanged.
             let keyfiles = confs.remove("NetworkManager").unwrap_or_default();
-            Outcome { keyfiles: Some(keyfiles), resolved: Some(json), pinned }
+            Outcome {
+                keyfiles: Some(keyfiles),
+                resolved: Some(json),
+                pinned,
+            }
         }
         Err(msg) => {
             let span = locate(&msg, network);
-            let what = if parsed { "nmstate rejected the state" } else { "nmstate cannot read the state" };
-            let code = if !parsed && msg.starts_with("unknown field") { Code::UnknownField } else { Code::NmstateError };
+            let what = if parsed {
+                "nmstate rejected the state"
+            } else {
+                "nmstate cannot read the state"
+            };
+            let code = if !parsed && msg.starts_with("unknown field") {
+                Code::UnknownField
+            } else {
+                Code::NmstateError
+            };
             out.push(
                 Diagnostic::error(code, format!("{what}: {}", strip_location(&msg)))
                     .at(span)
                     .host(host.name.value.clone()),
             );
-            Outcome { keyfiles: None, resolved: None, pinned }
+            Outcome {
+                keyfiles: None,
+                resolved: None,
+                pinned,
+            }
         }
     }
 }
@@ -130,7 +150,9 @@ pub fn locate(msg: &str, network: &Node) -> Span {
                 return n.span;
             }
         }
-        if let Some(n) = network.find(&mut |n| n.scalar_text().as_deref() == Some(field) && !matches!(n.value, Value::Map(_))) {
+        if let Some(n) = network.find(&mut |n| {
+            n.scalar_text().as_deref() == Some(field) && !matches!(n.value, Value::Map(_))
+        }) {
             return n.span;
         }
     }
@@ -158,7 +180,9 @@ pub fn locate(msg: &str, network: &Node) -> Span {
     // A top-level section named in the message (`hostname`, `routes`...).
     if let Some(entries) = network.as_map() {
         for (k, _) in entries {
-            if k.as_str().is_some_and(|k| mentions(&msg.to_ascii_lowercase(), k)) {
+            if k.as_str()
+                .is_some_and(|k| mentions(&msg.to_ascii_lowercase(), k))
+            {
                 return k.span;
             }
         }
@@ -171,7 +195,9 @@ fn mentions(msg: &str, word: &str) -> bool {
     msg.match_indices(word).any(|(i, _)| {
         let before = msg[..i].chars().next_back();
         let after = msg[i + word.len()..].chars().next();
-        let sep = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '-' || c == '_'));
+        let sep = |c: Option<char>| {
+            c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '-' || c == '_'))
+        };
         sep(before) && sep(after)
     })
 }
@@ -197,20 +223,36 @@ pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
     };
     let macs: Vec<(String, String)> = ifaces
         .iter()
-        .filter_map(|i| Some((i.get("name")?.scalar_text()?, i.get("mac-address")?.scalar_text()?)))
+        .filter_map(|i| {
+            Some((
+                i.get("name")?.scalar_text()?,
+                i.get("mac-address")?.scalar_text()?,
+            ))
+        })
         .collect();
     for iface in ifaces.iter_mut() {
-        let Value::Map(entries) = &mut iface.value else { continue };
-        let Some(pos) = entries.iter().position(|(k, _)| k.as_str() == Some("copy-mac-from")) else { continue };
+        let Value::Map(entries) = &mut iface.value else {
+            continue;
+        };
+        let Some(pos) = entries
+            .iter()
+            .position(|(k, _)| k.as_str() == Some("copy-mac-from"))
+        else {
+            continue;
+        };
         let src = entries[pos].1.scalar_text().unwrap_or_default();
-        let mac = host
-            .mac_of(&src)
-            .map(|m| m.value.clone())
-            .or_else(|| macs.iter().find(|(name, _)| *name == src).map(|(_, m)| m.clone()));
+        let mac = host.mac_of(&src).map(|m| m.value.clone()).or_else(|| {
+            macs.iter()
+                .find(|(name, _)| *name == src)
+                .map(|(_, m)| m.clone())
+        });
         if let Some(mac) = mac {
             let span = entries[pos].1.span;
             entries.remove(pos);
-            if !entries.iter().any(|(k, _)| k.as_str() == Some("mac-address")) {
+            if !entries
+                .iter()
+                .any(|(k, _)| k.as_str() == Some("mac-address"))
+            {
                 entries.push((
                     Node::new(Value::Str("mac-address".into()), span),
                     Node::new(Value::Str(mac.to_ascii_uppercase()), span),

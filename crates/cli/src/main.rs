@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "nodenet", version, about = "Declarative network configuration for bare-metal cluster nodes")]
+#[command(
+    name = "nodenet",
+    version,
+    about = "Declarative network configuration for bare-metal cluster nodes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,7 +47,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match cli.command {

@@ -4,7 +4,10 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode,
+    SourceSpan, SpanContents,
+};
 use nodenet_model::{Diagnostic, Severity, SourceFile, SourceMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -66,7 +69,10 @@ impl miette::Diagnostic for Shown<'_> {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        self.d.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+        self.d
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -75,10 +81,16 @@ impl miette::Diagnostic for Shown<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.d.span?;
-        let mut labels = vec![LabeledSpan::new_primary_with_span(Some("here".into()), (span.offset as usize, span.len as usize))];
+        let mut labels = vec![LabeledSpan::new_primary_with_span(
+            Some("here".into()),
+            (span.offset as usize, span.len as usize),
+        )];
         if let Some((rel, label)) = &self.d.related {
             if rel.file == span.file {
-                labels.push(LabeledSpan::new_with_span(Some(label.clone()), (rel.offset as usize, rel.len as usize)));
+                labels.push(LabeledSpan::new_with_span(
+                    Some(label.clone()),
+                    (rel.offset as usize, rel.len as usize),
+                ));
             }
         }
         Some(Box::new(labels.into_iter()))
@@ -133,22 +145,30 @@ pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
             println!("{out}");
         }
         Format::Human => {
-            let handler = GraphicalReportHandler::new_themed(if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                GraphicalTheme::unicode()
-            } else {
-                GraphicalTheme::unicode_nocolor()
-            });
+            let handler = GraphicalReportHandler::new_themed(
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    GraphicalTheme::unicode()
+                } else {
+                    GraphicalTheme::unicode_nocolor()
+                },
+            );
             let stderr = std::io::stderr();
             let mut err = stderr.lock();
             let mut i = 0;
             while i < diags.len() {
                 let d = &diags[i];
                 let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
-                let hosts: Vec<&str> = diags[i..i + group].iter().filter_map(|o| o.host.as_deref()).collect();
+                let hosts: Vec<&str> = diags[i..i + group]
+                    .iter()
+                    .filter_map(|o| o.host.as_deref())
+                    .collect();
                 i += group;
                 let shown = Shown {
                     d,
-                    src: d.span.and_then(|s| sources.get(s.file)).map(|f| Src(f.clone())),
+                    src: d
+                        .span
+                        .and_then(|s| sources.get(s.file))
+                        .map(|f| Src(f.clone())),
                     title: title(d, &hosts, sources),
                 };
                 let mut buf = String::new();
@@ -165,5 +185,9 @@ pub fn summary(diags: &[Diagnostic]) -> String {
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
 }

@@ -31,20 +31,37 @@ fn every_bad_input_is_reported_with_its_code_at_its_line() {
         assert!(!expected.is_empty(), "{f:?} has no `# expect:` line");
         let o = run(nodenet().args(["check", "--format", "json"]).arg(f));
         if o.status.code() != Some(1) {
-            failures.push(format!("{f:?}: exit {:?}, stderr {}", o.status.code(), String::from_utf8_lossy(&o.stderr)));
+            failures.push(format!(
+                "{f:?}: exit {:?}, stderr {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            ));
             continue;
         }
         let v = json(&o);
         let diags = v["diagnostics"].as_array().unwrap();
         for (code, line) in expected {
-            let found = diags.iter().any(|d| d["code"] == code.as_str() && d["line"] == line);
+            let found = diags
+                .iter()
+                .any(|d| d["code"] == code.as_str() && d["line"] == line);
             if !found {
-                let got: Vec<String> = diags.iter().map(|d| format!("{}@{}", d["code"], d["line"])).collect();
-                failures.push(format!("{}: expected {code} at line {line}, got {got:?}", f.display()));
+                let got: Vec<String> = diags
+                    .iter()
+                    .map(|d| format!("{}@{}", d["code"], d["line"]))
+                    .collect();
+                failures.push(format!(
+                    "{}: expected {code} at line {line}, got {got:?}",
+                    f.display()
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -57,12 +74,18 @@ fn every_error_code_is_exercised_by_the_catalogue() {
     }
     // Codes that no input file can trigger: I/O failures and warnings.
     let unreachable = ["io", "nmstate-warning", "credentials-unresolved"];
-    let missing: Vec<&str> = nodenet_codes().into_iter().filter(|c| !seen.contains(*c) && !unreachable.contains(c)).collect();
+    let missing: Vec<&str> = nodenet_codes()
+        .into_iter()
+        .filter(|c| !seen.contains(*c) && !unreachable.contains(c))
+        .collect();
     assert!(missing.is_empty(), "codes without a bad input: {missing:?}");
 }
 
 fn nodenet_codes() -> Vec<&'static str> {
-    nodenet_model::Code::ALL.iter().map(|c| c.as_str()).collect()
+    nodenet_model::Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect()
 }
 
 #[test]
@@ -85,13 +108,27 @@ fn gc_corpus_output_equals_nmstatectl_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
     for f in &files {
         let theirs = run(std::process::Command::new(&nmstatectl).arg("gc").arg(f));
-        assert!(theirs.status.success(), "nmstatectl rejects {f:?}: {}", String::from_utf8_lossy(&theirs.stderr));
+        assert!(
+            theirs.status.success(),
+            "nmstatectl rejects {f:?}: {}",
+            String::from_utf8_lossy(&theirs.stderr)
+        );
         let ours = run(nodenet().arg("gc").arg(f));
-        assert!(ours.status.success(), "{f:?}: {}", String::from_utf8_lossy(&ours.stderr));
-        assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&theirs.stdout), "{f:?}");
+        assert!(
+            ours.status.success(),
+            "{f:?}: {}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{f:?}"
+        );
         // `-o DIR` writes exactly those keyfiles, 0600.
         let dir = tmp.path().join(f.file_stem().unwrap());
-        assert!(run(nodenet().arg("gc").arg(f).arg("-o").arg(&dir)).status.success());
+        assert!(run(nodenet().arg("gc").arg(f).arg("-o").arg(&dir))
+            .status
+            .success());
         let parsed: serde_yaml::Value = serde_yaml::from_slice(&theirs.stdout).unwrap();
         let pairs = parsed["NetworkManager"].as_sequence().unwrap();
         assert_eq!(files_under(&dir).len(), pairs.len(), "{f:?}");
@@ -99,7 +136,11 @@ fn gc_corpus_output_equals_nmstatectl_byte_for_byte() {
             let written = std::fs::read_to_string(dir.join(pair[0].as_str().unwrap())).unwrap();
             assert_eq!(written, pair[1].as_str().unwrap(), "{f:?}");
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.join(pair[0].as_str().unwrap())).unwrap().permissions().mode() & 0o777;
+            let mode = std::fs::metadata(dir.join(pair[0].as_str().unwrap()))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
             assert_eq!(mode, 0o600);
         }
     }

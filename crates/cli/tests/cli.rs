@@ -68,8 +68,18 @@ fn all_problems_are_reported_in_one_run() {
         "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address:\n    - ip: 10.0.0.300\n      prefix-length: 24\n    - ip: 10.0.0.1\n      prefix-length: 33\n- name: v\n  type: vlan\n  vlan: {base-iface: nope, id: 0}\n",
     );
     let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
-    let codes: Vec<String> = json(&o)["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect();
-    for c in ["ip-invalid", "ip-prefix-range", "vlan-base-missing", "vlan-id-range"] {
+    let codes: Vec<String> = json(&o)["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect();
+    for c in [
+        "ip-invalid",
+        "ip-prefix-range",
+        "vlan-base-missing",
+        "vlan-id-range",
+    ] {
         assert!(codes.iter().any(|x| x == c), "{c} missing from {codes:?}");
     }
 }
@@ -79,14 +89,25 @@ fn failed_render_writes_nothing_and_keeps_previous_output() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let good = repo().join("examples/lacp-vlan.yaml");
-    assert!(run(nodenet().arg("render").arg(&good).arg("-o").arg(&out)).status.success());
+    assert!(run(nodenet().arg("render").arg(&good).arg("-o").arg(&out))
+        .status
+        .success());
     let before = fs::read(out.join("manifest.json")).unwrap();
-    let bad = write(tmp.path(), "bad.yaml", &fs::read_to_string(&good).unwrap().replace("id: 110", "id: 4095"));
+    let bad = write(
+        tmp.path(),
+        "bad.yaml",
+        &fs::read_to_string(&good)
+            .unwrap()
+            .replace("id: 110", "id: 4095"),
+    );
     let o = run(nodenet().arg("render").arg(&bad).arg("-o").arg(&out));
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(fs::read(out.join("manifest.json")).unwrap(), before);
     // No temporary directory left behind.
-    let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<_> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     assert!(names.iter().all(|n| !n.contains("nodenet-")), "{names:?}");
 }
 
@@ -94,9 +115,16 @@ fn failed_render_writes_nothing_and_keeps_previous_output() {
 fn render_refuses_to_replace_a_foreign_directory() {
     let tmp = tempfile::tempdir().unwrap();
     fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
-    let o = run(nodenet().arg("render").arg(repo().join("examples/lacp-vlan.yaml")).arg("-o").arg(tmp.path()));
+    let o = run(nodenet()
+        .arg("render")
+        .arg(repo().join("examples/lacp-vlan.yaml"))
+        .arg("-o")
+        .arg(tmp.path()));
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(fs::read_to_string(tmp.path().join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]
@@ -104,7 +132,10 @@ fn render_without_file_uses_the_builtin_example() {
     let tmp = tempfile::tempdir().unwrap();
     let o = run(nodenet().arg("render").current_dir(tmp.path()));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(tmp.path().join("out/hosts/master-0/system-connections/bond0.110.nmconnection").is_file());
+    assert!(tmp
+        .path()
+        .join("out/hosts/master-0/system-connections/bond0.110.nmconnection")
+        .is_file());
 }
 
 #[test]
@@ -114,7 +145,12 @@ fn bmc_password_only_in_its_secret() {
     let out = tmp.path().join("out");
     let ex = repo().join("examples/lacp-vlan.yaml");
     for format in ["human", "json"] {
-        let o = run(nodenet().args(["render", "--format", format]).arg(&ex).arg("-o").arg(&out).env("BMC_PASSWORD", secret));
+        let o = run(nodenet()
+            .args(["render", "--format", format])
+            .arg(&ex)
+            .arg("-o")
+            .arg(&out)
+            .env("BMC_PASSWORD", secret));
         assert!(o.status.success());
         assert!(!String::from_utf8_lossy(&o.stdout).contains(secret));
         assert!(!String::from_utf8_lossy(&o.stderr).contains(secret));
@@ -125,15 +161,25 @@ fn bmc_password_only_in_its_secret() {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         // The scale-out file carries the BMC Secret (and only it the password).
         if f.parent().unwrap().ends_with("scale-out") {
-            let docs: Vec<serde_yaml::Value> =
-                serde_yaml::Deserializer::from_str(&text).map(|d| serde::Deserialize::deserialize(d).unwrap()).collect();
-            let bmc_secret = docs.iter().find(|d| d["metadata"]["name"].as_str() == Some(&format!("{}-bmc-secret", name.trim_end_matches(".yaml")))).unwrap();
+            let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
+                .map(|d| serde::Deserialize::deserialize(d).unwrap())
+                .collect();
+            let bmc_secret = docs
+                .iter()
+                .find(|d| {
+                    d["metadata"]["name"].as_str()
+                        == Some(&format!("{}-bmc-secret", name.trim_end_matches(".yaml")))
+                })
+                .unwrap();
             assert_eq!(bmc_secret["stringData"]["password"].as_str(), Some(secret));
             for d in docs.iter().filter(|d| !std::ptr::eq(*d, bmc_secret)) {
                 assert!(!serde_yaml::to_string(d).unwrap().contains(secret), "{f:?}");
             }
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(
+                fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
             in_secret += 1;
         } else {
             assert!(!text.contains(secret), "password leaked into {f:?}");
@@ -181,7 +227,8 @@ fn install_config_and_agent_config_render_as_they_are() {
     let out = tmp.path().join("out");
     let o = run(nodenet().arg("render").arg(&ic).arg("-o").arg(&out));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let kf = fs::read_to_string(out.join("hosts/master-2/system-connections/eno1.nmconnection")).unwrap();
+    let kf = fs::read_to_string(out.join("hosts/master-2/system-connections/eno1.nmconnection"))
+        .unwrap();
     assert!(kf.contains("address0=192.168.111.12/24"), "{kf}");
     // Passwords from install-config are not copied into the rendered one.
     let rendered = fs::read_to_string(out.join("install-config.yaml")).unwrap();
@@ -194,12 +241,21 @@ fn install_config_and_agent_config_render_as_they_are() {
     );
     let o = run(nodenet().arg("check").arg(&ac));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = run(nodenet().arg("render").arg(&ac).arg("-o").arg(tmp.path().join("out2")));
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&ac)
+        .arg("-o")
+        .arg(tmp.path().join("out2")));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let agent: serde_json::Value =
-        serde_yaml::from_str(&fs::read_to_string(tmp.path().join("out2/agent-config.yaml")).unwrap()).unwrap();
+    let agent: serde_json::Value = serde_yaml::from_str(
+        &fs::read_to_string(tmp.path().join("out2/agent-config.yaml")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(agent["rendezvousIP"], "192.168.111.10");
-    assert_eq!(agent["hosts"][0]["interfaces"][0]["macAddress"], "52:54:00:00:00:10");
+    assert_eq!(
+        agent["hosts"][0]["interfaces"][0]["macAddress"],
+        "52:54:00:00:00:10"
+    );
 }
 
 #[test]
@@ -216,10 +272,18 @@ fn install_config_plus_agent_config_check_together() {
         "agent-config.yaml",
         "apiVersion: v1beta1\nkind: AgentConfig\nmetadata: {name: c}\nhosts:\n- hostname: m0\n  interfaces: [{name: eno1, macAddress: '52:54:00:00:00:10'}]\n  networkConfig:\n    interfaces:\n    - name: eno1\n      type: ethernet\n      ipv4: {enabled: true, address: [{ip: 192.168.1.10, prefix-length: 24}]}\n",
     );
-    let o = run(nodenet().args(["check", "--format", "json"]).arg(&ic).arg(&ac));
+    let o = run(nodenet()
+        .args(["check", "--format", "json"])
+        .arg(&ic)
+        .arg(&ac));
     assert_eq!(o.status.code(), Some(1));
     let v = json(&o);
-    let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "ip-outside-machine-network").expect("diag");
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "ip-outside-machine-network")
+        .expect("diag");
     assert_eq!(d["file"], ac.to_str().unwrap());
     assert_eq!(d["line"], 11);
 }
@@ -236,8 +300,13 @@ fn template_expansion_is_deterministic_and_pools_skip_written_addresses() {
     let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ip = |h: &str| {
-        let kf = fs::read_to_string(out.join(format!("hosts/{h}/system-connections/eth0.nmconnection"))).unwrap();
-        kf.lines().find(|l| l.starts_with("address0=")).unwrap().to_string()
+        let kf =
+            fs::read_to_string(out.join(format!("hosts/{h}/system-connections/eth0.nmconnection")))
+                .unwrap();
+        kf.lines()
+            .find(|l| l.starts_with("address0="))
+            .unwrap()
+            .to_string()
     };
     assert_eq!(ip("fixed"), "address0=10.0.0.11/24");
     assert_eq!(ip("w-0"), "address0=10.0.0.10/24");
@@ -248,11 +317,20 @@ fn template_expansion_is_deterministic_and_pools_skip_written_addresses() {
 #[test]
 fn nmstate_warnings_become_located_diagnostics() {
     let tmp = tempfile::tempdir().unwrap();
-    let f = write(tmp.path(), "h.yml", "interfaces:\n- name: eth0\n  type: ethernet\n  state: up\nhostname:\n  config: node-1\n");
+    let f = write(
+        tmp.path(),
+        "h.yml",
+        "interfaces:\n- name: eth0\n  type: ethernet\n  state: up\nhostname:\n  config: node-1\n",
+    );
     let o = run(nodenet().args(["check", "--format", "json"]).arg(&f));
     assert_eq!(o.status.code(), Some(0));
     let v = json(&o);
-    let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "nmstate-warning").expect("nmstate warning");
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "nmstate-warning")
+        .expect("nmstate warning");
     assert_eq!(d["severity"], "warning");
     assert!(d["message"].as_str().unwrap().contains("hostname"));
     assert_eq!(d["line"], 5, "{d}");
@@ -268,4 +346,43 @@ fn nmstate_errors_are_located_not_line_2() {
     let d = &v["diagnostics"][0];
     assert_eq!(d["code"], "unknown-field");
     assert_eq!(d["line"], 7, "{d}");
+}
+
+#[test]
+fn garbage_and_huge_inputs_are_located_errors_not_panics() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 10 MB of pseudo-random bytes.
+    let mut x: u32 = 12345;
+    let bytes: Vec<u8> = (0..10 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    let garbage = tmp.path().join("garbage.yaml");
+    fs::write(&garbage, &bytes).unwrap();
+    let nested = write(
+        tmp.path(),
+        "nested.yaml",
+        &format!("interfaces: {}", "[".repeat(200_000)),
+    );
+    let scalar = write(tmp.path(), "scalar.yaml", "just a string\n");
+    for f in [&garbage, &nested, &scalar] {
+        let o = run(nodenet().args(["check", "--format", "json"]).arg(f));
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{f:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v = json(&o);
+        let d = &v["diagnostics"][0];
+        assert!(
+            d["code"] == "yaml-syntax" || d["code"] == "unknown-format",
+            "{d}"
+        );
+        assert!(d["line"].as_u64().unwrap() >= 1);
+    }
 }

@@ -10,7 +10,11 @@ use common::*;
 
 fn render(example: &std::path::Path, out: &std::path::Path) {
     let o = run(nodenet().arg("render").arg(example).arg("-o").arg(out));
-    assert!(o.status.success(), "render {example:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "render {example:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -31,13 +35,20 @@ fn every_rendered_keyfile_is_accepted_by_networkmanager_and_is_0600() {
     for ex in examples() {
         let out = tmp.path().join(ex.file_stem().unwrap());
         render(&ex, &out);
-        for f in files_under(&out).into_iter().filter(|p| p.extension().is_some_and(|e| e == "nmconnection")) {
+        for f in files_under(&out)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "nmconnection"))
+        {
             let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600, "{f:?}");
             let o = run(std::process::Command::new(&nmcli)
                 .args(["--offline", "connection", "modify", "connection.id", "x"])
                 .stdin(std::fs::File::open(&f).unwrap()));
-            assert!(o.status.success(), "nmcli rejects {f:?}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "nmcli rejects {f:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             checked += 1;
         }
     }
@@ -54,20 +65,31 @@ fn every_machineconfig_passes_ignition_validate() {
         let out = tmp.path().join(ex.file_stem().unwrap());
         render(&ex, &out);
         for f in files_under(&out.join("openshift")) {
-            let mc: serde_json::Value = serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            let mc: serde_json::Value =
+                serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
             assert_eq!(mc["kind"], "MachineConfig");
-            let role = mc["metadata"]["labels"]["machineconfiguration.openshift.io/role"].as_str().unwrap();
+            let role = mc["metadata"]["labels"]["machineconfiguration.openshift.io/role"]
+                .as_str()
+                .unwrap();
             assert!(f.to_string_lossy().ends_with(&format!("-{role}.yaml")));
             let files = mc["spec"]["config"]["storage"]["files"].as_array().unwrap();
             for file in files {
                 let path = file["path"].as_str().unwrap();
-                assert!(path.starts_with("/etc/nmstate/openshift/") && path.ends_with(".yml"), "{path}");
+                assert!(
+                    path.starts_with("/etc/nmstate/openshift/") && path.ends_with(".yml"),
+                    "{path}"
+                );
                 assert_eq!(file["mode"], 420);
             }
             let ign = tmp.path().join("config.ign");
             std::fs::write(&ign, serde_json::to_vec(&mc["spec"]["config"]).unwrap()).unwrap();
             let o = run(std::process::Command::new(&validate).arg(&ign));
-            assert!(o.status.success(), "ignition-validate rejects {f:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "ignition-validate rejects {f:?}: {}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
             checked += 1;
         }
     }
@@ -84,24 +106,45 @@ fn rendered_keyfiles_equal_nmstatectl_gc() {
     for ex in examples() {
         let out = tmp.path().join(ex.file_stem().unwrap());
         render(&ex, &out);
-        let mut dirs: Vec<_> = std::fs::read_dir(out.join("hosts")).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut dirs: Vec<_> = std::fs::read_dir(out.join("hosts"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         dirs.sort();
         // Every host of the small examples, every 10th of the big one.
         for dir in dirs.iter().step_by(if dirs.len() > 20 { 10 } else { 1 }) {
             let state = dir.join("nmstate.yml");
-            let theirs = run(std::process::Command::new(&nmstatectl).arg("gc").arg(&state));
-            assert!(theirs.status.success(), "{state:?}: {}", String::from_utf8_lossy(&theirs.stderr));
+            let theirs = run(std::process::Command::new(&nmstatectl)
+                .arg("gc")
+                .arg(&state));
+            assert!(
+                theirs.status.success(),
+                "{state:?}: {}",
+                String::from_utf8_lossy(&theirs.stderr)
+            );
             let ours = run(nodenet().arg("gc").arg(&state));
             assert!(ours.status.success());
-            assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&theirs.stdout), "{state:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stdout),
+                String::from_utf8_lossy(&theirs.stdout),
+                "{state:?}"
+            );
             // And the rendered files are exactly those keyfiles.
             let parsed: serde_yaml::Value = serde_yaml::from_slice(&theirs.stdout).unwrap();
             for pair in parsed["NetworkManager"].as_sequence().unwrap() {
                 let name = pair[0].as_str().unwrap();
-                let rendered = std::fs::read_to_string(dir.join("system-connections").join(name)).unwrap();
-                let ours_gc = run(nodenet().arg("gc").arg(&state).arg("-o").arg(tmp.path().join("gc")));
+                let rendered =
+                    std::fs::read_to_string(dir.join("system-connections").join(name)).unwrap();
+                let ours_gc = run(nodenet()
+                    .arg("gc")
+                    .arg(&state)
+                    .arg("-o")
+                    .arg(tmp.path().join("gc")));
                 assert!(ours_gc.status.success());
-                assert_eq!(rendered, std::fs::read_to_string(tmp.path().join("gc").join(name)).unwrap());
+                assert_eq!(
+                    rendered,
+                    std::fs::read_to_string(tmp.path().join("gc").join(name)).unwrap()
+                );
             }
             hosts += 1;
         }
@@ -124,7 +167,11 @@ fn render_is_deterministic_byte_for_byte() {
         assert_eq!(fa.len(), fb.len());
         for (x, y) in fa.iter().zip(&fb) {
             assert_eq!(x.strip_prefix(&a).unwrap(), y.strip_prefix(&b).unwrap());
-            assert_eq!(std::fs::read(x).unwrap(), std::fs::read(y).unwrap(), "{x:?}");
+            assert_eq!(
+                std::fs::read(x).unwrap(),
+                std::fs::read(y).unwrap(),
+                "{x:?}"
+            );
         }
         std::fs::remove_dir_all(&a).unwrap();
         std::fs::remove_dir_all(&b).unwrap();
@@ -136,15 +183,23 @@ fn manifest_lists_every_file_with_its_sha256() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     render(&examples()[0], &out);
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     let listed: Vec<&serde_json::Value> = manifest["files"].as_array().unwrap().iter().collect();
-    let on_disk: Vec<_> = files_under(&out).into_iter().filter(|p| !p.ends_with("manifest.json")).collect();
+    let on_disk: Vec<_> = files_under(&out)
+        .into_iter()
+        .filter(|p| !p.ends_with("manifest.json"))
+        .collect();
     assert_eq!(listed.len(), on_disk.len());
     let sha = tool("sha256sum");
     for entry in listed {
         let path = out.join(entry["path"].as_str().unwrap());
         let o = run(std::process::Command::new(&sha).arg(&path));
-        let expected = String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap().to_string();
+        let expected = String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string();
         assert_eq!(entry["sha256"].as_str().unwrap(), expected, "{path:?}");
     }
 }

@@ -134,7 +134,10 @@ impl Diagnostic {
     }
 
     pub fn warning(code: Code, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
     }
 
     pub fn at(mut self, span: Span) -> Self {
@@ -186,13 +189,19 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: String) -> FileId {
-        self.files.push(Arc::new(SourceFile { name: name.into(), text, display: None }));
+        self.files.push(Arc::new(SourceFile {
+            name: name.into(),
+            text,
+            display: None,
+        }));
         (self.files.len() - 1) as FileId
     }
 
     /// Masks byte ranges (offset, len) of a file wherever it is shown.
     pub fn redact(&mut self, id: FileId, ranges: &[(usize, usize)]) {
-        let Some(file) = self.files.get_mut(id as usize) else { return };
+        let Some(file) = self.files.get_mut(id as usize) else {
+            return;
+        };
         let mut shown = file.text.clone().into_bytes();
         for &(start, len) in ranges {
             let end = (start + len).min(shown.len());
@@ -201,7 +210,11 @@ impl SourceMap {
             }
         }
         let display = String::from_utf8_lossy(&shown).into_owned();
-        *file = Arc::new(SourceFile { name: file.name.clone(), text: file.text.clone(), display: Some(display) });
+        *file = Arc::new(SourceFile {
+            name: file.name.clone(),
+            text: file.text.clone(),
+            display: Some(display),
+        });
     }
 
     pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {

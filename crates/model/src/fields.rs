@@ -76,7 +76,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub fn required_string(&mut self, node: &Node, key: &str, what: &str) -> Option<Located<String>> {
+    pub fn required_string(
+        &mut self,
+        node: &Node,
+        key: &str,
+        what: &str,
+    ) -> Option<Located<String>> {
         let s = self.string(node, key);
         if s.is_none() && node.get(key).is_none() {
             self.push(
@@ -145,7 +150,9 @@ impl<'a> Decoder<'a> {
                 self.push(
                     Diagnostic::error(
                         Code::IpInvalid,
-                        format!("`{text}` is not a network in CIDR notation (like 192.168.111.0/24)"),
+                        format!(
+                            "`{text}` is not a network in CIDR notation (like 192.168.111.0/24)"
+                        ),
                     )
                     .at(v.span),
                 );
@@ -171,7 +178,9 @@ impl<'a> Decoder<'a> {
             self.push(
                 Diagnostic::error(
                     Code::MacInvalid,
-                    format!("`{text}` is not a MAC address (six hex octets like 52:54:00:ab:cd:01)"),
+                    format!(
+                        "`{text}` is not a MAC address (six hex octets like 52:54:00:ab:cd:01)"
+                    ),
                 )
                 .at(v.span),
             );
@@ -211,7 +220,10 @@ mod tests {
 
     #[test]
     fn typo_suggestions() {
-        assert_eq!(suggest("bootMacAddress", &["bootMACAddress", "name"]), Some("bootMACAddress"));
+        assert_eq!(
+            suggest("bootMacAddress", &["bootMACAddress", "name"]),
+            Some("bootMACAddress")
+        );
         assert_eq!(suggest("zzz", &["bootMACAddress", "name"]), None);
     }
 }

@@ -39,7 +39,10 @@ pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
             path: p.display().to_string(),
             source,
         })?;
-        texts.push((p.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()));
+        texts.push((
+            p.display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
     }
     Ok(load_texts(texts))
 }
@@ -70,7 +73,11 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
         let part = load_node(&root, file, &stem, &mut diagnostics);
         merge(&mut inventory, part);
     }
-    Loaded { sources, inventory, diagnostics }
+    Loaded {
+        sources,
+        inventory,
+        diagnostics,
+    }
 }
 
 /// Byte ranges of every `password:` value, so no snippet ever shows one.
@@ -78,7 +85,9 @@ fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut visit = |n: &Node| {
         for (k, v) in n.as_map().unwrap_or_default() {
-            if k.as_str().is_some_and(|k| k.eq_ignore_ascii_case("password")) {
+            if k.as_str()
+                .is_some_and(|k| k.eq_ignore_ascii_case("password"))
+            {
                 // The value's length in the source (quotes included).
                 out.push((v.span.offset as usize, v.span.len as usize));
             }
@@ -90,7 +99,9 @@ fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
 }
 
 fn merge(into: &mut Inventory, part: Inventory) {
-    if into.kind.is_none() || into.kind == Some(InputKind::AgentConfig) && part.kind == Some(InputKind::InstallConfig) {
+    if into.kind.is_none()
+        || into.kind == Some(InputKind::AgentConfig) && part.kind == Some(InputKind::InstallConfig)
+    {
         into.kind = part.kind;
     }
     let c = &mut into.cluster;
@@ -128,9 +139,17 @@ pub fn detect(root: &Node) -> Option<InputKind> {
         Some(InputKind::Inventory)
     } else if kind == Some("AgentConfig") {
         Some(InputKind::AgentConfig)
-    } else if kind == Some("InstallConfig") || has("platform") || (has("baseDomain") && has("metadata")) {
+    } else if kind == Some("InstallConfig")
+        || has("platform")
+        || (has("baseDomain") && has("metadata"))
+    {
         Some(InputKind::InstallConfig)
-    } else if has("interfaces") || has("routes") || has("dns-resolver") || has("route-rules") || has("ovs-db") {
+    } else if has("interfaces")
+        || has("routes")
+        || has("dns-resolver")
+        || has("route-rules")
+        || has("ovs-db")
+    {
         Some(InputKind::NmState)
     } else if has("hosts") && (has("cluster") || has("templates")) {
         Some(InputKind::Inventory)
@@ -169,7 +188,13 @@ fn load_node(root: &Node, file: FileId, stem: &str, diags: &mut Vec<Diagnostic>)
 
 /// A bare NMState file is one host named after the file.
 fn load_nmstate(root: &Node, file: FileId, stem: &str) -> Inventory {
-    let span = Span { file, line: 1, column: 1, offset: 0, len: 1 };
+    let span = Span {
+        file,
+        line: 1,
+        column: 1,
+        offset: 0,
+        len: 1,
+    };
     Inventory {
         hosts: vec![Host {
             name: Located::new(stem.to_string(), span),
@@ -191,16 +216,25 @@ fn load_nmstate(root: &Node, file: FileId, stem: &str) -> Inventory {
 /// Ethernet interfaces that pin `mac-address` in NMState are NICs with a
 /// known MAC even when the input lists no NICs (install-config).
 fn add_nics_from_network(host: &mut Host) {
-    let Some(ifaces) = host.network.as_ref().and_then(|n| n.get("interfaces")).and_then(Node::as_seq) else {
+    let Some(ifaces) = host
+        .network
+        .as_ref()
+        .and_then(|n| n.get("interfaces"))
+        .and_then(Node::as_seq)
+    else {
         return;
     };
     for iface in ifaces {
-        let (Some(name), Some(mac)) = (iface.get("name"), iface.get("mac-address")) else { continue };
+        let (Some(name), Some(mac)) = (iface.get("name"), iface.get("mac-address")) else {
+            continue;
+        };
         let is_eth = iface
             .get("type")
             .and_then(Node::as_str)
             .is_none_or(|t| t == "ethernet");
-        let (Some(name_s), Some(mac_s)) = (name.scalar_text(), mac.scalar_text()) else { continue };
+        let (Some(name_s), Some(mac_s)) = (name.scalar_text(), mac.scalar_text()) else {
+            continue;
+        };
         if !is_eth || !crate::fields::is_mac(&mac_s) {
             continue;
         }
@@ -221,8 +255,11 @@ fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNe
         "Disabled" => ProvisioningNetwork::Disabled,
         _ => {
             d.push(
-                Diagnostic::error(Code::InvalidValue, format!("provisioning network `{s}` is not Managed, Unmanaged or Disabled"))
-                    .at(v.span),
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("provisioning network `{s}` is not Managed, Unmanaged or Disabled"),
+                )
+                .at(v.span),
             );
             return None;
         }
@@ -231,14 +268,19 @@ fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNe
 }
 
 fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
-    let Some(v) = v else { return Located::new(Role::Unset, fallback) };
+    let Some(v) = v else {
+        return Located::new(Role::Unset, fallback);
+    };
     let s = v.scalar_text().unwrap_or_default();
     match Role::parse(&s) {
         Some(r) => Located::new(r, v.span),
         None => {
             d.push(
-                Diagnostic::error(Code::InvalidValue, format!("role `{s}` is not master, worker or arbiter"))
-                    .at(v.span),
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("role `{s}` is not master, worker or arbiter"),
+                )
+                .at(v.span),
             );
             Located::new(Role::Unset, v.span)
         }
@@ -247,7 +289,14 @@ fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
 
 // ---------------------------------------------------------------- native
 
-const TOP_FIELDS: &[&str] = &["nodenet", "cluster", "credentials", "pools", "templates", "hosts"];
+const TOP_FIELDS: &[&str] = &[
+    "nodenet",
+    "cluster",
+    "credentials",
+    "pools",
+    "templates",
+    "hosts",
+];
 const CLUSTER_FIELDS: &[&str] = &[
     "name",
     "baseDomain",
@@ -286,7 +335,13 @@ fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     d.check_fields(root, "the inventory", TOP_FIELDS);
     if let Some(v) = root.get("nodenet") {
         if v.scalar_text().as_deref() != Some("v1") {
-            d.push(Diagnostic::error(Code::InvalidValue, "unsupported inventory version (this nodenet reads `nodenet: v1`)").at(v.span));
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    "unsupported inventory version (this nodenet reads `nodenet: v1`)",
+                )
+                .at(v.span),
+            );
         }
     }
     let mut inv = Inventory::default();
@@ -353,7 +408,11 @@ fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
 fn reserve_literal_ips(network: Option<&Node>, alloc: &mut PoolAllocator) {
     let Some(n) = network else { return };
     let mut f = |node: &Node| {
-        if let Some(ip) = node.get("ip").and_then(Node::as_str).and_then(|s| s.parse::<IpAddr>().ok()) {
+        if let Some(ip) = node
+            .get("ip")
+            .and_then(Node::as_str)
+            .and_then(|s| s.parse::<IpAddr>().ok())
+        {
             alloc.reserve(ip);
         }
         false
@@ -362,7 +421,10 @@ fn reserve_literal_ips(network: Option<&Node>, alloc: &mut PoolAllocator) {
 }
 
 fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
-    let mut cluster = Cluster { span: Some(c.span), ..Cluster::default() };
+    let mut cluster = Cluster {
+        span: Some(c.span),
+        ..Cluster::default()
+    };
     if !d.check_fields(c, "cluster", CLUSTER_FIELDS) {
         return cluster;
     }
@@ -421,12 +483,21 @@ fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
     let range = d.required_string(v, "range", &what)?;
     let span = v.get("range").map(|r| r.span).unwrap_or(v.span);
     let parsed = range.value.split_once('-').and_then(|(a, b)| {
-        Some((a.trim().parse::<IpAddr>().ok()?, b.trim().parse::<IpAddr>().ok()?))
+        Some((
+            a.trim().parse::<IpAddr>().ok()?,
+            b.trim().parse::<IpAddr>().ok()?,
+        ))
     });
     let Some((first, last)) = parsed.filter(|(a, b)| a.is_ipv4() == b.is_ipv4() && a <= b) else {
         d.push(
-            Diagnostic::error(Code::IpInvalid, format!("pool range `{}` is not `FIRST-LAST` of one IP family, ascending", range.value))
-                .at(span),
+            Diagnostic::error(
+                Code::IpInvalid,
+                format!(
+                    "pool range `{}` is not `FIRST-LAST` of one IP family, ascending",
+                    range.value
+                ),
+            )
+            .at(span),
         );
         return None;
     };
@@ -435,12 +506,20 @@ fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
         Some(p) => match p.as_i64() {
             Some(x) if (0..=max).contains(&x) => x as u8,
             _ => {
-                d.push(Diagnostic::error(Code::IpPrefixRange, format!("pool prefix `{p}` is not 0-{max}")).at(p.span));
+                d.push(
+                    Diagnostic::error(
+                        Code::IpPrefixRange,
+                        format!("pool prefix `{p}` is not 0-{max}"),
+                    )
+                    .at(p.span),
+                );
                 return None;
             }
         },
         None => {
-            d.push(Diagnostic::error(Code::MissingField, format!("{what} has no `prefix`")).at(v.span));
+            d.push(
+                Diagnostic::error(Code::MissingField, format!("{what} has no `prefix`")).at(v.span),
+            );
             return None;
         }
     };
@@ -449,7 +528,15 @@ fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
         Some(n) => d.ips(n).into_iter().map(|l| l.value).collect(),
         None => Vec::new(),
     };
-    Some(Pool { name, span, first, last, prefix, gateway, dns })
+    Some(Pool {
+        name,
+        span,
+        first,
+        last,
+        prefix,
+        gateway,
+        dns,
+    })
 }
 
 /// One `hosts:` entry (with `count`, many hosts) onto its template.
@@ -476,7 +563,11 @@ fn expand_host_entry(
                         .iter()
                         .filter_map(|(k, _)| k.as_str())
                         .collect();
-                    let mut diag = Diagnostic::error(Code::TemplateUnknown, format!("no template named `{name}`")).at(t.span);
+                    let mut diag = Diagnostic::error(
+                        Code::TemplateUnknown,
+                        format!("no template named `{name}`"),
+                    )
+                    .at(t.span);
                     if let Some(s) = crate::fields::suggest(&name, &known) {
                         diag = diag.help(format!("did you mean `{s}`?"));
                     }
@@ -496,7 +587,13 @@ fn expand_host_entry(
                 (n, Some(start))
             }
             _ => {
-                d.push(Diagnostic::error(Code::InvalidValue, format!("`count` must be 1-100000, found `{c}`")).at(c.span));
+                d.push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("`count` must be 1-100000, found `{c}`"),
+                    )
+                    .at(c.span),
+                );
                 return;
             }
         },
@@ -516,7 +613,11 @@ fn expand_host_entry(
             }
         }
         let raw_name = Located::new(name_node.scalar_text().unwrap_or_default(), name_node.span);
-        let mut ex = Expander { pools: alloc, diags: d.diags, host: raw_name.value.clone() };
+        let mut ex = Expander {
+            pools: alloc,
+            diags: d.diags,
+            host: raw_name.value.clone(),
+        };
         let name = ex.expand_string(&raw_name, &mut vars);
         ex.host = name.value.clone();
         vars.set("name", Value::Str(name.value.clone()));
@@ -524,11 +625,16 @@ fn expand_host_entry(
         // Explicit per-host pool addresses.
         if let Some(ips) = entry.get("ips") {
             for (k, v) in ips.as_map().unwrap_or_default() {
-                let mut ex = Expander { pools: alloc, diags: d.diags, host: name.value.clone() };
+                let mut ex = Expander {
+                    pools: alloc,
+                    diags: d.diags,
+                    host: name.value.clone(),
+                };
                 let mut v = v.clone();
                 ex.expand(&mut v, &mut vars);
                 if let Some(ip) = d.ip(&v) {
-                    vars.pool_ips.insert(k.scalar_text().unwrap_or_default(), ip.value);
+                    vars.pool_ips
+                        .insert(k.scalar_text().unwrap_or_default(), ip.value);
                 }
             }
         }
@@ -549,7 +655,12 @@ fn build_host<'n>(
     let host_name = name.value.clone();
     let mut expand = |d: &mut Decoder, n: &Node, vars: &mut Vars| {
         let mut n = n.clone();
-        Expander { pools: alloc, diags: d.diags, host: host_name.clone() }.expand(&mut n, vars);
+        Expander {
+            pools: alloc,
+            diags: d.diags,
+            host: host_name.clone(),
+        }
+        .expand(&mut n, vars);
         n
     };
     // NICs: `{eno1: MAC}` or `[{name, mac}]`; their MACs are placeholders too.
@@ -560,7 +671,10 @@ fn build_host<'n>(
             Value::Map(entries) => {
                 for (k, v) in entries {
                     let mac = if v.is_null() { None } else { d.mac(v) };
-                    nics.push(Nic { name: Located::new(k.scalar_text().unwrap_or_default(), k.span), mac });
+                    nics.push(Nic {
+                        name: Located::new(k.scalar_text().unwrap_or_default(), k.span),
+                        mac,
+                    });
                 }
             }
             Value::Seq(items) => {
@@ -568,9 +682,17 @@ fn build_host<'n>(
                     if !d.check_fields(item, "a NIC", &["name", "mac", "macAddress"]) {
                         continue;
                     }
-                    let Some(nic_name) = d.required_string(item, "name", "a NIC") else { continue };
-                    let mac = item.get("mac").or(item.get("macAddress")).and_then(|m| d.mac(m));
-                    nics.push(Nic { name: nic_name, mac });
+                    let Some(nic_name) = d.required_string(item, "name", "a NIC") else {
+                        continue;
+                    };
+                    let mac = item
+                        .get("mac")
+                        .or(item.get("macAddress"))
+                        .and_then(|m| d.mac(m));
+                    nics.push(Nic {
+                        name: nic_name,
+                        mac,
+                    });
                 }
             }
             Value::Null => {}
@@ -579,7 +701,10 @@ fn build_host<'n>(
     }
     for nic in &nics {
         if let Some(mac) = &nic.mac {
-            vars.set(format!("mac.{}", nic.name.value), Value::Str(mac.value.clone()));
+            vars.set(
+                format!("mac.{}", nic.name.value),
+                Value::Str(mac.value.clone()),
+            );
         }
     }
     let network = field("network").map(|n| expand(d, n, vars));
@@ -592,7 +717,9 @@ fn build_host<'n>(
         Some(Bmc {
             address,
             credentials: d.string(&b, "credentials"),
-            disable_certificate_verification: d.bool(&b, "disableCertificateVerification").unwrap_or(false),
+            disable_certificate_verification: d
+                .bool(&b, "disableCertificateVerification")
+                .unwrap_or(false),
         })
     });
     let boot_mac = match field("bootMACAddress") {
@@ -607,8 +734,11 @@ fn build_host<'n>(
                 Some(mac) => Some(mac),
                 None => {
                     d.push(
-                        Diagnostic::error(Code::BootMacNotOnHost, format!("bootInterface `{b}` is not a NIC with a MAC on this host"))
-                            .at(field("bootInterface").map(|n| n.span).unwrap_or(entry.span)),
+                        Diagnostic::error(
+                            Code::BootMacNotOnHost,
+                            format!("bootInterface `{b}` is not a NIC with a MAC on this host"),
+                        )
+                        .at(field("bootInterface").map(|n| n.span).unwrap_or(entry.span)),
                     );
                     None
                 }
@@ -625,7 +755,8 @@ fn build_host<'n>(
         root_device_hints: field("rootDeviceHints").map(|n| expand(d, n, vars)),
         nics,
         network,
-        pxe_interface: field("pxeInterface").and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
+        pxe_interface: field("pxeInterface")
+            .and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
         pool_ips: vars.pool_ips.clone(),
         name,
     }
@@ -661,7 +792,9 @@ fn load_install_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             c.ingress_vips.extend(d.ips(v));
         }
     }
-    c.provisioning.network = bm.get("provisioningNetwork").and_then(|v| provisioning_mode(&mut d, v));
+    c.provisioning.network = bm
+        .get("provisioningNetwork")
+        .and_then(|v| provisioning_mode(&mut d, v));
     c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.cidr(v));
     c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
     c.cluster_os_image = d.string(bm, "clusterOSImage");
@@ -682,7 +815,10 @@ fn load_install_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
                 inv.credentials.insert(
                     cred_name.clone(),
                     Located::new(
-                        Credentials { username: user.value, password: PasswordSource::Inline(Secret::new(pw.value)) },
+                        Credentials {
+                            username: user.value,
+                            password: PasswordSource::Inline(Secret::new(pw.value)),
+                        },
                         b.span,
                     ),
                 );
@@ -690,7 +826,9 @@ fn load_install_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             Some(Bmc {
                 address,
                 credentials: Some(Located::new(cred_name, b.span)),
-                disable_certificate_verification: d.bool(b, "disableCertificateVerification").unwrap_or(false),
+                disable_certificate_verification: d
+                    .bool(b, "disableCertificateVerification")
+                    .unwrap_or(false),
             })
         });
         inv.hosts.push(Host {
@@ -738,18 +876,26 @@ fn load_agent_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             );
         }
         for iface in ifaces {
-            let Some(nic_name) = d.required_string(iface, "name", "an interface") else { continue };
+            let Some(nic_name) = d.required_string(iface, "name", "an interface") else {
+                continue;
+            };
             let mac = match iface.get("macAddress") {
                 Some(m) if !m.is_null() => d.mac(m),
                 _ => {
                     d.push(
-                        Diagnostic::error(Code::InterfaceWithoutMac, format!("interface `{}` has no `macAddress`", nic_name.value))
-                            .at(iface.span),
+                        Diagnostic::error(
+                            Code::InterfaceWithoutMac,
+                            format!("interface `{}` has no `macAddress`", nic_name.value),
+                        )
+                        .at(iface.span),
                     );
                     None
                 }
             };
-            nics.push(Nic { name: nic_name, mac });
+            nics.push(Nic {
+                name: nic_name,
+                mac,
+            });
         }
         inv.hosts.push(Host {
             span: h.span,

@@ -85,7 +85,10 @@ impl PoolAllocator {
             diags.push(
                 Diagnostic::error(
                     Code::PoolExhausted,
-                    format!("pool `{pool}` ({} - {}) has no free address left", p.first, p.last),
+                    format!(
+                        "pool `{pool}` ({} - {}) has no free address left",
+                        p.first, p.last
+                    ),
                 )
                 .at(p.span)
                 .help("widen the range or give some hosts explicit `ips`"),
@@ -154,7 +157,9 @@ impl Expander<'_> {
         let mut rest = s;
         let mut whole: Option<Value> = None;
         while let Some(start) = rest.find("${") {
-            let Some(len) = rest[start..].find('}') else { break };
+            let Some(len) = rest[start..].find('}') else {
+                break;
+            };
             out.push_str(&rest[..start]);
             let expr = &rest[start + 2..start + len];
             let value = self.lookup(expr, span, vars)?;
@@ -174,13 +179,16 @@ impl Expander<'_> {
             None => (expr.trim(), None),
         };
         let value = if let Some(pool) = name.strip_prefix("ip.") {
-            self.pool_ip(pool, span, vars).map(|ip| Value::Str(ip.to_string()))
+            self.pool_ip(pool, span, vars)
+                .map(|ip| Value::Str(ip.to_string()))
         } else if let Some(pool) = name.strip_prefix("prefix.") {
             self.pool_field(pool, span, |p| Some(Value::Int(p.prefix as i64)))
         } else if let Some(pool) = name.strip_prefix("gateway.") {
             self.pool_field(pool, span, |p| p.gateway.map(|g| Value::Str(g.to_string())))
         } else if let Some(pool) = name.strip_prefix("dns.") {
-            self.pool_field(pool, span, |p| p.dns.first().map(|g| Value::Str(g.to_string())))
+            self.pool_field(pool, span, |p| {
+                p.dns.first().map(|g| Value::Str(g.to_string()))
+            })
         } else {
             vars.values.get(name).cloned()
         };
@@ -192,12 +200,15 @@ impl Expander<'_> {
             {
                 let known: Vec<&str> = vars.values.keys().map(String::as_str).collect();
                 self.report(
-                    Diagnostic::error(Code::TemplateVariable, format!("unknown placeholder `${{{name}}}`"))
-                        .at(span)
-                        .help(format!(
-                            "known here: {}, ip.<pool>, prefix.<pool>, gateway.<pool>, dns.<pool>",
-                            known.join(", ")
-                        )),
+                    Diagnostic::error(
+                        Code::TemplateVariable,
+                        format!("unknown placeholder `${{{name}}}`"),
+                    )
+                    .at(span)
+                    .help(format!(
+                        "known here: {}, ip.<pool>, prefix.<pool>, gateway.<pool>, dns.<pool>",
+                        known.join(", ")
+                    )),
                 );
             }
             return None;
@@ -224,7 +235,12 @@ impl Expander<'_> {
         self.diags.push(d.host(self.host.clone()));
     }
 
-    fn pool_field(&mut self, pool: &str, span: Span, f: impl Fn(&Pool) -> Option<Value>) -> Option<Value> {
+    fn pool_field(
+        &mut self,
+        pool: &str,
+        span: Span,
+        f: impl Fn(&Pool) -> Option<Value>,
+    ) -> Option<Value> {
         match self.pools.pool(pool) {
             None => {
                 self.unknown_pool(pool, span);
@@ -234,8 +250,11 @@ impl Expander<'_> {
                 let v = f(p);
                 if v.is_none() {
                     self.report(
-                        Diagnostic::error(Code::TemplateVariable, format!("pool `{pool}` defines no value for this placeholder"))
-                            .at(span),
+                        Diagnostic::error(
+                            Code::TemplateVariable,
+                            format!("pool `{pool}` defines no value for this placeholder"),
+                        )
+                        .at(span),
                     );
                 }
                 v
@@ -245,7 +264,8 @@ impl Expander<'_> {
 
     fn unknown_pool(&mut self, pool: &str, span: Span) {
         self.report(
-            Diagnostic::error(Code::TemplateVariable, format!("no IP pool named `{pool}`")).at(span),
+            Diagnostic::error(Code::TemplateVariable, format!("no IP pool named `{pool}`"))
+                .at(span),
         );
     }
 
@@ -271,18 +291,27 @@ fn format_int(i: i64, f: &str) -> Option<String> {
         if !crate::fields::is_mac(base) {
             return None;
         }
-        let n = u64::from_str_radix(&base.replace(':', ""), 16).ok()?.checked_add(u64::try_from(i).ok()?)?;
+        let n = u64::from_str_radix(&base.replace(':', ""), 16)
+            .ok()?
+            .checked_add(u64::try_from(i).ok()?)?;
         if n >= 1 << 48 {
             return None;
         }
         let b = n.to_be_bytes();
-        return Some(format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[2], b[3], b[4], b[5], b[6], b[7]));
+        return Some(format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[2], b[3], b[4], b[5], b[6], b[7]
+        ));
     }
     let (digits, hex) = match f.strip_suffix('x') {
         Some(d) => (d, true),
         None => (f, false),
     };
-    let width: usize = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let width: usize = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
     Some(if hex {
         format!("{i:0width$x}")
     } else {
@@ -322,7 +351,11 @@ mod tests {
     fn whole_placeholder_keeps_type_and_partial_is_text() {
         let mut a = PoolAllocator::new(vec![pool("10.0.0.10", "10.0.0.20")]);
         let mut diags = Vec::new();
-        let mut e = Expander { pools: &mut a, diags: &mut diags, host: "h".into() };
+        let mut e = Expander {
+            pools: &mut a,
+            diags: &mut diags,
+            host: "h".into(),
+        };
         let mut vars = Vars::default();
         vars.set("index", Value::Int(10));
         let mut n = crate::yaml::parse(
@@ -336,7 +369,10 @@ mod tests {
         assert_eq!(n.get("ip2").unwrap().as_str(), Some("10.0.0.10"));
         assert_eq!(n.get("name").unwrap().as_str(), Some("w-010"));
         assert_eq!(n.get("mac").unwrap().as_str(), Some("52:54:00:00:00:0a"));
-        assert_eq!(format_int(0x1ff, "mac 52:54:00:00:ff:01").as_deref(), Some("52:54:00:01:01:00"));
+        assert_eq!(
+            format_int(0x1ff, "mac 52:54:00:00:ff:01").as_deref(),
+            Some("52:54:00:01:01:00")
+        );
         assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff:ff"), None);
         assert!(diags.is_empty(), "{diags:?}");
     }
@@ -345,7 +381,11 @@ mod tests {
     fn unknown_placeholder_is_located() {
         let mut a = PoolAllocator::default();
         let mut diags = Vec::new();
-        let mut e = Expander { pools: &mut a, diags: &mut diags, host: "h".into() };
+        let mut e = Expander {
+            pools: &mut a,
+            diags: &mut diags,
+            host: "h".into(),
+        };
         let mut n = crate::yaml::parse("a: x\nb: ${nope}\n", 0).unwrap();
         e.expand(&mut n, &mut Vars::default());
         assert_eq!(diags.len(), 1);

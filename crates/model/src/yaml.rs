@@ -194,7 +194,12 @@ impl Node {
             J::Array(items) => Value::Seq(items.iter().map(|i| Node::from_json(i, span)).collect()),
             J::Object(map) => Value::Map(
                 map.iter()
-                    .map(|(k, v)| (Node::new(Value::Str(k.clone()), span), Node::from_json(v, span)))
+                    .map(|(k, v)| {
+                        (
+                            Node::new(Value::Str(k.clone()), span),
+                            Node::from_json(v, span),
+                        )
+                    })
                     .collect(),
             ),
         };
@@ -211,6 +216,10 @@ impl fmt::Display for Node {
     }
 }
 
+/// Deeper nesting is refused: no real network state comes close, and
+/// recursive walks over the tree must not overflow the stack.
+pub const MAX_DEPTH: usize = 128;
+
 /// Parses one YAML document. An empty document is `Null`.
 pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
     let mut builder = Builder {
@@ -222,6 +231,7 @@ pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
         docs: 0,
         line_starts: None,
         error: None,
+        too_deep: 0,
     };
     let mut parser = Parser::new_from_str(text);
     parser.load(&mut builder, true).map_err(|e| {
@@ -237,12 +247,25 @@ pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
     if builder.docs > 1 {
         return Err(YamlError {
             message: "more than one YAML document in the file; nodenet reads one".into(),
-            span: Span { file, line: 1, column: 1, offset: 0, len: 1 },
+            span: Span {
+                file,
+                line: 1,
+                column: 1,
+                offset: 0,
+                len: 1,
+            },
         });
     }
-    Ok(builder
-        .root
-        .unwrap_or(Node::new(Value::Null, Span { file, line: 1, column: 1, offset: 0, len: 0 })))
+    Ok(builder.root.unwrap_or(Node::new(
+        Value::Null,
+        Span {
+            file,
+            line: 1,
+            column: 1,
+            offset: 0,
+            len: 0,
+        },
+    )))
 }
 
 fn span_at(file: FileId, m: &Marker, len: usize) -> Span {
@@ -272,6 +295,8 @@ struct Builder<'a> {
     docs: usize,
     line_starts: Option<Vec<usize>>,
     error: Option<YamlError>,
+    /// Open collections below MAX_DEPTH, skipped.
+    too_deep: usize,
 }
 
 impl Builder<'_> {
@@ -378,18 +403,32 @@ impl MarkedEventReceiver for Builder<'_> {
                 let node = Node::new(scalar_value(text, style, &tag), span);
                 self.push_node(node, anchor);
             }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
+                if self.error.is_none() {
+                    self.error = Some(YamlError {
+                        message: format!("nesting deeper than {MAX_DEPTH} levels"),
+                        span: self.fix_offset(span_at(self.file, &mark, 1)),
+                    });
+                }
+                self.too_deep += 1;
+            }
+            Event::SequenceEnd | Event::MappingEnd if self.too_deep > 0 => self.too_deep -= 1,
+            _ if self.too_deep > 0 => {}
             Event::SequenceStart(anchor, _) => {
                 let span = self.fix_offset(span_at(self.file, &mark, 1));
                 self.stack.push(Frame::Seq(span, anchor, Vec::new()));
             }
             Event::MappingStart(anchor, _) => {
                 let span = self.fix_offset(span_at(self.file, &mark, 1));
-                self.stack.push(Frame::Map(span, anchor, Vec::new(), None, Vec::new()));
+                self.stack
+                    .push(Frame::Map(span, anchor, Vec::new(), None, Vec::new()));
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(frame) = self.stack.pop() {
                     let (node, anchor) = match frame {
-                        Frame::Seq(span, anchor, items) => (Node::new(Value::Seq(items), span), anchor),
+                        Frame::Seq(span, anchor, items) => {
+                            (Node::new(Value::Seq(items), span), anchor)
+                        }
                         Frame::Map(span, anchor, entries, _, _) => {
                             (Node::new(Value::Map(entries), span), anchor)
                         }
@@ -455,6 +494,29 @@ mod tests {
     fn duplicate_keys_are_errors_at_the_second_key() {
         let err = parse("name: a\nmtu: 1\nname: b\n", 0).unwrap_err();
         assert_eq!(err.span.line, 3);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let text = "[".repeat(100_000);
+        assert!(parse(&text, 0).is_err());
+        let text = format!(
+            "{}1{}",
+            "[".repeat(MAX_DEPTH + 5),
+            "]".repeat(MAX_DEPTH + 5)
+        );
+        let err = parse(&text, 0).unwrap_err();
+        assert!(err.message.contains("nesting"), "{err:?}");
+    }
+
+    #[test]
+    fn binary_garbage_does_not_panic() {
+        let bytes: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let text = String::from_utf8_lossy(&bytes);
+        // Either a syntax error or some scalar: never a panic.
+        let _ = parse(&text, 0);
     }
 
     #[test]

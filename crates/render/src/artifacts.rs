@@ -37,7 +37,8 @@ pub enum Embed {
 /// indented under the key (one linear pass, for 10,000-host documents).
 pub fn embed_all(envelope: &str, texts: &[&str], how: Embed) -> String {
     let needle = format!(": {TOKEN}\n");
-    let mut out = String::with_capacity(envelope.len() + texts.iter().map(|t| t.len() * 2).sum::<usize>());
+    let mut out =
+        String::with_capacity(envelope.len() + texts.iter().map(|t| t.len() * 2).sum::<usize>());
     let mut rest = envelope;
     for text in texts {
         let Some(pos) = rest.find(&needle) else { break };
@@ -69,7 +70,10 @@ pub fn embed(envelope: &str, text: &str, how: Embed) -> String {
 /// Every host's intent as YAML text, emitted once.
 pub fn intent_texts(inv: &Inventory) -> Vec<Option<String>> {
     use rayon::prelude::*;
-    inv.hosts.par_iter().map(|h| intent(h).map(|j| yaml(&j))).collect()
+    inv.hosts
+        .par_iter()
+        .map(|h| intent(h).map(|j| yaml(&j)))
+        .collect()
 }
 
 /// The host's network intent as written (placeholders expanded): what the
@@ -81,15 +85,28 @@ pub fn intent(host: &Host) -> Option<J> {
 /// First DNS label: the node's short hostname, which names its
 /// `/etc/nmstate/openshift/<host>.yml`.
 pub fn short_name(host: &Host) -> &str {
-    host.name.value.split('.').next().unwrap_or(&host.name.value)
+    host.name
+        .value
+        .split('.')
+        .next()
+        .unwrap_or(&host.name.value)
 }
 
 /// Per host: keyfiles (0600) and the NMState they were generated from.
-pub fn host_files(host: &Host, report: &HostReport, intent_text: Option<&String>, out: &mut Vec<OutFile>) {
+pub fn host_files(
+    host: &Host,
+    report: &HostReport,
+    intent_text: Option<&String>,
+    out: &mut Vec<OutFile>,
+) {
     let dir = format!("hosts/{}", host.name.value);
     if let Some(keyfiles) = &report.keyfiles {
         for (name, content) in keyfiles {
-            out.push(OutFile::new(format!("{dir}/system-connections/{name}"), content.as_bytes(), 0o600));
+            out.push(OutFile::new(
+                format!("{dir}/system-connections/{name}"),
+                content.as_bytes(),
+                0o600,
+            ));
         }
     }
     if let Some(resolved) = &report.resolved {
@@ -106,11 +123,21 @@ pub fn host_files(host: &Host, report: &HostReport, intent_text: Option<&String>
 /// password in (install-config carries passwords inline; nodenet never
 /// writes them there).
 pub fn password_var(cred_name: &str, cred: Option<&Credentials>) -> String {
-    if let Some(Credentials { password: PasswordSource::Env(var), .. }) = cred {
+    if let Some(Credentials {
+        password: PasswordSource::Env(var),
+        ..
+    }) = cred
+    {
         return var.clone();
     }
     let mut v = String::from("BMC_PASSWORD_");
-    v.extend(cred_name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }));
+    v.extend(cred_name.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
     v
 }
 
@@ -119,7 +146,11 @@ fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
     h.insert("name".into(), json!(host.name.value));
     h.insert("role".into(), json!(host.role.value.as_str()));
     if let Some(bmc) = &host.bmc {
-        let cred_name = bmc.credentials.as_ref().map(|c| c.value.as_str()).unwrap_or("");
+        let cred_name = bmc
+            .credentials
+            .as_ref()
+            .map(|c| c.value.as_str())
+            .unwrap_or("");
         let cred = inv.credentials.get(cred_name).map(|c| &c.value);
         h.insert(
             "bmc".into(),
@@ -150,19 +181,41 @@ fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
 /// fields, else only `platform.baremetal.hosts` to paste in.
 pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
     let c = &inv.cluster;
-    let hosts: Vec<J> = inv.hosts.iter().zip(texts).map(|(h, t)| install_config_host(inv, h, t.is_some())).collect();
+    let hosts: Vec<J> = inv
+        .hosts
+        .iter()
+        .zip(texts)
+        .map(|(h, t)| install_config_host(inv, h, t.is_some()))
+        .collect();
     let mut bm = Map::new();
     if !c.api_vips.is_empty() {
-        bm.insert("apiVIPs".into(), json!(c.api_vips.iter().map(|v| v.value.to_string()).collect::<Vec<_>>()));
+        bm.insert(
+            "apiVIPs".into(),
+            json!(c
+                .api_vips
+                .iter()
+                .map(|v| v.value.to_string())
+                .collect::<Vec<_>>()),
+        );
     }
     if !c.ingress_vips.is_empty() {
-        bm.insert("ingressVIPs".into(), json!(c.ingress_vips.iter().map(|v| v.value.to_string()).collect::<Vec<_>>()));
+        bm.insert(
+            "ingressVIPs".into(),
+            json!(c
+                .ingress_vips
+                .iter()
+                .map(|v| v.value.to_string())
+                .collect::<Vec<_>>()),
+        );
     }
     if let Some(p) = &c.provisioning.network {
         bm.insert("provisioningNetwork".into(), json!(p.value.as_str()));
     }
     if let Some(cidr) = &c.provisioning.cidr {
-        bm.insert("provisioningNetworkCIDR".into(), json!(cidr.value.to_string()));
+        bm.insert(
+            "provisioningNetworkCIDR".into(),
+            json!(cidr.value.to_string()),
+        );
     }
     if let Some(i) = &c.provisioning.interface {
         bm.insert("provisioningNetworkInterface".into(), json!(i.value));
@@ -178,8 +231,14 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
         let count = |r: Role| inv.hosts.iter().filter(|h| h.role.value == r).count();
         let mut doc = Map::new();
         doc.insert("apiVersion".into(), json!("v1"));
-        doc.insert("baseDomain".into(), json!(c.base_domain.as_ref().map(|b| b.value.clone())));
-        doc.insert("metadata".into(), json!({ "name": c.name.as_ref().map(|n| n.value.clone()) }));
+        doc.insert(
+            "baseDomain".into(),
+            json!(c.base_domain.as_ref().map(|b| b.value.clone())),
+        );
+        doc.insert(
+            "metadata".into(),
+            json!({ "name": c.name.as_ref().map(|n| n.value.clone()) }),
+        );
         doc.insert(
             "networking".into(),
             json!({
@@ -208,7 +267,11 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
 
 /// agent-config.yaml; rendezvousIP is the inventory's, else the first
 /// master's first static address.
-pub fn agent_config(inv: &Inventory, addresses: &[Vec<IpAddr>], texts: &[Option<String>]) -> String {
+pub fn agent_config(
+    inv: &Inventory,
+    addresses: &[Vec<IpAddr>],
+    texts: &[Option<String>],
+) -> String {
     let rendezvous = inv.rendezvous_ip.as_ref().map(|r| r.value).or_else(|| {
         inv.hosts
             .iter()
@@ -229,7 +292,9 @@ pub fn agent_config(inv: &Inventory, addresses: &[Vec<IpAddr>], texts: &[Option<
             let ifaces: Vec<J> = h
                 .nics
                 .iter()
-                .filter_map(|n| Some(json!({"name": n.name.value, "macAddress": n.mac.as_ref()?.value})))
+                .filter_map(|n| {
+                    Some(json!({"name": n.name.value, "macAddress": n.mac.as_ref()?.value}))
+                })
                 .collect();
             m.insert("interfaces".into(), J::Array(ifaces));
             if let Some(hints) = &h.root_device_hints {
@@ -275,7 +340,10 @@ pub fn ignition_config(hosts: &[(&Host, &str)]) -> J {
 }
 
 /// Hosts with a network, by MachineConfigPool role, with their state text.
-fn by_role<'a>(inv: &'a Inventory, texts: &'a [Option<String>]) -> BTreeMap<&'static str, Vec<(&'a Host, &'a str)>> {
+fn by_role<'a>(
+    inv: &'a Inventory,
+    texts: &'a [Option<String>],
+) -> BTreeMap<&'static str, Vec<(&'a Host, &'a str)>> {
     let mut roles: BTreeMap<&'static str, Vec<(&Host, &str)>> = BTreeMap::new();
     for (h, t) in inv.hosts.iter().zip(texts) {
         if let Some(t) = t {
@@ -294,7 +362,11 @@ pub fn machine_configs(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<
             "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
             "spec": {"config": ignition_config(&hosts)},
         });
-        out.push(OutFile::new(format!("openshift/{name}.yaml"), yaml(&mc), 0o644));
+        out.push(OutFile::new(
+            format!("openshift/{name}.yaml"),
+            yaml(&mc),
+            0o644,
+        ));
     }
 }
 
@@ -314,18 +386,32 @@ pub fn nncps(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<OutFile>) 
             }))
         };
         let (docs, states): (Vec<String>, Vec<&str>) = if shared {
-            (vec![policy(&format!("nodenet-{role}"), json!({ role_label: "" }))], vec![hosts[0].1])
+            (
+                vec![policy(
+                    &format!("nodenet-{role}"),
+                    json!({ role_label: "" }),
+                )],
+                vec![hosts[0].1],
+            )
         } else {
             hosts
                 .iter()
                 .map(|(h, state)| {
-                    let selector = json!({ role_label.clone(): "", "kubernetes.io/hostname": h.name.value });
-                    (policy(&format!("nodenet-{}", h.name.value), selector), *state)
+                    let selector =
+                        json!({ role_label.clone(): "", "kubernetes.io/hostname": h.name.value });
+                    (
+                        policy(&format!("nodenet-{}", h.name.value), selector),
+                        *state,
+                    )
                 })
                 .unzip()
         };
         let text = embed_all(&docs.join("---\n"), &states, Embed::Mapping);
-        out.push(OutFile::new(format!("nncp/nodenet-{role}.yaml"), text, 0o644));
+        out.push(OutFile::new(
+            format!("nncp/nodenet-{role}.yaml"),
+            text,
+            0o644,
+        ));
     }
 }
 
@@ -337,7 +423,12 @@ pub type Passwords = BTreeMap<String, (String, Option<Secret>)>;
 pub fn resolve_passwords(inv: &Inventory, warnings: &mut Vec<Diagnostic>) -> Passwords {
     let mut out = Passwords::new();
     for (name, cred) in &inv.credentials {
-        let used = inv.hosts.iter().any(|h| h.bmc.as_ref().and_then(|b| b.credentials.as_ref()).is_some_and(|c| &c.value == name));
+        let used = inv.hosts.iter().any(|h| {
+            h.bmc
+                .as_ref()
+                .and_then(|b| b.credentials.as_ref())
+                .is_some_and(|c| &c.value == name)
+        });
         let password = cred.value.resolve_password();
         if password.is_none() && used {
             let why = match &cred.value.password {
@@ -362,7 +453,12 @@ pub fn resolve_passwords(inv: &Inventory, warnings: &mut Vec<Diagnostic>) -> Pas
 /// `<host>-network-config-secret` (key `nmstate`), the BMC Secret
 /// `<host>-bmc-secret` and the BareMetalHost. The file is 0600 because
 /// of the BMC password — the only place a password is ever written.
-pub fn scale_out(host: &Host, text: Option<&String>, passwords: &Passwords, out: &mut Vec<OutFile>) {
+pub fn scale_out(
+    host: &Host,
+    text: Option<&String>,
+    passwords: &Passwords,
+    out: &mut Vec<OutFile>,
+) {
     let name = &host.name.value;
     let mut docs = Vec::new();
     let net_secret = format!("{name}-network-config-secret");
@@ -395,7 +491,11 @@ pub fn scale_out(host: &Host, text: Option<&String>, passwords: &Passwords, out:
                 "disableCertificateVerification": bmc.disable_certificate_verification,
             }),
         );
-        if let Some((username, password)) = bmc.credentials.as_ref().and_then(|c| passwords.get(&c.value)) {
+        if let Some((username, password)) = bmc
+            .credentials
+            .as_ref()
+            .and_then(|c| passwords.get(&c.value))
+        {
             let mut data = Map::new();
             data.insert("username".into(), json!(username));
             if let Some(p) = password {
@@ -423,11 +523,20 @@ pub fn scale_out(host: &Host, text: Option<&String>, passwords: &Passwords, out:
         "metadata": {"name": name, "namespace": NAMESPACE},
         "spec": spec,
     })));
-    out.push(OutFile::new(format!("scale-out/{name}.yaml"), docs.join("---\n"), mode));
+    out.push(OutFile::new(
+        format!("scale-out/{name}.yaml"),
+        docs.join("---\n"),
+        mode,
+    ));
 }
 
 /// All artifacts of a checked inventory.
-pub fn all(inv: &Inventory, report: &Report, addresses: &[Vec<IpAddr>], warnings: &mut Vec<Diagnostic>) -> Vec<OutFile> {
+pub fn all(
+    inv: &Inventory,
+    report: &Report,
+    addresses: &[Vec<IpAddr>],
+    warnings: &mut Vec<Diagnostic>,
+) -> Vec<OutFile> {
     use rayon::prelude::*;
     let passwords = resolve_passwords(inv, warnings);
     let texts = intent_texts(inv);
@@ -445,7 +554,12 @@ pub fn all(inv: &Inventory, report: &Report, addresses: &[Vec<IpAddr>], warnings
         .collect();
     let mut out: Vec<OutFile> = per_host.into_iter().flatten().collect();
     let ((ic, ac), (mcs, policies)) = rayon::join(
-        || rayon::join(|| install_config(inv, &texts), || agent_config(inv, addresses, &texts)),
+        || {
+            rayon::join(
+                || install_config(inv, &texts),
+                || agent_config(inv, addresses, &texts),
+            )
+        },
         || {
             rayon::join(
                 || {

@@ -19,7 +19,9 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{0} exists and was not written by nodenet (no manifest.json); refusing to replace it")]
+    #[error(
+        "{0} exists and was not written by nodenet (no manifest.json); refusing to replace it"
+    )]
     NotOurs(String),
     #[error("two artifacts would be written to {0} (host names that differ only in case?)")]
     Conflict(String),
@@ -35,8 +37,11 @@ pub struct Rendered {
 /// Writes all artifacts of a checked inventory into `out` (replacing it
 /// as a whole). The caller must not render a report with errors.
 pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, RenderError> {
-    let addresses: Vec<Vec<std::net::IpAddr>> =
-        report.hosts.iter().map(|h| h.addresses.iter().map(|a| a.ip).collect()).collect();
+    let addresses: Vec<Vec<std::net::IpAddr>> = report
+        .hosts
+        .iter()
+        .map(|h| h.addresses.iter().map(|a| a.ip).collect())
+        .collect();
     let mut warnings = Vec::new();
     let files = artifacts::all(inv, report, &addresses, &mut warnings);
     let manifest = output::write_tree(out, files, true)?;
@@ -58,10 +63,18 @@ pub enum HostKeyfilesError {
 /// The keyfiles of one host of an inventory, after a full check: for the
 /// image stage, which embeds them into boot media.
 pub fn keyfiles_for_host(files: &[PathBuf], host: &str) -> Result<Vec<Keyfile>, HostKeyfilesError> {
-    let Loaded { inventory, diagnostics, .. } = nodenet_model::load_files(files)?;
+    let Loaded {
+        inventory,
+        diagnostics,
+        ..
+    } = nodenet_model::load_files(files)?;
     let report = nodenet_check::check(&inventory, diagnostics);
     if report.has_errors() {
-        let errors: Vec<Diagnostic> = report.diagnostics.into_iter().filter(Diagnostic::is_error).collect();
+        let errors: Vec<Diagnostic> = report
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect();
         return Err(HostKeyfilesError::Invalid(errors.len(), errors));
     }
     let idx = inventory
@@ -69,5 +82,10 @@ pub fn keyfiles_for_host(files: &[PathBuf], host: &str) -> Result<Vec<Keyfile>, 
         .iter()
         .position(|h| h.name.value == host)
         .ok_or_else(|| HostKeyfilesError::UnknownHost(host.to_string()))?;
-    report.hosts.into_iter().nth(idx).and_then(|r| r.keyfiles).ok_or_else(|| HostKeyfilesError::NoNetwork(host.to_string()))
+    report
+        .hosts
+        .into_iter()
+        .nth(idx)
+        .and_then(|r| r.keyfiles)
+        .ok_or_else(|| HostKeyfilesError::NoNetwork(host.to_string()))
 }

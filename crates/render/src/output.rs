@@ -22,7 +22,11 @@ pub struct OutFile {
 
 impl OutFile {
     pub fn new(path: impl Into<String>, content: impl Into<Vec<u8>>, mode: u32) -> Self {
-        OutFile { path: path.into(), content: content.into(), mode }
+        OutFile {
+            path: path.into(),
+            content: content.into(),
+            mode,
+        }
     }
 }
 
@@ -35,12 +39,19 @@ pub struct ManifestEntry {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> RenderError {
-    RenderError::Io { path: path.display().to_string(), source }
+    RenderError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// Writes `files` (plus, with `manifest`, `manifest.json` listing every
 /// file with its sha256) as the new content of `dir`.
-pub fn write_tree(dir: &Path, mut files: Vec<OutFile>, manifest: bool) -> Result<Vec<ManifestEntry>, RenderError> {
+pub fn write_tree(
+    dir: &Path,
+    mut files: Vec<OutFile>,
+    manifest: bool,
+) -> Result<Vec<ManifestEntry>, RenderError> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     if let Some(w) = files.windows(2).find(|w| w[0].path == w[1].path) {
         return Err(RenderError::Conflict(w[0].path.clone()));
@@ -52,7 +63,10 @@ pub fn write_tree(dir: &Path, mut files: Vec<OutFile>, manifest: bool) -> Result
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&parent).map_err(|e| io_err(&parent, e))?;
-    let base = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let base = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{base}.nodenet-"))
         .tempdir_in(&parent)
@@ -60,7 +74,10 @@ pub fn write_tree(dir: &Path, mut files: Vec<OutFile>, manifest: bool) -> Result
     let root = tmp.path();
 
     // Directories first (sequential, shallow), then files in parallel.
-    let mut dirs: Vec<&str> = files.iter().filter_map(|f| f.path.rsplit_once('/').map(|(d, _)| d)).collect();
+    let mut dirs: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.path.rsplit_once('/').map(|(d, _)| d))
+        .collect();
     dirs.dedup();
     for d in dirs {
         let p = root.join(d);
@@ -81,7 +98,8 @@ pub fn write_tree(dir: &Path, mut files: Vec<OutFile>, manifest: bool) -> Result
         .collect::<Result<_, RenderError>>()?;
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     if manifest {
-        let mut json = serde_json::to_vec_pretty(&serde_json::json!({ "files": entries })).expect("manifest serialises");
+        let mut json = serde_json::to_vec_pretty(&serde_json::json!({ "files": entries }))
+            .expect("manifest serialises");
         json.push(b'\n');
         write_file(&root.join("manifest.json"), &json, 0o644)?;
     }
@@ -115,7 +133,8 @@ fn guard_existing(dir: &Path) -> Result<(), RenderError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_err(dir, e)),
         Ok(mut entries) => {
-            let ours = |e: &fs::DirEntry| e.file_name().to_string_lossy().ends_with(".nmconnection");
+            let ours =
+                |e: &fs::DirEntry| e.file_name().to_string_lossy().ends_with(".nmconnection");
             if dir.join("manifest.json").is_file() || entries.all(|e| e.as_ref().is_ok_and(ours)) {
                 Ok(())
             } else {
@@ -135,7 +154,8 @@ pub fn write_file(path: &Path, content: &[u8], mode: u32) -> Result<(), RenderEr
     f.write_all(content).map_err(|e| io_err(path, e))?;
     // The umask may have cut bits the consumer expects.
     if mode & !umask() != mode {
-        f.set_permissions(fs::Permissions::from_mode(mode)).map_err(|e| io_err(path, e))?;
+        f.set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| io_err(path, e))?;
     }
     Ok(())
 }
@@ -169,16 +189,42 @@ mod tests {
     fn rewrite_replaces_whole_tree_and_sets_modes() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
-        write_tree(&out, vec![OutFile::new("a/x.nmconnection", "x", 0o600), OutFile::new("old.txt", "o", 0o644)], true).unwrap();
-        let m = write_tree(&out, vec![OutFile::new("a/x.nmconnection", "y", 0o600)], true).unwrap();
-        assert_eq!(fs::read_to_string(out.join("a/x.nmconnection")).unwrap(), "y");
+        write_tree(
+            &out,
+            vec![
+                OutFile::new("a/x.nmconnection", "x", 0o600),
+                OutFile::new("old.txt", "o", 0o644),
+            ],
+            true,
+        )
+        .unwrap();
+        let m = write_tree(
+            &out,
+            vec![OutFile::new("a/x.nmconnection", "y", 0o600)],
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            fs::read_to_string(out.join("a/x.nmconnection")).unwrap(),
+            "y"
+        );
         assert!(!out.join("old.txt").exists());
-        let mode = fs::metadata(out.join("a/x.nmconnection")).unwrap().permissions().mode() & 0o777;
+        let mode = fs::metadata(out.join("a/x.nmconnection"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o600);
         // sha256("y"), computed independently with sha256sum.
-        assert_eq!(m[0].sha256, "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa");
+        assert_eq!(
+            m[0].sha256,
+            "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa"
+        );
         // No temporary directories left beside the output.
-        let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("out")]);
     }
 
@@ -188,6 +234,9 @@ mod tests {
         fs::write(tmp.path().join("precious"), "data").unwrap();
         let err = write_tree(tmp.path(), vec![OutFile::new("a", "b", 0o644)], true).unwrap_err();
         assert!(matches!(err, RenderError::NotOurs(_)));
-        assert_eq!(fs::read_to_string(tmp.path().join("precious")).unwrap(), "data");
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("precious")).unwrap(),
+            "data"
+        );
     }
 }

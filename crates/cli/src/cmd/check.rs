@@ -22,7 +22,11 @@ pub fn run(args: Args) -> ExitCode {
     report::print(&loaded.sources, &report.diagnostics, args.format);
     if args.format == Format::Human {
         let hosts = loaded.inventory.hosts.len();
-        eprintln!("{}: {hosts} host(s) checked: {}", if report.has_errors() { "failed" } else { "ok" }, report::summary(&report.diagnostics));
+        eprintln!(
+            "{}: {hosts} host(s) checked: {}",
+            if report.has_errors() { "failed" } else { "ok" },
+            report::summary(&report.diagnostics)
+        );
     }
     if report.has_errors() {
         super::problems()

@@ -18,7 +18,9 @@ pub fn run(args: Args) -> ExitCode {
                 println!("{}: {}", code.as_str(), code.explain());
                 ExitCode::SUCCESS
             }
-            None => super::usage_error(format!("unknown code `{c}` (`nodenet explain` lists them)")),
+            None => {
+                super::usage_error(format!("unknown code `{c}` (`nodenet explain` lists them)"))
+            }
         },
         None => {
             println!("| code | meaning |\n|---|---|");

@@ -21,17 +21,27 @@ pub fn run(args: Args) -> ExitCode {
         Err(e) => return super::usage_error(e),
     };
     let mut diags = loaded.diagnostics;
-    let Some(host) = loaded.inventory.hosts.first().filter(|_| loaded.inventory.kind == Some(nodenet_model::InputKind::NmState)) else {
+    let Some(host) = loaded
+        .inventory
+        .hosts
+        .first()
+        .filter(|_| loaded.inventory.kind == Some(nodenet_model::InputKind::NmState))
+    else {
         if diags.is_empty() {
             eprintln!("error: {} is not an NMState file", args.file.display());
         }
         report::print(&loaded.sources, &diags, Format::Human);
         return super::problems();
     };
-    let network = host.network.as_ref().expect("an NMState host has its network");
+    let network = host
+        .network
+        .as_ref()
+        .expect("an NMState host has its network");
     let keyfiles = nodenet_check::nmstate_bridge::evaluate(host, network, &mut diags).keyfiles;
     report::print(&loaded.sources, &diags, Format::Human);
-    let Some(keyfiles) = keyfiles else { return super::problems() };
+    let Some(keyfiles) = keyfiles else {
+        return super::problems();
+    };
     match args.output {
         None => {
             let mut map = std::collections::HashMap::new();

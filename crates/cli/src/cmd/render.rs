@@ -4,7 +4,10 @@ use std::process::ExitCode;
 use crate::report::{self, Format};
 
 /// The README's first command renders this when no file is given.
-const BUILTIN_EXAMPLE: (&str, &str) = ("<built-in example: examples/lacp-vlan.yaml>", include_str!("../../../../examples/lacp-vlan.yaml"));
+const BUILTIN_EXAMPLE: (&str, &str) = (
+    "<built-in example: examples/lacp-vlan.yaml>",
+    include_str!("../../../../examples/lacp-vlan.yaml"),
+);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,7 +22,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let loaded = if args.files.is_empty() {
-        nodenet_model::load_texts(vec![(BUILTIN_EXAMPLE.0.to_string(), BUILTIN_EXAMPLE.1.to_string())])
+        nodenet_model::load_texts(vec![(
+            BUILTIN_EXAMPLE.0.to_string(),
+            BUILTIN_EXAMPLE.1.to_string(),
+        )])
     } else {
         match nodenet_model::load_files(&args.files) {
             Ok(l) => l,
@@ -29,7 +35,10 @@ pub fn run(args: Args) -> ExitCode {
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, args.format);
-        eprintln!("failed: nothing written: {}", report::summary(&report.diagnostics));
+        eprintln!(
+            "failed: nothing written: {}",
+            report::summary(&report.diagnostics)
+        );
         return super::problems();
     }
     let rendered = match nodenet_render::render(&loaded.inventory, &report, &args.output) {

@@ -11,11 +11,15 @@ pub fn nodenet() -> Command {
 }
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 /// A consumer tool the test needs; missing tools fail loudly (CI installs
@@ -24,7 +28,9 @@ pub fn tool(name: &str) -> PathBuf {
     let candidates = [
         PathBuf::from(format!("/usr/bin/{name}")),
         PathBuf::from(format!("/usr/local/bin/{name}")),
-        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/bin").join(name),
+        PathBuf::from(std::env::var("HOME").unwrap_or_default())
+            .join(".cargo/bin")
+            .join(name),
     ];
     candidates
         .into_iter()
@@ -61,5 +67,6 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 pub fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
