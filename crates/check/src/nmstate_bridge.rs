@@ -81,13 +81,11 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
     } else {
         network.to_json()
     };
-    let ((result, parsed), logs) = capture(|| {
-        let parsed = serde_json::from_value::<NetworkState>(json.clone());
-        match parsed {
-            Err(e) => (Err(e.to_string()), false),
-            Ok(state) => (state.gen_conf().map_err(|e| e.msg().to_string()), true),
-        }
-    });
+    let Judged {
+        result,
+        parsed,
+        logs,
+    } = judge_cached(&json);
     for msg in logs {
         let span = locate(&msg, network);
         out.push(
@@ -97,15 +95,11 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
         );
     }
     match result {
-        Ok(mut confs) => {
-            // nmstate's own order, which `nodenet gc` must print unchanged.
-            let keyfiles = confs.remove("NetworkManager").unwrap_or_default();
-            Outcome {
-                keyfiles: Some(keyfiles),
-                resolved: Some(json),
-                pinned,
-            }
-        }
+        Ok(keyfiles) => Outcome {
+            keyfiles: Some(keyfiles),
+            resolved: Some(json),
+            pinned,
+        },
         Err(msg) => {
             let span = locate(&msg, network);
             let what = if parsed {
@@ -130,6 +124,84 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
             }
         }
     }
+}
+
+/// nmstate's verdict on one state.
+#[derive(Clone)]
+struct Judged {
+    /// Keyfiles in nmstate's own order (which `nodenet gc` prints
+    /// unchanged), or its error message.
+    result: Result<Vec<Keyfile>, String>,
+    /// Whether the state deserialised (the error came from gen_conf).
+    parsed: bool,
+    logs: Vec<String>,
+}
+
+fn judge(json: &serde_json::Value) -> Judged {
+    let ((result, parsed), logs) =
+        capture(
+            || match serde_json::from_value::<NetworkState>(json.clone()) {
+                Err(e) => (Err(e.to_string()), false),
+                Ok(state) => (
+                    state
+                        .gen_conf()
+                        .map(|mut confs| confs.remove("NetworkManager").unwrap_or_default())
+                        .map_err(|e| e.msg().to_string()),
+                    true,
+                ),
+            },
+        );
+    Judged {
+        result,
+        parsed,
+        logs,
+    }
+}
+
+/// gen_conf is a pure function of the state, and hosts of one template
+/// with DHCP have identical states: judge each distinct state once.
+fn judge_cached(json: &serde_json::Value) -> Judged {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    type Cache = HashMap<u64, (serde_json::Value, Judged)>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    fn feed(v: &serde_json::Value, h: &mut std::collections::hash_map::DefaultHasher) {
+        use serde_json::Value as J;
+        match v {
+            J::Null => 0u8.hash(h),
+            J::Bool(b) => b.hash(h),
+            J::Number(n) => n.to_string().hash(h),
+            J::String(s) => s.hash(h),
+            J::Array(a) => {
+                a.len().hash(h);
+                a.iter().for_each(|x| feed(x, h));
+            }
+            J::Object(o) => {
+                o.len().hash(h);
+                for (k, x) in o {
+                    k.hash(h);
+                    feed(x, h);
+                }
+            }
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    feed(json, &mut hasher);
+    let key = hasher.finish();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some((seen, hit)) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        if seen == json {
+            return hit.clone();
+        }
+    }
+    let judged = judge(json);
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    // Bounded: a fleet of all-distinct states pays only the hash.
+    if map.len() < 1024 {
+        map.insert(key, (json.clone(), judged.clone()));
+    }
+    judged
 }
 
 /// serde_yaml-style " at line 2 column 1" suffixes point nowhere useful.

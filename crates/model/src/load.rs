@@ -607,9 +607,18 @@ fn expand_host_entry(
         if let Some(start) = start {
             vars.set("index", Value::Int(start + i));
         }
+        // Vars may use `${index}` (a per-host BMC id, say).
         for (k, v) in field("vars").and_then(Node::as_map).unwrap_or_default() {
             if let Some(key) = k.scalar_text() {
-                vars.set(key, v.value.clone());
+                let mut v = v.clone();
+                let host = name_node.scalar_text().unwrap_or_default();
+                Expander {
+                    pools: alloc,
+                    diags: d.diags,
+                    host,
+                }
+                .expand(&mut v, &mut vars);
+                vars.set(key, v.value);
             }
         }
         let raw_name = Located::new(name_node.scalar_text().unwrap_or_default(), name_node.span);
