@@ -175,13 +175,19 @@ fn check_vlan(
         );
         return;
     };
+    // The `vlan:` key: its settings are what is incomplete.
+    let vlan_key = iface
+        .node
+        .entry("vlan")
+        .map(|(k, _)| k.span)
+        .unwrap_or(vlan.span);
     match vlan.get("base-iface") {
         None => push(
             Diagnostic::error(
                 Code::VlanBaseMissing,
                 format!("VLAN `{}` has no `base-iface`", iface.name),
             )
-            .at(vlan.span),
+            .at(vlan_key),
         ),
         Some(base) => {
             let b = base.scalar_text().unwrap_or_default();
@@ -211,7 +217,7 @@ fn check_vlan(
                 Code::VlanIdRange,
                 format!("VLAN `{}` has no `id`", iface.name),
             )
-            .at(vlan.span),
+            .at(vlan_key),
         ),
         Some(id) => {
             let ok = id.as_i64().is_some_and(|v| (1..=4094).contains(&v));
@@ -241,7 +247,11 @@ fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
                     iface.ports.len()
                 ),
             )
-            .at(la.map(|n| n.span).unwrap_or(iface.name_span())),
+            // At the port list when there is one, else the bond's name.
+            .at(la
+                .and_then(|l| ["port", "ports", "slaves"].iter().find_map(|k| l.entry(k)))
+                .map(|(k, _)| k.span)
+                .unwrap_or(iface.name_span())),
         );
     }
     let mode = iface.bond_mode().unwrap_or_else(|| "balance-rr".into());

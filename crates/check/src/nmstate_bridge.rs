@@ -215,37 +215,70 @@ fn strip_location(msg: &str) -> &str {
 /// The node an nmstate message is about: a backquoted field or value, or
 /// an interface it names; else the network block itself.
 pub fn locate(msg: &str, network: &Node) -> Span {
-    let quoted: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
-    if let Some(field) = quoted.first() {
+    let scalar = |text: &str| {
+        network
+            .find(&mut |n| {
+                !matches!(n.value, Value::Map(_) | Value::Seq(_))
+                    && n.scalar_text().as_deref() == Some(text)
+            })
+            .map(|n| n.span)
+    };
+    // serde: "unknown field `x`", "invalid value: integer `5000`".
+    let backquoted: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+    if let Some(field) = backquoted.first() {
         if msg.starts_with("unknown field") {
             if let Some(n) = find_key(network, field) {
                 return n.span;
             }
         }
-        if let Some(n) = network.find(&mut |n| {
-            n.scalar_text().as_deref() == Some(field) && !matches!(n.value, Value::Map(_))
-        }) {
-            return n.span;
+        if let Some(span) = scalar(field) {
+            return span;
         }
     }
-    // `invalid type: string "abc"` / `invalid value: integer `5000``
-    for q in msg.split('"').skip(1).step_by(2) {
-        if let Some(n) = network.find(&mut |n| n.scalar_text().as_deref() == Some(q)) {
-            return n.span;
-        }
-    }
-    // An interface named in the message.
-    if let Some(list) = network.get("interfaces").and_then(Node::as_seq) {
-        let mut best: Option<(usize, Span)> = None;
-        for iface in list {
-            if let Some(name) = iface.get("name") {
-                let n = name.scalar_text().unwrap_or_default();
-                if !n.is_empty() && mentions(msg, &n) && best.is_none_or(|(l, _)| n.len() > l) {
-                    best = Some((n.len(), name.span));
-                }
+    // "Port eth1 is overbooked …", "Assuming undefined port eno3 …": the
+    // port reference (the last one: the second controller that took it).
+    let words: Vec<&str> = msg
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ':')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if let Some(i) = words.iter().position(|w| w.eq_ignore_ascii_case("port")) {
+        if let Some(port) = words.get(i + 1) {
+            if let Some(span) = last_port_reference(network, port.trim_matches(['\'', '"'])) {
+                return span;
             }
         }
-        if let Some((_, span)) = best {
+    }
+    // nmstate quotes values with '…' or "…"; serde with "…".
+    for q in msg
+        .split('\'')
+        .skip(1)
+        .step_by(2)
+        .chain(msg.split('"').skip(1).step_by(2))
+    {
+        if let Some(span) = scalar(q) {
+            return span;
+        }
+    }
+    // An address or network written in the message (a route's destination).
+    for w in &words {
+        let w = w.trim_matches(['\'', '"', '.', '(', ')']);
+        if w.contains(['.', '/']) && w.parse::<ipnet::IpNet>().is_ok()
+            || w.parse::<std::net::IpAddr>().is_ok()
+        {
+            if let Some(span) = scalar(w) {
+                return span;
+            }
+        }
+    }
+    // The first interface the message names.
+    if let Some(list) = network.get("interfaces").and_then(Node::as_seq) {
+        let named = list.iter().filter_map(|iface| {
+            let name = iface.get("name")?;
+            let n = name.scalar_text()?;
+            let at = first_mention(msg, &n)?;
+            Some((at, name.span))
+        });
+        if let Some((_, span)) = named.min_by_key(|(at, _)| *at) {
             return span;
         }
     }
@@ -262,11 +295,45 @@ pub fn locate(msg: &str, network: &Node) -> Span {
     network.span
 }
 
+/// The last place `port` is listed as a port (not its own `name:`).
+fn last_port_reference(network: &Node, port: &str) -> Option<Span> {
+    let mut found = None;
+    let ifaces = network.get("interfaces").and_then(Node::as_seq)?;
+    for iface in ifaces {
+        for section in ["link-aggregation", "bridge"] {
+            if let Some(sec) = iface.get(section) {
+                sec.find(&mut |n| {
+                    if n.scalar_text().as_deref() == Some(port)
+                        && !matches!(n.value, Value::Map(_) | Value::Seq(_))
+                    {
+                        found = Some(n.span);
+                    }
+                    false
+                });
+            }
+        }
+    }
+    found
+}
+
 /// Whether `msg` names `word` as a whole token (bond0 is not in bond0.110).
 fn mentions(msg: &str, word: &str) -> bool {
-    msg.match_indices(word).any(|(i, _)| {
+    first_mention(msg, word).is_some()
+}
+
+/// Byte position of the first whole-token occurrence of `word` in `msg`.
+fn first_mention(msg: &str, word: &str) -> Option<usize> {
+    if word.is_empty() {
+        return None;
+    }
+    msg.match_indices(word).map(|(i, _)| i).find(|&i| {
         let before = msg[..i].chars().next_back();
-        let after = msg[i + word.len()..].chars().next();
+        let rest = &msg[i + word.len()..];
+        // A full stop ends a sentence; `bond0.110` is another name.
+        let after = match rest.strip_prefix('.') {
+            Some(r) if r.is_empty() || r.starts_with(char::is_whitespace) => None,
+            _ => rest.chars().next(),
+        };
         let sep = |c: Option<char>| {
             c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '-' || c == '_'))
         };
@@ -342,6 +409,7 @@ mod tests {
     #[test]
     fn mentions_whole_names_only() {
         assert!(mentions("Interface bond0 has no port", "bond0"));
+        assert!(mentions("No port for bond0.", "bond0"));
         assert!(!mentions("Interface bond0.110 has no port", "bond0"));
     }
 }

@@ -72,8 +72,9 @@ fn every_error_code_is_exercised_by_the_catalogue() {
             seen.insert(code);
         }
     }
-    // Codes that no input file can trigger: I/O failures and warnings.
-    let unreachable = ["io", "nmstate-warning", "credentials-unresolved"];
+    // Codes no input file can trigger: I/O failures, and the render-time
+    // warning about a password that is not available.
+    let unreachable = ["io", "credentials-unresolved"];
     let missing: Vec<&str> = nodenet_codes()
         .into_iter()
         .filter(|c| !seen.contains(*c) && !unreachable.contains(c))
@@ -124,7 +125,8 @@ fn gc_corpus_output_equals_nmstatectl_byte_for_byte() {
             String::from_utf8_lossy(&theirs.stdout),
             "{f:?}"
         );
-        // `-o DIR` writes exactly those keyfiles, 0600.
+        // `-o DIR` writes exactly those keyfiles, 0600, and NetworkManager
+        // accepts every one.
         let dir = tmp.path().join(f.file_stem().unwrap());
         assert!(run(nodenet().arg("gc").arg(f).arg("-o").arg(&dir))
             .status
@@ -142,6 +144,15 @@ fn gc_corpus_output_equals_nmstatectl_byte_for_byte() {
                 .mode()
                 & 0o777;
             assert_eq!(mode, 0o600);
+            let o = run(std::process::Command::new(tool("nmcli"))
+                .args(["--offline", "connection", "modify", "connection.id", "x"])
+                .stdin(std::fs::File::open(dir.join(pair[0].as_str().unwrap())).unwrap()));
+            assert!(
+                o.status.success(),
+                "nmcli rejects {:?} of {f:?}: {}",
+                pair[0],
+                String::from_utf8_lossy(&o.stderr)
+            );
         }
     }
 }

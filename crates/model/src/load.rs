@@ -61,7 +61,14 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
         let text = &sources.get(file).expect("just added").text;
         let root = match yaml::parse(text, file) {
             Ok(root) => root,
-            Err(e) => {
+            Err(mut e) => {
+                // The scanner reports a tab at the start of the token it was
+                // reading; point at the tab itself.
+                if e.message.contains("tab") {
+                    if let Some(i) = text[e.span.offset as usize..].find('\t') {
+                        e.span = span_of_offset(text, file, e.span.offset as usize + i);
+                    }
+                }
                 diagnostics.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
                 continue;
             }
@@ -77,6 +84,24 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
         sources,
         inventory,
         diagnostics,
+    }
+}
+
+fn span_of_offset(text: &str, file: FileId, offset: usize) -> Span {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    Span {
+        file,
+        line: line as u32,
+        column: col as u32,
+        offset: offset as u32,
+        len: 1,
     }
 }
 
@@ -354,7 +379,7 @@ fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         }
         for (k, v) in creds.as_map().unwrap_or_default() {
             let name = k.scalar_text().unwrap_or_default();
-            if let Some(c) = native_credentials(&mut d, v, &name) {
+            if let Some(c) = native_credentials(&mut d, k, v, &name) {
                 inv.credentials.insert(name, Located::new(c, k.span));
             }
         }
@@ -453,7 +478,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     cluster
 }
 
-fn native_credentials(d: &mut Decoder, v: &Node, name: &str) -> Option<Credentials> {
+fn native_credentials(d: &mut Decoder, k: &Node, v: &Node, name: &str) -> Option<Credentials> {
     let what = format!("credentials `{name}`");
     if !d.check_fields(v, &what, CREDENTIAL_FIELDS) {
         return None;
@@ -466,7 +491,7 @@ fn native_credentials(d: &mut Decoder, v: &Node, name: &str) -> Option<Credentia
     } else {
         d.push(
             Diagnostic::error(Code::MissingField, format!("{what} has neither `passwordEnv` nor `passwordFile`"))
-                .at(v.span)
+                .at(k.span)
                 .help("passwords are never written in the inventory; name an environment variable or a file"),
         );
         return None;
