@@ -201,6 +201,32 @@ fn dns1123(name: &str) -> bool {
         })
 }
 
+/// Who used a value first, to report a second host using it.
+struct FirstUse<'a, K> {
+    seen: HashMap<K, (&'a str, Span)>,
+}
+
+impl<'a, K: std::hash::Hash + Eq> FirstUse<'a, K> {
+    fn new() -> Self {
+        FirstUse {
+            seen: HashMap::new(),
+        }
+    }
+
+    /// The first user and place of `key` when that was another host;
+    /// the first use is kept.
+    fn claim(&mut self, key: K, host: &'a str, span: Span) -> Option<(&'a str, Span)> {
+        match self.seen.get(&key) {
+            Some(&(first, at)) if first != host => Some((first, at)),
+            Some(_) => None,
+            None => {
+                self.seen.insert(key, (host, span));
+                None
+            }
+        }
+    }
+}
+
 /// A host and what checking it found, as the fleet checks see them.
 struct HostAddresses<'a> {
     host: &'a Host,
@@ -219,10 +245,10 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         .collect();
     let cluster = &inv.cluster;
     let mut names: HashMap<&str, Span> = HashMap::new();
-    let mut boot_macs: HashMap<String, (&str, Span)> = HashMap::new();
-    let mut macs: HashMap<String, (&str, Span)> = HashMap::new();
-    let mut bmcs: HashMap<String, (&str, Span)> = HashMap::new();
-    let mut ips: HashMap<IpAddr, (&str, Span)> = HashMap::new();
+    let mut boot_macs = FirstUse::new();
+    let mut macs = FirstUse::new();
+    let mut bmcs = FirstUse::new();
+    let mut ips: FirstUse<IpAddr> = FirstUse::new();
 
     for h in &hosts {
         let host = h.host;
@@ -249,7 +275,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
         if let Some(mac) = &host.boot_mac {
             if let Some((other, span)) =
-                boot_macs.insert(mac.value.to_ascii_lowercase(), (name, mac.span))
+                boot_macs.claim(mac.value.to_ascii_lowercase(), name, mac.span)
             {
                 out.push(
                     Diagnostic::error(
@@ -264,9 +290,9 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
         for nic in &host.nics {
             let Some(mac) = &nic.mac else { continue };
-            let key = mac.value.to_ascii_lowercase();
-            match macs.get(&key) {
-                Some((other, span)) if *other != name => out.push(
+            if let Some((other, span)) = macs.claim(mac.value.to_ascii_lowercase(), name, mac.span)
+            {
+                out.push(
                     Diagnostic::error(
                         Code::DuplicateMac,
                         format!(
@@ -276,17 +302,13 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                     )
                     .at(mac.span)
                     .host(name)
-                    .related(*span, "first used here"),
-                ),
-                Some(_) => {}
-                None => {
-                    macs.insert(key, (name, mac.span));
-                }
+                    .related(span, "first used here"),
+                );
             }
         }
         if let Some(bmc) = &host.bmc {
             let key = bmc.address.value.trim_end_matches('/').to_ascii_lowercase();
-            if let Some((other, span)) = bmcs.insert(key, (name, bmc.address.span)) {
+            if let Some((other, span)) = bmcs.claim(key, name, bmc.address.span) {
                 out.push(
                     Diagnostic::error(
                         Code::DuplicateBmcAddress,
@@ -299,20 +321,16 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             }
         }
         for a in h.addresses {
-            match ips.get(&a.ip) {
-                Some((other, span)) if *other != name => out.push(
+            if let Some((other, span)) = ips.claim(a.ip, name, a.span) {
+                out.push(
                     Diagnostic::error(
                         Code::DuplicateIp,
                         format!("{} is also an address of `{other}`", a.ip),
                     )
                     .at(a.span)
                     .host(name)
-                    .related(*span, "first used here"),
-                ),
-                Some(_) => {}
-                None => {
-                    ips.insert(a.ip, (name, a.span));
-                }
+                    .related(span, "first used here"),
+                );
             }
         }
         // The node IP must be on a machine network; other VLANs (storage,
@@ -360,7 +378,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             );
         }
         for vip in list {
-            if let Some((host, span)) = ips.get(&vip.value) {
+            if let Some((host, span)) = ips.seen.get(&vip.value) {
                 out.push(
                     Diagnostic::error(
                         Code::VipIsHostIp,
