@@ -21,6 +21,9 @@ struct Args {
     /// Repetitions of check and render (the best run is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Keyfiles for the import benchmark (0 skips it).
+    #[arg(long, default_value_t = 10_000)]
+    import_files: usize,
     /// nodenet binary (default: beside this one).
     #[arg(long)]
     nodenet: Option<PathBuf>,
@@ -213,6 +216,52 @@ fn main() -> Result<()> {
         ours * 1e3
     );
     println!("ratio:            {:8.1}x faster per host", peer / ours);
+
+    if args.import_files > 0 {
+        let kdir = dir.join("keyfiles");
+        if kdir.exists() {
+            std::fs::remove_dir_all(&kdir)?;
+        }
+        write_keyfiles(&kdir, args.import_files)?;
+        let t = best(args.runs, || {
+            timed(Command::new(&nodenet).arg("import").arg(&kdir))
+        })?;
+        println!(
+            "import:         {t:8.3} s  {:>10.0} files/s  ({} keyfiles, one directory, one NMState document)",
+            args.import_files as f64 / t,
+            args.import_files
+        );
+    }
+    Ok(())
+}
+
+/// `n` keyfiles as people write them: groups of a bond (802.3ad), its
+/// two ports (controller by UUID) and a VLAN with a static address.
+fn write_keyfiles(dir: &Path, n: usize) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for i in 0..n {
+        let g = i / 4;
+        let uuid = format!("00000000-0000-4000-8000-{g:012x}");
+        let (name, text) = match i % 4 {
+            0 => (
+                format!("bond{g}"),
+                format!("[connection]\nid=bond{g}\nuuid={uuid}\ntype=bond\ninterface-name=bond{g}\n\n[bond]\nmode=802.3ad\nmiimon=100\n\n[ipv4]\nmethod=disabled\n\n[ipv6]\nmethod=disabled\n"),
+            ),
+            p @ (1 | 2) => (
+                format!("bond{g}-port{p}"),
+                format!("[connection]\nid=bond{g}-port{p}\ntype=ethernet\ninterface-name=p{g}n{p}\nmaster={uuid}\nslave-type=bond\n"),
+            ),
+            _ => (
+                format!("bond{g}.100"),
+                format!(
+                    "[connection]\nid=bond{g}.100\ntype=vlan\ninterface-name=bond{g}.100\n\n[vlan]\nid=100\nparent=bond{g}\n\n[ipv4]\nmethod=manual\naddress1=10.{}.{}.1/24\n\n[ipv6]\nmethod=disabled\n",
+                    g / 256 % 256,
+                    g % 256
+                ),
+            ),
+        };
+        std::fs::write(dir.join(format!("{name}.nmconnection")), text)?;
+    }
     Ok(())
 }
 

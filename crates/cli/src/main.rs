@@ -32,6 +32,10 @@ enum Command {
     Render(cmd::render::Args),
     /// NMState to NetworkManager keyfiles (drop-in for `nmstatectl gc`).
     Gc(cmd::gc::Args),
+    /// NetworkManager keyfiles (files or directories) to NMState YAML.
+    Import(cmd::import::Args),
+    /// What would change, per interface, to go from an actual state to a desired one.
+    Diff(cmd::diff::Args),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
 }
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Gc(args) => cmd::gc::run(args),
+        Command::Import(args) => cmd::import::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
         Command::Explain(args) => cmd::explain::run(args),
     }
 }

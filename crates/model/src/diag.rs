@@ -94,6 +94,10 @@ codes! {
     RendezvousIpIsWorker = "rendezvous-ip-is-worker": "agent-config's rendezvousIP is a worker's IP.",
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
+    // import
+    KeyfileSyntax = "keyfile-syntax": "A NetworkManager keyfile is not in keyfile format (binary, a line outside any group, too large).",
+    KeyfileInvalid = "keyfile-invalid": "A keyfile setting has an impossible value (bad address, VLAN without parent or id, unknown type or controller).",
+    KeyfileUnmapped = "keyfile-unmapped": "A keyfile setting nodenet does not import into NMState (a warning; an error with --strict).",
 }
 
 impl std::fmt::Display for Code {

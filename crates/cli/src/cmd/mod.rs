@@ -1,8 +1,10 @@
 //! One module per subcommand: arguments, a call into a stage crate, output.
 
 pub mod check;
+pub mod diff;
 pub mod explain;
 pub mod gc;
+pub mod import;
 pub mod render;
 
 use std::process::ExitCode;

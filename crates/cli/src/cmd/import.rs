@@ -1,0 +1,59 @@
+//! `nodenet import`: NetworkManager keyfiles → NMState YAML.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::report::{self, Format};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Keyfiles or directories of keyfiles (e.g. /etc/NetworkManager/system-connections).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Settings that cannot be imported are errors, not warnings.
+    #[arg(long)]
+    strict: bool,
+    /// Add the result to this inventory as host `--host` (replacing its network).
+    #[arg(long, requires = "host")]
+    into: Option<PathBuf>,
+    /// Host name for `--into`.
+    #[arg(long, requires = "into")]
+    host: Option<String>,
+    /// Diagnostics format (the state itself is always YAML on stdout).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let imported = match nodenet_import::import_paths(&args.paths, args.strict) {
+        Ok(i) => i,
+        Err(e) => return super::usage_error(e),
+    };
+    if args.format == Format::Human || imported.has_errors() {
+        report::print(&imported.sources, &imported.diagnostics, args.format);
+    }
+    if imported.has_errors() {
+        eprintln!("failed: {}", report::summary(&imported.diagnostics));
+        return super::problems();
+    }
+    let yaml = serde_yaml::to_string(&imported.state).expect("JSON serialises to YAML");
+    match (args.into, args.host) {
+        (Some(inventory), Some(host)) => {
+            match nodenet_import::into::add_host(&inventory, &host, &imported.state) {
+                Ok(replaced) => {
+                    eprintln!(
+                        "{} host `{host}` in {}",
+                        if replaced { "updated" } else { "added" },
+                        inventory.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => super::usage_error(e),
+            }
+        }
+        _ => {
+            print!("{yaml}");
+            ExitCode::SUCCESS
+        }
+    }
+}

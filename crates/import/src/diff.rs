@@ -1,0 +1,362 @@
+//! Desired vs actual NMState, per interface: what would be added, removed
+//! or changed to go from actual to desired.
+//!
+//! Both sides go through nmstate's own parser and serializer first, so
+//! spelling differences (`mtu: "1500"`, `mode: 4`, port lists under old
+//! names) do not show up as changes. Fields absent from the desired state
+//! are not compared (NMState is partial: absent means "leave as is").
+
+use serde::Serialize;
+use serde_json::{Map, Value as J};
+
+#[derive(Debug, thiserror::Error)]
+#[error("{side} state is not valid NMState: {message}")]
+pub struct DiffError {
+    pub side: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Added,
+    Removed,
+    Changed,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct FieldChange {
+    pub path: String,
+    pub actual: J,
+    pub desired: J,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct IfaceDiff {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub change: Change,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldChange>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Default)]
+pub struct ListDiff {
+    pub added: Vec<J>,
+    pub removed: Vec<J>,
+}
+
+impl ListDiff {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Diff {
+    pub equal: bool,
+    pub interfaces: Vec<IfaceDiff>,
+    pub routes: ListDiff,
+    #[serde(rename = "dns-servers")]
+    pub dns_servers: ListDiff,
+    #[serde(rename = "dns-search")]
+    pub dns_search: ListDiff,
+}
+
+/// nmstate's canonical form of a state.
+pub fn canonical(state: &J, side: &'static str) -> Result<J, DiffError> {
+    let parsed: nmstate::NetworkState =
+        serde_json::from_value(state.clone()).map_err(|e| DiffError {
+            side,
+            message: e.to_string(),
+        })?;
+    serde_json::to_value(&parsed).map_err(|e| DiffError {
+        side,
+        message: e.to_string(),
+    })
+}
+
+fn key(iface: &J) -> (String, String) {
+    let s = |k: &str| iface.get(k).and_then(J::as_str).unwrap_or("").to_string();
+    (s("name"), s("type"))
+}
+
+fn list<'a>(state: &'a J, path: &[&str]) -> Vec<&'a J> {
+    let mut v = state;
+    for p in path {
+        match v.get(p) {
+            Some(n) => v = n,
+            None => return Vec::new(),
+        }
+    }
+    v.as_array().map(|a| a.iter().collect()).unwrap_or_default()
+}
+
+fn list_diff(desired: Vec<&J>, actual: Vec<&J>) -> ListDiff {
+    ListDiff {
+        added: desired
+            .iter()
+            .filter(|d| !actual.contains(d))
+            .map(|d| (*d).clone())
+            .collect(),
+        removed: actual
+            .iter()
+            .filter(|a| !desired.contains(a))
+            .map(|a| (*a).clone())
+            .collect(),
+    }
+}
+
+/// What a kernel exposes, for comparing against live state: settings
+/// only NetworkManager knows (DHCP options, bond options, ...) are not
+/// differences there.
+pub const LIVE_FIELDS: &[&str] = &[
+    "state",
+    "mtu",
+    "mac-address",
+    "ipv4.enabled",
+    "ipv4.address",
+    "ipv6.address",
+    "link-aggregation.mode",
+    "link-aggregation.port",
+    "vlan.base-iface",
+    "vlan.id",
+    "bridge.port",
+];
+
+/// How the actual state was obtained.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Actual {
+    /// A complete description (keyfiles, an NMState file): interfaces and
+    /// routes it has beyond the desired ones are differences.
+    Complete,
+    /// The running kernel: only what desired asks for, in [`LIVE_FIELDS`].
+    Live,
+}
+
+/// Fields of `desired` that `actual` lacks or has otherwise.
+fn fields(
+    prefix: &str,
+    desired: &Map<String, J>,
+    actual: &Map<String, J>,
+    only: Option<&[&str]>,
+    out: &mut Vec<FieldChange>,
+) {
+    for (k, d) in desired {
+        if k == "name" || k == "type" {
+            continue;
+        }
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        let wanted = only.is_none_or(|o| {
+            o.iter()
+                .any(|f| *f == path || f.starts_with(&format!("{path}.")))
+        });
+        if !wanted {
+            continue;
+        }
+        // Live bridges show port names only.
+        let d = if only.is_some() && path == "bridge.port" {
+            port_names(d)
+        } else {
+            d.clone()
+        };
+        match (&d, actual.get(k)) {
+            (J::Object(dm), Some(J::Object(am))) => fields(&path, dm, am, only, out),
+            (d, Some(a)) if d == a => {}
+            (d, a) => out.push(FieldChange {
+                path,
+                actual: a.cloned().unwrap_or(J::Null),
+                desired: d.clone(),
+            }),
+        }
+    }
+}
+
+fn port_names(ports: &J) -> J {
+    J::Array(
+        ports
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p.get("name"))
+                    .map(|n| serde_json::json!({ "name": n }))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+/// The diff of two NMState documents (both canonicalised by nmstate).
+pub fn diff(desired: &J, actual: &J) -> Result<Diff, DiffError> {
+    diff_with(desired, actual, Actual::Complete)
+}
+
+pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError> {
+    let only = (how == Actual::Live).then_some(LIVE_FIELDS);
+    let desired = canonical(desired, "desired")?;
+    let actual = canonical(actual, "actual")?;
+    let d_ifaces = list(&desired, &["interfaces"]);
+    let a_ifaces = list(&actual, &["interfaces"]);
+    let mut interfaces = Vec::new();
+    for d in &d_ifaces {
+        let (name, kind) = key(d);
+        match a_ifaces
+            .iter()
+            .find(|a| key(a) == (name.clone(), kind.clone()))
+        {
+            None => interfaces.push(IfaceDiff {
+                name,
+                kind,
+                change: Change::Added,
+                fields: Vec::new(),
+            }),
+            Some(a) => {
+                let mut changes = Vec::new();
+                if let (Some(dm), Some(am)) = (d.as_object(), a.as_object()) {
+                    fields("", dm, am, only, &mut changes);
+                }
+                if !changes.is_empty() {
+                    interfaces.push(IfaceDiff {
+                        name,
+                        kind,
+                        change: Change::Changed,
+                        fields: changes,
+                    });
+                }
+            }
+        }
+    }
+    for a in a_ifaces.iter().filter(|_| how == Actual::Complete) {
+        let k = key(a);
+        if !d_ifaces.iter().any(|d| key(d) == k) {
+            interfaces.push(IfaceDiff {
+                name: k.0,
+                kind: k.1,
+                change: Change::Removed,
+                fields: Vec::new(),
+            });
+        }
+    }
+    interfaces.sort_by(|a, b| (&a.name, &a.kind).cmp(&(&b.name, &b.kind)));
+    let mut routes = list_diff(
+        list(&desired, &["routes", "config"]),
+        list(&actual, &["routes", "config"]),
+    );
+    if how == Actual::Live {
+        // The kernel has routes of its own making; only missing ones count.
+        routes.removed.clear();
+    }
+    let dns_servers = list_diff(
+        list(&desired, &["dns-resolver", "config", "server"]),
+        list(&actual, &["dns-resolver", "config", "server"]),
+    );
+    let dns_search = list_diff(
+        list(&desired, &["dns-resolver", "config", "search"]),
+        list(&actual, &["dns-resolver", "config", "search"]),
+    );
+    let equal = interfaces.is_empty()
+        && routes.is_empty()
+        && dns_servers.is_empty()
+        && dns_search.is_empty();
+    Ok(Diff {
+        equal,
+        interfaces,
+        routes,
+        dns_servers,
+        dns_search,
+    })
+}
+
+fn short(v: &J) -> String {
+    match v {
+        J::String(s) => s.clone(),
+        J::Null => "(unset)".into(),
+        v => v.to_string(),
+    }
+}
+
+/// The readable form: `+` added, `-` removed, `~` changed.
+pub fn render_text(d: &Diff) -> String {
+    let mut s = String::new();
+    for i in &d.interfaces {
+        let sign = match i.change {
+            Change::Added => '+',
+            Change::Removed => '-',
+            Change::Changed => '~',
+        };
+        s.push_str(&format!("{sign} {} ({})\n", i.name, i.kind));
+        for f in &i.fields {
+            s.push_str(&format!(
+                "    {}: {} -> {}\n",
+                f.path,
+                short(&f.actual),
+                short(&f.desired)
+            ));
+        }
+    }
+    for (title, l) in [
+        ("route", &d.routes),
+        ("dns server", &d.dns_servers),
+        ("dns search", &d.dns_search),
+    ] {
+        for a in &l.added {
+            s.push_str(&format!("+ {title} {}\n", short(a)));
+        }
+        for r in &l.removed {
+            s.push_str(&format!("- {title} {}\n", short(r)));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn spelling_differences_are_not_changes() {
+        let a = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": "1500"}]});
+        let b = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": 1500}]});
+        assert!(diff(&a, &b).unwrap().equal);
+    }
+
+    #[test]
+    fn added_removed_changed() {
+        let desired = json!({"interfaces": [
+            {"name": "eth0", "type": "ethernet", "mtu": 9000},
+            {"name": "eth0.120", "type": "vlan", "vlan": {"base-iface": "eth0", "id": 120}}
+        ]});
+        let actual = json!({"interfaces": [
+            {"name": "eth0", "type": "ethernet", "mtu": 1500},
+            {"name": "eth1", "type": "ethernet"}
+        ]});
+        let d = diff(&desired, &actual).unwrap();
+        assert!(!d.equal);
+        let by_name = |n: &str| d.interfaces.iter().find(|i| i.name == n).unwrap();
+        assert_eq!(by_name("eth0.120").change, Change::Added);
+        assert_eq!(by_name("eth1").change, Change::Removed);
+        let eth0 = by_name("eth0");
+        assert_eq!(eth0.change, Change::Changed);
+        assert_eq!(
+            eth0.fields,
+            vec![FieldChange {
+                path: "mtu".into(),
+                actual: json!(1500),
+                desired: json!(9000)
+            }]
+        );
+        let text = render_text(&d);
+        assert!(
+            text.contains("~ eth0 (ethernet)\n    mtu: 1500 -> 9000"),
+            "{text}"
+        );
+        assert!(text.contains("+ eth0.120 (vlan)"), "{text}");
+        assert!(text.contains("- eth1 (ethernet)"), "{text}");
+    }
+}
