@@ -36,6 +36,10 @@ enum Command {
     Import(cmd::import::Args),
     /// What would change, per interface, to go from an actual state to a desired one.
     Diff(cmd::diff::Args),
+    /// Put a host's keyfiles into its boot media (live ISO, PXE initrd).
+    Image(cmd::image::Args),
+    /// Serve an image directory over HTTP (GET/HEAD, ranges), printing ?sha256= URLs.
+    Serve(cmd::serve::Args),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
 }
@@ -64,6 +68,8 @@ fn main() -> ExitCode {
         Command::Gc(args) => cmd::gc::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Image(args) => cmd::image::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Explain(args) => cmd::explain::run(args),
     }
 }

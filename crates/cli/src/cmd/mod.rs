@@ -4,8 +4,10 @@ pub mod check;
 pub mod diff;
 pub mod explain;
 pub mod gc;
+pub mod image;
 pub mod import;
 pub mod render;
+pub mod serve;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,49 @@
+//! The boot-media stage: a node's keyfiles into the media it first boots
+//! from (CoreOS live ISO embed area, PXE initrd), and an HTTP server for
+//! the images that prints each one's `?sha256=` URL.
+
+pub mod initrd;
+pub mod iso;
+pub mod pxe;
+pub mod serve;
+
+use std::io::Write;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not a CoreOS live ISO: {0}")]
+    NotCoreOsIso(String),
+    #[error("the payload ({payload} bytes) does not fit the embed area ({area} bytes)")]
+    PayloadTooLarge { payload: u64, area: u64 },
+    #[error("not a CoreOS live initramfs: {0}")]
+    NotLiveInitramfs(String),
+    #[error("cannot read the initrd: {0}")]
+    BadInitrd(String),
+    #[error("verification failed: {0}")]
+    Verify(String),
+}
+
+impl ImageError {
+    /// Problems with the input (exit 1) versus I/O (exit 2).
+    pub fn is_input_problem(&self) -> bool {
+        !matches!(self, ImageError::Io(_))
+    }
+}
+
+/// Writes `data` to `path` atomically (temp file beside it, then rename).
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".nodenet-")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| ImageError::Io(e.error))?;
+    Ok(())
+}
