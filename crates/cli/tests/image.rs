@@ -438,3 +438,251 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
         assert_eq!(h.join().unwrap(), data);
     }
 }
+
+/// A small CoreOS-like disk: GPT with `bios`, `boot` (ext4, label boot)
+/// and `root` (filled with a pattern), as raw; returns (raw, boot offset,
+/// boot length).
+fn build_disk(dir: &Path, root_mib: u64) -> (PathBuf, u64, u64) {
+    let raw = dir.join("disk.raw");
+    let sh = |cmd: String| {
+        let o = run(Command::new("sh").arg("-c").arg(&cmd));
+        assert!(
+            o.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let staging = dir.join("staging");
+    fs::create_dir_all(staging.join("grub2")).unwrap();
+    fs::write(staging.join("grub2/grub.cfg"), "set timeout=1\n").unwrap();
+    let total = 16 + root_mib + 2;
+    sh(format!("truncate -s {total}M '{}'", raw.display()));
+    sh(format!(
+        "{} -o -n 1:2048:+1M -c 1:bios -n 2:0:+12M -c 2:boot -n 3:0:0 -c 3:root '{}' >/dev/null",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let info = sh(format!(
+        "{} -i 2 '{}'",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let sector = |label: &str| -> u64 {
+        info.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (first, last) = (sector("First sector:"), sector("Last sector:"));
+    let boot = dir.join("boot.img");
+    sh(format!(
+        "{} -q -F -L boot -d '{}' '{}' 12M",
+        tool("mkfs.ext4").display(),
+        staging.display(),
+        boot.display()
+    ));
+    sh(format!(
+        "dd if='{}' of='{}' bs=512 seek={first} conv=notrunc status=none",
+        boot.display(),
+        raw.display()
+    ));
+    let info3 = sh(format!(
+        "{} -i 3 '{}'",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let root_first: u64 = info3
+        .lines()
+        .find(|l| l.starts_with("First sector:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    // A recognisable root partition.
+    sh(format!("yes nodenet-root-pattern | head -c {}M | dd of='{}' bs=512 seek={root_first} conv=notrunc status=none", root_mib, raw.display()));
+    (raw, first * 512, (last - first + 1) * 512)
+}
+
+#[test]
+fn disk_qcow2_gz_gets_keyfiles_in_boot_and_nothing_else_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, off, len) = build_disk(tmp.path(), 8);
+    let original = fs::read(&raw).unwrap();
+    let qcow = tmp.path().join("rhcos.qcow2");
+    let o = run(Command::new(tool("qemu-img"))
+        .args(["convert", "-O", "qcow2"])
+        .arg(&raw)
+        .arg(&qcow));
+    assert!(o.status.success());
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("gzip -k '{}'", qcow.display()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let input = tmp.path().join("rhcos.qcow2.gz");
+    let input_bytes = fs::read(&input).unwrap();
+    let out = tmp.path().join("rhcos-master-0.qcow2.gz");
+    let ign = tmp.path().join("c.ign");
+    fs::write(&ign, "{\"ignition\":{\"version\":\"3.2.0\"}}\n").unwrap();
+    let o = run(nodenet()
+        .args(["image", "disk", "--host", "master-0", "-c"])
+        .arg(repo().join("examples/lacp-vlan.yaml"))
+        .arg("--ignition")
+        .arg(&ign)
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .args(["--url-base", "http://10.0.0.2:8080/images"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fs::read(&input).unwrap(), input_bytes, "input changed");
+    // The printed sha256 is the output's, and the URL form carries it.
+    let sum = run(Command::new(tool("sha256sum")).arg(&out));
+    let hex = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "clusterOSImage: http://10.0.0.2:8080/images/rhcos-master-0.qcow2.gz?sha256={hex}"
+        )),
+        "{stdout}"
+    );
+    // Back to raw with standard tools.
+    let back = tmp.path().join("back.raw");
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "gunzip -c '{}' > '{}.qcow2' && {} convert -O raw '{}.qcow2' '{}'",
+            out.display(),
+            back.display(),
+            tool("qemu-img").display(),
+            back.display(),
+            back.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let after = fs::read(&back).unwrap();
+    assert_eq!(after.len(), original.len());
+    let (o0, o1) = (off as usize, (off + len) as usize);
+    assert!(
+        original[..o0] == after[..o0],
+        "bytes before the boot partition changed"
+    );
+    assert!(
+        original[o1..] == after[o1..],
+        "bytes after the boot partition changed"
+    );
+    // debugfs reads our files back, 0600 root; e2fsck finds the fs clean.
+    let dev = format!("{}?offset={off}", back.display());
+    for (name, content) in rendered_keyfiles(tmp.path(), "master-0") {
+        let o = run(Command::new(tool("debugfs"))
+            .arg("-R")
+            .arg(format!("cat /coreos-firstboot-network/{name}"))
+            .arg(&dev));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), content, "{name}");
+        let stat = run(Command::new(tool("debugfs"))
+            .arg("-R")
+            .arg(format!("stat /coreos-firstboot-network/{name}"))
+            .arg(&dev));
+        let s = String::from_utf8_lossy(&stat.stdout);
+        assert!(
+            s.contains("Mode:  0600") && s.contains("User:     0") && s.contains("Group:     0"),
+            "{s}"
+        );
+    }
+    let o = run(Command::new(tool("debugfs"))
+        .arg("-R")
+        .arg("cat /ignition/config.ign")
+        .arg(&dev));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        fs::read_to_string(&ign).unwrap()
+    );
+    let part = tmp.path().join("boot.part");
+    fs::write(&part, &after[o0..o1]).unwrap();
+    let fsck = run(Command::new(tool("e2fsck")).arg("-fn").arg(&part));
+    assert!(
+        fsck.status.success(),
+        "e2fsck: {}{}",
+        String::from_utf8_lossy(&fsck.stdout),
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+#[test]
+fn disk_raw_without_boot_partition_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("nogpt.raw");
+    fs::write(&raw, vec![0u8; 4 << 20]).unwrap();
+    let kf = tmp.path().join("eno1.nmconnection");
+    fs::write(&kf, "[connection]\nid=eno1\n").unwrap();
+    let out = tmp.path().join("out.raw");
+    let o = run(nodenet()
+        .args(["image", "disk", "--keyfile"])
+        .arg(&kf)
+        .arg(&raw)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("GUID partition table"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn disk_killed_mid_write_leaves_input_and_no_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, _, _) = build_disk(tmp.path(), 400);
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("gzip -1 -k '{}'", raw.display()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let input = tmp.path().join("disk.raw.gz");
+    let before = fs::read(&input).unwrap();
+    let kf = tmp.path().join("eno1.nmconnection");
+    fs::write(&kf, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
+    let out = tmp.path().join("out.raw.gz");
+    let mut child = nodenet()
+        .args(["image", "disk", "--keyfile"])
+        .arg(&kf)
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let still_running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        still_running,
+        "the run finished before it could be killed; make the disk bigger"
+    );
+    assert!(
+        !out.exists(),
+        "a killed run left output under the final name"
+    );
+    assert_eq!(fs::read(&input).unwrap(), before);
+}

@@ -2,6 +2,7 @@
 //! from (CoreOS live ISO embed area, PXE initrd), and an HTTP server for
 //! the images that prints each one's `?sha256=` URL.
 
+pub mod disk;
 pub mod initrd;
 pub mod iso;
 pub mod pxe;
@@ -22,6 +23,8 @@ pub enum ImageError {
     NotLiveInitramfs(String),
     #[error("cannot read the initrd: {0}")]
     BadInitrd(String),
+    #[error("not a usable CoreOS disk image: {0}")]
+    NotDiskImage(String),
     #[error("verification failed: {0}")]
     Verify(String),
 }

@@ -27,6 +27,18 @@ pub enum Kind {
         #[arg(long, conflicts_with = "ignition")]
         drop_ignition: bool,
     },
+    /// Write into the `boot` partition of a disk image (raw, qcow2, or .gz of either).
+    Disk {
+        #[command(flatten)]
+        source: Source,
+        /// The disk image (e.g. rhcos-openstack.x86_64.qcow2.gz).
+        image: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Base URL the image will be served from, for the clusterOSImage line.
+        #[arg(long, default_value = "http://127.0.0.1:8080/")]
+        url_base: String,
+    },
     /// Write the extra PXE initrd (cpio.xz), or with --append-to the one-file form.
     Pxe {
         #[command(flatten)]
@@ -149,6 +161,36 @@ pub fn run(args: Args) -> ExitCode {
                             ""
                         },
                         target.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+        Kind::Disk {
+            source,
+            image,
+            output,
+            url_base,
+        } => {
+            let (keyfiles, ignition) = match load(&source) {
+                Ok(x) => x,
+                Err(c) => return c,
+            };
+            match nodenet_image::disk::inject(&image, &output, &keyfiles, ignition.as_deref()) {
+                Ok(w) => {
+                    let name = output.file_name().unwrap_or_default().to_string_lossy();
+                    eprintln!(
+                        "wrote {} keyfile(s) into the boot partition (offset {}) of {}",
+                        keyfiles.len(),
+                        w.partition.offset,
+                        output.display()
+                    );
+                    println!("sha256: {}", w.sha256);
+                    println!(
+                        "clusterOSImage: {}/{name}?sha256={}",
+                        url_base.trim_end_matches('/'),
+                        w.sha256
                     );
                     ExitCode::SUCCESS
                 }

@@ -28,6 +28,8 @@ pub fn tool(name: &str) -> PathBuf {
     let candidates = [
         PathBuf::from(format!("/usr/bin/{name}")),
         PathBuf::from(format!("/usr/local/bin/{name}")),
+        PathBuf::from(format!("/usr/sbin/{name}")),
+        PathBuf::from(format!("/sbin/{name}")),
         PathBuf::from(std::env::var("HOME").unwrap_or_default())
             .join(".cargo/bin")
             .join(name),

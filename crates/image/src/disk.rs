@@ -1,0 +1,299 @@
+//! Disk images (raw, qcow2, and either gzipped): keyfiles into
+//! `/coreos-firstboot-network/` (and Ignition into `/ignition/config.ign`)
+//! of the ext4 partition labelled `boot`, which CoreOS copies to
+//! /run/NetworkManager/system-connections on first boot.
+//!
+//! No root, mounts, nbd or guestfish: the GPT is read in-process
+//! (gptman); qcow2 goes through `qemu-img convert`; the ext4 is written by
+//! e2fsprogs' `debugfs -w` at the partition's byte offset; gzip is
+//! decompressed while streaming and recompressed on all cores (gzp,
+//! pigz-style single member) with the sha256 taken in the same pass.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gzp::{deflate::Gzip, ZBuilder, ZWriter};
+use sha2::{Digest, Sha256};
+
+use crate::ImageError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Raw,
+    Qcow2,
+}
+
+/// What was found in the input.
+#[derive(Clone, Copy, Debug)]
+pub struct Detected {
+    pub gzip: bool,
+    pub format: Format,
+}
+
+/// The `boot` partition's byte range in a raw image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partition {
+    pub offset: u64,
+    pub length: u64,
+}
+
+pub fn detect(path: &Path) -> Result<Detected, ImageError> {
+    let mut head = [0u8; 4];
+    let mut f = File::open(path)?;
+    let n = f.read(&mut head)?;
+    let gzip = n >= 2 && head[..2] == [0x1f, 0x8b];
+    let inner = if gzip {
+        let mut d = flate2::read::MultiGzDecoder::new(BufReader::new(File::open(path)?));
+        let mut h = [0u8; 4];
+        d.read_exact(&mut h)
+            .map_err(|_| ImageError::NotDiskImage("gzip data too short".into()))?;
+        h
+    } else {
+        head
+    };
+    let format = if &inner == b"QFI\xfb" {
+        Format::Qcow2
+    } else {
+        Format::Raw
+    };
+    Ok(Detected { gzip, format })
+}
+
+/// Finds the GPT partition named `boot`.
+pub fn boot_partition(raw: &Path) -> Result<Partition, ImageError> {
+    let mut f = File::open(raw)?;
+    for sector in [512u64, 4096] {
+        f.seek(SeekFrom::Start(0))?;
+        let Ok(gpt) = gptman::GPT::read_from(&mut f, sector) else {
+            continue;
+        };
+        for (_, p) in gpt.iter() {
+            if p.is_used() && p.partition_name.as_str() == "boot" {
+                return Ok(Partition {
+                    offset: p.starting_lba * sector,
+                    length: (p.ending_lba - p.starting_lba + 1) * sector,
+                });
+            }
+        }
+        return Err(ImageError::NotDiskImage(
+            "the GPT has no partition labelled `boot`".into(),
+        ));
+    }
+    Err(ImageError::NotDiskImage("no GUID partition table".into()))
+}
+
+/// e2fsprogs and qemu-utils install into sbin, which a user's PATH may
+/// lack.
+fn program(name: &str) -> Command {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin"].iter().map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    Command::new(found.unwrap_or_else(|| PathBuf::from(name)))
+}
+
+fn tool(cmd: &mut Command, what: &str) -> Result<String, ImageError> {
+    let out = cmd
+        .output()
+        .map_err(|e| ImageError::Io(std::io::Error::new(e.kind(), format!("{what}: {e}"))))?;
+    if !out.status.success() {
+        return Err(ImageError::Verify(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Writes files into the ext4 at `part` of `raw` with debugfs.
+pub fn write_into_boot(
+    raw: &Path,
+    part: Partition,
+    keyfiles: &[(String, Vec<u8>)],
+    ignition: Option<&[u8]>,
+    scratch: &Path,
+) -> Result<(), ImageError> {
+    let device = format!("{}?offset={}", raw.display(), part.offset);
+    // It must be ext4 with a usable superblock before anything is written.
+    tool(
+        program("debugfs").arg("-R").arg("stats").arg(&device),
+        "debugfs (reading the boot filesystem)",
+    )
+    .map_err(|_| {
+        ImageError::NotDiskImage("the `boot` partition is not an ext2/3/4 filesystem".into())
+    })?;
+    let mut cmds = String::new();
+    let mut put = |dir: &str, name: &str, data: &[u8], mode: u32| -> Result<(), ImageError> {
+        if name.contains(['/', '\n', '"', ' ']) || name.is_empty() {
+            return Err(ImageError::NotDiskImage(format!(
+                "unusable file name `{name}`"
+            )));
+        }
+        let local = scratch.join(format!("f{}", cmds.len()));
+        std::fs::write(&local, data)?;
+        let target = format!("/{dir}/{name}");
+        cmds.push_str(&format!(
+            "rm {target}\nwrite {} {target}\nsif {target} mode 0{mode:o}\nsif {target} uid 0\nsif {target} gid 0\n",
+            local.display()
+        ));
+        Ok(())
+    };
+    for (name, data) in keyfiles {
+        put("coreos-firstboot-network", name, data, 0o100600)?;
+    }
+    if let Some(ign) = ignition {
+        put("ignition", "config.ign", ign, 0o100600)?;
+    }
+    let script = scratch.join("debugfs.cmds");
+    let header = "mkdir /coreos-firstboot-network\nsif /coreos-firstboot-network mode 040755\nmkdir /ignition\n";
+    std::fs::write(&script, format!("{header}{cmds}"))?;
+    tool(
+        program("debugfs")
+            .arg("-w")
+            .arg("-f")
+            .arg(&script)
+            .arg(&device),
+        "debugfs -w",
+    )?;
+    // Read one file back to be sure the writes landed.
+    if let Some((name, data)) = keyfiles.first() {
+        let back = tool(
+            program("debugfs")
+                .arg("-R")
+                .arg(format!("cat /coreos-firstboot-network/{name}"))
+                .arg(&device),
+            "debugfs (verifying)",
+        )?;
+        if back.as_bytes() != data.as_slice() {
+            return Err(ImageError::Verify(format!(
+                "{name} does not read back from the boot filesystem"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A writer that hashes what passes through.
+struct Hashing<W: Write> {
+    inner: W,
+    hash: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Result of a disk run.
+pub struct Written {
+    pub sha256: String,
+    pub detected: Detected,
+    pub partition: Partition,
+}
+
+/// input → (gunzip) → (qcow2 → raw) → write into `boot` → (raw → qcow2)
+/// → (gzip on all cores) → output, sha256 of the output on the way. The
+/// output appears under its name only when complete.
+pub fn inject(
+    input: &Path,
+    output: &Path,
+    keyfiles: &[(String, Vec<u8>)],
+    ignition: Option<&[u8]>,
+) -> Result<Written, ImageError> {
+    let detected = detect(input)?;
+    let dir = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let scratch = tempfile::Builder::new()
+        .prefix(".nodenet-disk-")
+        .tempdir_in(dir)?;
+    let work: PathBuf = scratch.path().join("image");
+    // 1. An uncompressed working copy.
+    if detected.gzip {
+        let mut d = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 20,
+            File::open(input)?,
+        ));
+        let mut w = BufWriter::with_capacity(1 << 20, File::create(&work)?);
+        std::io::copy(&mut d, &mut w)
+            .map_err(|e| ImageError::NotDiskImage(format!("gzip: {e}")))?;
+        w.flush()?;
+    } else {
+        std::fs::copy(input, &work)?;
+    }
+    // 2. Raw for the partition table and debugfs.
+    let raw = if detected.format == Format::Qcow2 {
+        let raw = scratch.path().join("image.raw");
+        tool(
+            program("qemu-img")
+                .args(["convert", "-O", "raw"])
+                .arg(&work)
+                .arg(&raw),
+            "qemu-img convert (qcow2 to raw)",
+        )?;
+        std::fs::remove_file(&work)?;
+        raw
+    } else {
+        work.clone()
+    };
+    let partition = boot_partition(&raw)?;
+    write_into_boot(&raw, partition, keyfiles, ignition, scratch.path())?;
+    // 3. Back to the input's format.
+    let image = if detected.format == Format::Qcow2 {
+        let q = scratch.path().join("image.qcow2");
+        tool(
+            program("qemu-img")
+                .args(["convert", "-O", "qcow2"])
+                .arg(&raw)
+                .arg(&q),
+            "qemu-img convert (raw to qcow2)",
+        )?;
+        q
+    } else {
+        raw
+    };
+    // 4. Compress (if the input was) and hash into a temp file, rename.
+    let tmp_out = scratch.path().join("out");
+    let file = File::create(&tmp_out)?;
+    let mut hashing = Hashing {
+        inner: BufWriter::with_capacity(1 << 20, file),
+        hash: Sha256::new(),
+    };
+    let mut src = BufReader::with_capacity(1 << 20, File::open(&image)?);
+    if detected.gzip {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let mut gz: Box<dyn ZWriter<Hashing<BufWriter<File>>>> = ZBuilder::<Gzip, _>::new()
+            .num_threads(threads)
+            .from_writer(hashing);
+        std::io::copy(&mut src, &mut gz)?;
+        hashing = gz
+            .finish()
+            .map_err(|e| ImageError::Io(std::io::Error::other(e.to_string())))?;
+    } else {
+        std::io::copy(&mut src, &mut hashing)?;
+    }
+    hashing.flush()?;
+    let Hashing { inner, hash } = hashing;
+    inner.get_ref().sync_data()?;
+    drop(inner);
+    let sha256 = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::rename(&tmp_out, output)?;
+    Ok(Written {
+        sha256,
+        detected,
+        partition,
+    })
+}
