@@ -21,6 +21,15 @@ struct Args {
     /// Repetitions of check and render (the best run is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Size of the live ISO for the in-place embed benchmark (0 skips it).
+    #[arg(long, default_value_t = 1024)]
+    iso_mib: u64,
+    /// Size of the disk image for the qcow2.gz benchmark (0 skips it).
+    #[arg(long, default_value_t = 2048)]
+    disk_mib: u64,
+    /// Skip the check/render/import benchmarks (boot media only).
+    #[arg(long)]
+    media_only: bool,
     /// Keyfiles for the import benchmark (0 skips it).
     #[arg(long, default_value_t = 10_000)]
     import_files: usize,
@@ -131,7 +140,7 @@ fn best(runs: usize, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let nodenet = match args.nodenet {
+    let nodenet = match args.nodenet.clone() {
         Some(p) => p,
         None => std::env::current_exe()?.with_file_name("nodenet"),
     };
@@ -149,6 +158,101 @@ fn main() -> Result<()> {
         dir.display()
     );
 
+    if !args.media_only {
+        render_and_import(&args, &nodenet, &dir, n)?;
+    }
+    media(&args, &nodenet, &dir)?;
+    Ok(())
+}
+
+fn sh(cmd: &str) -> Result<f64> {
+    timed(Command::new("sh").arg("-c").arg(cmd))
+}
+
+/// Boot media: in-place ISO embed vs `coreos-installer iso network embed`
+/// on the same file; a qcow2.gz through nodenet vs the seed pipeline vs
+/// pigz alone.
+fn media(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
+    let kf = dir.join("bond0.nmconnection");
+    std::fs::write(&kf, "[connection]\nid=bond0\ntype=bond\ninterface-name=bond0\n\n[bond]\nmode=802.3ad\nmiimon=1\n")?;
+    let nn = nodenet.display();
+    let kfs = kf.display();
+    if args.iso_mib > 0 {
+        let tree = dir.join("iso-tree");
+        std::fs::create_dir_all(tree.join("images"))?;
+        std::fs::create_dir_all(tree.join("coreos"))?;
+        std::fs::write(tree.join("images/ignition.img"), vec![0u8; 256 * 1024])?;
+        std::fs::write(
+            tree.join("coreos/features.json"),
+            "{\"live-initrd-network\": true}\n",
+        )?;
+        let iso = dir.join("live.iso");
+        sh(&format!(
+            "head -c {}M /dev/zero > '{t}/images/rootfs.img' && xorriso -as mkisofs -V COREOS -rational-rock -J -joliet-long -o '{i}' '{t}' 2>/dev/null",
+            args.iso_mib,
+            t = tree.display(),
+            i = iso.display()
+        ))?;
+        let ours = best(args.runs, || {
+            sh(&format!(
+                "'{nn}' image iso --in-place --keyfile '{kfs}' '{}'",
+                iso.display()
+            ))
+        })?;
+        let peer = best(args.runs, || {
+            sh(&format!(
+                "coreos-installer iso network embed -f -k '{kfs}' '{}'",
+                iso.display()
+            ))
+        })?;
+        println!(
+            "iso embed in place ({} MiB ISO): nodenet {:.3} s, coreos-installer {:.3} s",
+            args.iso_mib, ours, peer
+        );
+    }
+    if args.disk_mib > 0 {
+        let raw = dir.join("disk.raw");
+        let d = dir.display();
+        // GPT: bios, boot (ext4 384 MiB, label boot), root filled with
+        // compressible text so gzip has work like on a real image.
+        sh(&format!(
+            "rm -f '{d}'/disk* && truncate -s {m}M '{r}' && sgdisk -o -n 1:2048:+1M -c 1:bios -n 2:0:+384M -c 2:boot -n 3:0:0 -c 3:root '{r}' >/dev/null \
+             && mkfs.ext4 -q -F -L boot '{d}/boot.img' 384M && dd if='{d}/boot.img' of='{r}' bs=1M seek=2 conv=notrunc status=none \
+             && (seq 1 100000000 | head -c {root}M) | dd of='{r}' bs=1M seek=386 conv=notrunc status=none \
+             && qemu-img convert -O qcow2 '{r}' '{d}/disk.qcow2' && pigz -k '{d}/disk.qcow2'",
+            m = args.disk_mib,
+            r = raw.display(),
+            root = args.disk_mib - 390,
+        ))?;
+        let gz = dir.join("disk.qcow2.gz");
+        let ours = best(1, || {
+            sh(&format!(
+                "'{nn}' image disk --keyfile '{kfs}' '{}' -o '{d}/ours.qcow2.gz' >/dev/null",
+                gz.display()
+            ))
+        })?;
+        let seed = best(1, || {
+            sh(&format!(
+                "cd '{d}' && rm -f s.qcow2 s.raw && pigz -dc disk.qcow2.gz > s.qcow2 && qemu-img convert -O raw s.qcow2 s.raw \
+                 && printf 'mkdir /coreos-firstboot-network\nwrite {kfs} /coreos-firstboot-network/bond0.nmconnection\n' > cmds \
+                 && debugfs -w -f cmds 's.raw?offset=2097152' >/dev/null 2>&1 && qemu-img convert -O qcow2 s.raw s2.qcow2 \
+                 && pigz -c s2.qcow2 > seed.qcow2.gz && sha256sum seed.qcow2.gz >/dev/null"
+            ))
+        })?;
+        let pigz = best(1, || {
+            sh(&format!("pigz -dc '{}' | pigz > /dev/null", gz.display()))
+        })?;
+        println!(
+            "disk qcow2.gz ({} MiB): nodenet {ours:.2} s, seed pipeline {seed:.2} s ({:.2}x), pigz -dc | pigz alone {pigz:.2} s (nodenet/pigz {:.2})",
+            args.disk_mib,
+            seed / ours,
+            ours / pigz
+        );
+    }
+    Ok(())
+}
+
+fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<()> {
     let mut render = 0.0;
     for (label, dhcp) in [
         ("static (all states distinct)", false),

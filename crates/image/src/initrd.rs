@@ -63,9 +63,10 @@ pub fn cpio(members: &[Member]) -> Vec<u8> {
 }
 
 /// xz with a CRC32 check (the kernel's xz decoder has no CRC64/SHA256).
+/// Preset 6: payloads are kilobytes, and preset 9 would reserve ~670 MiB.
 pub fn xz(data: &[u8]) -> Vec<u8> {
-    let stream = xz2::stream::Stream::new_easy_encoder(9, xz2::stream::Check::Crc32)
-        .expect("xz preset 9 is valid");
+    let stream = xz2::stream::Stream::new_easy_encoder(6, xz2::stream::Check::Crc32)
+        .expect("xz preset 6 is valid");
     let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), stream);
     enc.write_all(data).expect("writing to memory");
     enc.finish().expect("writing to memory")
