@@ -262,7 +262,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<
         std::fs::write(&inv, inventory(args.hosts, dhcp))?;
         let out = dir.join(if dhcp { "out-dhcp" } else { "out" });
         let check = best(args.runs, || {
-            timed(Command::new(&nodenet).arg("check").arg(&inv))
+            timed(Command::new(nodenet).arg("check").arg(&inv))
         })?;
         // Each run writes a fresh tree (removing the previous one is not part
         // of producing the artifacts, and on ext4 costs as much again).
@@ -271,7 +271,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<
                 std::fs::remove_dir_all(&out)?;
             }
             timed(
-                Command::new(&nodenet)
+                Command::new(nodenet)
                     .arg("render")
                     .arg(&inv)
                     .arg("-o")
@@ -328,7 +328,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<
         }
         write_keyfiles(&kdir, args.import_files)?;
         let t = best(args.runs, || {
-            timed(Command::new(&nodenet).arg("import").arg(&kdir))
+            timed(Command::new(nodenet).arg("import").arg(&kdir))
         })?;
         println!(
             "import:         {t:8.3} s  {:>10.0} files/s  ({} keyfiles, one directory, one NMState document)",
