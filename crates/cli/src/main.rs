@@ -40,6 +40,10 @@ enum Command {
     Image(cmd::image::Args),
     /// Serve an image directory over HTTP (GET/HEAD, ranges), printing ?sha256= URLs.
     Serve(cmd::serve::Args),
+    /// Redfish BMC operations: status, power, media.
+    Bmc(cmd::bmc::Args),
+    /// Boot every selected host from its own ISO through its BMC (Redfish virtual media).
+    Provision(cmd::provision::Args),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
 }
@@ -70,6 +74,8 @@ fn main() -> ExitCode {
         Command::Diff(args) => cmd::diff::run(args),
         Command::Image(args) => cmd::image::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Bmc(args) => cmd::bmc::run(args),
+        Command::Provision(args) => cmd::provision::run(args),
         Command::Explain(args) => cmd::explain::run(args),
     }
 }

@@ -1,11 +1,13 @@
 //! One module per subcommand: arguments, a call into a stage crate, output.
 
+pub mod bmc;
 pub mod check;
 pub mod diff;
 pub mod explain;
 pub mod gc;
 pub mod image;
 pub mod import;
+pub mod provision;
 pub mod render;
 pub mod serve;
 

@@ -1,0 +1,495 @@
+//! The BMC stage: Redfish virtual media for every host of an inventory —
+//! power, boot override, insert/eject — and `provision`, which boots each
+//! host from its own network-customised ISO, in parallel with a bound.
+
+pub mod redfish;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use nodenet_model::{Inventory, Secret};
+use redfish::{Client, Collection, Manager, System, VirtualMedia};
+
+/// What went wrong, without the host and step (see [`BmcError`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Failure {
+    #[error("the BMC answered {status}{}", if message.is_empty() { String::new() } else { format!(": {message}") })]
+    Http { status: u16, message: String },
+    #[error("cannot reach the BMC ({0})")]
+    Unreachable(String),
+    #[error("no answer before the deadline")]
+    Timeout,
+    #[error("{0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Inventory(String),
+}
+
+/// A failure at a named step (`powering off`, `inserting media`, ...).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{step}: {failure}{}", hint(.failure))]
+pub struct BmcError {
+    pub step: &'static str,
+    pub failure: Failure,
+}
+
+fn hint(f: &Failure) -> &'static str {
+    match f {
+        Failure::Http { status: 401, .. } => " (wrong username or password?)",
+        Failure::Http { status: 404, .. } => " (unknown system or resource?)",
+        _ => "",
+    }
+}
+
+impl BmcError {
+    pub fn new(step: &'static str, failure: Failure) -> BmcError {
+        BmcError { step, failure }
+    }
+}
+
+/// One host's BMC, resolved from the inventory.
+pub struct Target {
+    pub host: String,
+    /// `http(s)://host[:port]`.
+    pub base: String,
+    /// The system's path when the address names it.
+    pub system: Option<String>,
+    pub username: String,
+    pub password: Secret,
+    pub insecure: bool,
+}
+
+/// Drivers that do virtual media over Redfish.
+const VIRTUAL_MEDIA: &[&str] = &[
+    "redfish-virtualmedia",
+    "idrac-virtualmedia",
+    "ilo5-virtualmedia",
+    "redfish",
+    "idrac-redfish",
+    "ilo5-redfish",
+];
+
+/// `redfish-virtualmedia+http://10.0.0.1:8000/redfish/v1/Systems/U` →
+/// (`http://10.0.0.1:8000`, `Some("/redfish/v1/Systems/U")`).
+pub fn parse_address(address: &str) -> Result<(String, Option<String>), Failure> {
+    let (scheme, rest) = address
+        .split_once("://")
+        .ok_or_else(|| Failure::Inventory(format!("`{address}` has no scheme")))?;
+    let (driver, transport) = match scheme.rsplit_once('+') {
+        Some((d, t @ ("http" | "https"))) => (d, t),
+        _ => (scheme, "https"),
+    };
+    if !VIRTUAL_MEDIA.contains(&driver) {
+        return Err(Failure::Inventory(format!(
+            "`{driver}` is not a Redfish virtual-media driver"
+        )));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    if authority.is_empty() || authority.contains('@') {
+        return Err(Failure::Inventory(format!(
+            "`{address}` has no host (credentials belong in the inventory's `credentials`)"
+        )));
+    }
+    let path = path.trim_end_matches('/');
+    let system = path.contains("/Systems/").then(|| path.to_string());
+    Ok((format!("{transport}://{authority}"), system))
+}
+
+/// The BMC targets of the selected hosts (all when `only` is empty).
+pub fn targets(inv: &Inventory, only: &[String]) -> Result<Vec<Target>, (String, Failure)> {
+    for h in only {
+        if !inv.hosts.iter().any(|x| &x.name.value == h) {
+            return Err((
+                h.clone(),
+                Failure::Inventory("no such host in the inventory".into()),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for host in inv
+        .hosts
+        .iter()
+        .filter(|h| only.is_empty() || only.contains(&h.name.value))
+    {
+        let name = host.name.value.clone();
+        let bmc = host.bmc.as_ref().ok_or_else(|| {
+            (
+                name.clone(),
+                Failure::Inventory("the host has no `bmc`".into()),
+            )
+        })?;
+        let (base, system) = parse_address(&bmc.address.value).map_err(|f| (name.clone(), f))?;
+        let cred_name = bmc
+            .credentials
+            .as_ref()
+            .map(|c| c.value.clone())
+            .unwrap_or_default();
+        let cred = inv.credentials.get(&cred_name).ok_or_else(|| {
+            (
+                name.clone(),
+                Failure::Inventory(format!("no credentials `{cred_name}`")),
+            )
+        })?;
+        let password = cred.value.resolve_password().ok_or_else(|| {
+            (
+                name.clone(),
+                Failure::Inventory(format!(
+                    "the password of credentials `{cred_name}` is not available"
+                )),
+            )
+        })?;
+        out.push(Target {
+            host: name,
+            base,
+            system,
+            username: cred.value.username.clone(),
+            password,
+            insecure: bmc.disable_certificate_verification,
+        });
+    }
+    Ok(out)
+}
+
+/// What a BMC reports about a host.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Status {
+    pub host: String,
+    pub system: String,
+    pub power: String,
+    pub boot_target: String,
+    pub boot_enabled: String,
+    pub media_image: String,
+    pub media_inserted: bool,
+}
+
+/// A connected BMC: its system and CD virtual media, found by links.
+struct Session {
+    client: Client,
+    system_path: String,
+    system: System,
+    media_path: String,
+}
+
+async fn open(t: &Target, deadline: Instant) -> Result<Session, BmcError> {
+    let client = Client::new(
+        &t.base,
+        &t.username,
+        t.password.clone(),
+        t.insecure,
+        deadline,
+    )?;
+    let system_path =
+        match &t.system {
+            Some(p) => p.clone(),
+            None => {
+                let c: Collection = client
+                    .get("finding the system", "/redfish/v1/Systems")
+                    .await?;
+                match c.members.as_slice() {
+                    [one] => one.id.clone(),
+                    [] => {
+                        return Err(BmcError::new(
+                            "finding the system",
+                            Failure::Protocol("the BMC lists no system".into()),
+                        ))
+                    }
+                    _ => return Err(BmcError::new(
+                        "finding the system",
+                        Failure::Protocol(
+                            "the BMC lists several systems: put the system's path in the address"
+                                .into(),
+                        ),
+                    )),
+                }
+            }
+        };
+    let system: System = client.get("reading the system", &system_path).await?;
+    // Virtual media hang off the system or its manager: follow the links.
+    let mut collection = system.virtual_media.clone();
+    if collection.is_none() {
+        if let Some(m) = system.links.managed_by.first() {
+            let manager: Manager = client.get("reading the manager", &m.id).await?;
+            collection = manager.virtual_media;
+        }
+    }
+    let collection = collection.ok_or_else(|| {
+        BmcError::new(
+            "finding virtual media",
+            Failure::Protocol("neither the system nor its manager has VirtualMedia".into()),
+        )
+    })?;
+    let members: Collection = client.get("finding virtual media", &collection.id).await?;
+    let mut media_path = None;
+    for m in &members.members {
+        let vm: VirtualMedia = client.get("finding virtual media", &m.id).await?;
+        if vm.media_types.iter().any(|t| t == "CD" || t == "DVD")
+            || vm.id.eq_ignore_ascii_case("cd")
+        {
+            media_path = Some(m.id.clone());
+            break;
+        }
+    }
+    let media_path = media_path.ok_or_else(|| {
+        BmcError::new(
+            "finding virtual media",
+            Failure::Protocol("no CD/DVD virtual media".into()),
+        )
+    })?;
+    Ok(Session {
+        client,
+        system_path,
+        system,
+        media_path,
+    })
+}
+
+impl Session {
+    async fn status(&self, host: &str) -> Result<Status, BmcError> {
+        let sys: System = self
+            .client
+            .get("reading the system", &self.system_path)
+            .await?;
+        let vm: VirtualMedia = self
+            .client
+            .get("reading virtual media", &self.media_path)
+            .await?;
+        Ok(Status {
+            host: host.to_string(),
+            system: sys.id,
+            power: sys.power_state.unwrap_or_default(),
+            boot_target: sys.boot.target.unwrap_or_default(),
+            boot_enabled: sys.boot.enabled.unwrap_or_default(),
+            media_image: vm.image.unwrap_or_default(),
+            media_inserted: vm.inserted.unwrap_or(false),
+        })
+    }
+
+    async fn reset(&self, step: &'static str, kind: &str) -> Result<(), BmcError> {
+        let target = self
+            .system
+            .actions
+            .reset
+            .as_ref()
+            .map(|a| a.target.clone())
+            .unwrap_or_else(|| format!("{}/Actions/ComputerSystem.Reset", self.system_path));
+        self.client
+            .post(step, &target, json!({ "ResetType": kind }))
+            .await
+    }
+
+    /// BMCs apply power changes late: poll until `want` or the deadline.
+    async fn wait_power(&self, step: &'static str, want: &str) -> Result<(), BmcError> {
+        loop {
+            let sys: System = self.client.get(step, &self.system_path).await?;
+            if sys.power_state.as_deref() == Some(want) {
+                return Ok(());
+            }
+            if Instant::now() + Duration::from_millis(500) >= self.client.deadline {
+                return Err(BmcError::new(
+                    step,
+                    Failure::Protocol(format!(
+                        "power is still {:?} at the deadline",
+                        sys.power_state.unwrap_or_default()
+                    )),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn eject(&self) -> Result<(), BmcError> {
+        let vm: VirtualMedia = self
+            .client
+            .get("reading virtual media", &self.media_path)
+            .await?;
+        if vm.inserted == Some(true) {
+            let target =
+                vm.actions.eject.map(|a| a.target).unwrap_or_else(|| {
+                    format!("{}/Actions/VirtualMedia.EjectMedia", self.media_path)
+                });
+            self.client
+                .post("ejecting media", &target, json!({}))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn insert(&self, url: &str) -> Result<(), BmcError> {
+        let vm: VirtualMedia = self
+            .client
+            .get("reading virtual media", &self.media_path)
+            .await?;
+        let target = vm
+            .actions
+            .insert
+            .map(|a| a.target)
+            .unwrap_or_else(|| format!("{}/Actions/VirtualMedia.InsertMedia", self.media_path));
+        self.client
+            .post(
+                "inserting media",
+                &target,
+                json!({"Image": url, "Inserted": true, "WriteProtected": true}),
+            )
+            .await
+    }
+}
+
+/// Power action names of the CLI.
+#[derive(Clone, Copy, Debug)]
+pub enum Power {
+    On,
+    Off,
+    Restart,
+}
+
+pub async fn status(t: &Target, timeout: Duration) -> Result<Status, BmcError> {
+    open(t, Instant::now() + timeout)
+        .await?
+        .status(&t.host)
+        .await
+}
+
+pub async fn power(t: &Target, action: Power, timeout: Duration) -> Result<Status, BmcError> {
+    let s = open(t, Instant::now() + timeout).await?;
+    match action {
+        Power::On => {
+            s.reset("powering on", "On").await?;
+            s.wait_power("waiting for power on", "On").await?;
+        }
+        Power::Off => {
+            s.reset("powering off", "ForceOff").await?;
+            s.wait_power("waiting for power off", "Off").await?;
+        }
+        Power::Restart => s.reset("restarting", "ForceRestart").await?,
+    }
+    s.status(&t.host).await
+}
+
+pub async fn eject(t: &Target, timeout: Duration) -> Result<Status, BmcError> {
+    let s = open(t, Instant::now() + timeout).await?;
+    s.eject().await?;
+    s.status(&t.host).await
+}
+
+/// Power off, eject, insert `image`, one-time boot from CD, power on,
+/// then wait until the BMC reports power on and the media inserted.
+pub async fn provision(
+    t: &Target,
+    image: &str,
+    timeout: Duration,
+    progress: &(dyn Fn(&str, &str) + Sync),
+) -> Result<Status, BmcError> {
+    let say = |step: &str| progress(&t.host, step);
+    say("connecting");
+    let s = open(t, Instant::now() + timeout).await?;
+    say("powering off");
+    let sys: System = s.client.get("reading the system", &s.system_path).await?;
+    if sys.power_state.as_deref() != Some("Off") {
+        s.reset("powering off", "ForceOff").await?;
+        s.wait_power("waiting for power off", "Off").await?;
+    }
+    say("ejecting old media");
+    s.eject().await?;
+    say("inserting media");
+    s.insert(image).await?;
+    say("setting boot override");
+    s.client
+        .patch("setting boot override", &s.system_path, json!({"Boot": {"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}))
+        .await?;
+    say("powering on");
+    s.reset("powering on", "On").await?;
+    s.wait_power("waiting for power on", "On").await?;
+    let st = s.status(&t.host).await?;
+    if !st.media_inserted || st.media_image != image {
+        return Err(BmcError::new(
+            "verifying",
+            Failure::Protocol(format!(
+                "the BMC reports media {:?} inserted={}",
+                st.media_image, st.media_inserted
+            )),
+        ));
+    }
+    say("done");
+    Ok(st)
+}
+
+/// Runs `job` for every target, at most `parallel` at once; one host's
+/// failure never stops the others. Results in target order.
+pub fn run_all<F, Fut>(
+    targets: Vec<Target>,
+    parallel: usize,
+    job: F,
+) -> Vec<(String, Result<Status, BmcError>)>
+where
+    F: Fn(Arc<Target>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Status, BmcError>> + Send + 'static,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(async move {
+        let sem = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+        let job = Arc::new(job);
+        let mut handles = Vec::new();
+        for t in targets {
+            let t = Arc::new(t);
+            let (sem, job) = (sem.clone(), job.clone());
+            let host = t.host.clone();
+            handles.push((
+                host,
+                tokio::spawn(async move {
+                    let _permit = sem
+                        .acquire_owned()
+                        .await
+                        .expect("semaphore is never closed");
+                    job(t).await
+                }),
+            ));
+        }
+        let mut out = Vec::new();
+        for (host, h) in handles {
+            let r = h.await.unwrap_or_else(|e| {
+                Err(BmcError::new("running", Failure::Protocol(e.to_string())))
+            });
+            out.push((host, r));
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(
+            parse_address("redfish-virtualmedia+http://192.168.111.1:8000/redfish/v1/Systems/abc")
+                .unwrap(),
+            (
+                "http://192.168.111.1:8000".to_string(),
+                Some("/redfish/v1/Systems/abc".to_string())
+            )
+        );
+        assert_eq!(
+            parse_address("idrac-virtualmedia://10.0.0.5").unwrap(),
+            ("https://10.0.0.5".to_string(), None)
+        );
+        assert_eq!(
+            parse_address("ilo5-virtualmedia://10.0.0.6/redfish/v1/Systems/1/")
+                .unwrap()
+                .1
+                .as_deref(),
+            Some("/redfish/v1/Systems/1")
+        );
+        assert!(parse_address("ipmi://10.0.0.1").is_err());
+        assert!(parse_address("redfish-virtualmedia://admin:pw@10.0.0.1/x").is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! Redfish provisioning against sushy-tools 2.2.0 (fake driver, basic
+//! auth, fresh state) on 127.0.0.1; end states are read back from the
+//! emulator over Redfish, not from our output.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const PASSWORD: &str = "Em-u1ator-Pa55";
+
+fn sushy() -> PathBuf {
+    std::env::var_os("NODENET_SUSHY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/nodenet-ci/sushy/bin/sushy-emulator"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn uuid(i: usize) -> String {
+    format!("6f1c2a3b-0000-4000-8000-{i:012}")
+}
+
+/// A sushy-emulator with `n` fake systems (powered off), killed on drop.
+struct Emulator {
+    child: Child,
+    port: u16,
+}
+
+impl Emulator {
+    fn start(dir: &Path, n: usize) -> Emulator {
+        let bin = sushy();
+        assert!(
+            bin.is_file(),
+            "{bin:?} is required (.ci/run installs sushy-tools 2.2.0 there)"
+        );
+        let python = bin.with_file_name("python");
+        let hash = run(Command::new(&python).args([
+            "-c",
+            &format!(
+                "import bcrypt; print(bcrypt.hashpw(b'{PASSWORD}', bcrypt.gensalt()).decode())"
+            ),
+        ]));
+        assert!(hash.status.success());
+        let htpasswd = dir.join("htpasswd");
+        fs::write(
+            &htpasswd,
+            format!("admin:{}", String::from_utf8_lossy(&hash.stdout)),
+        )
+        .unwrap();
+        let systems: Vec<String> = (0..n)
+            .map(|i| format!("{{'uuid': '{}', 'name': 'node-{i}', 'power_state': 'Off', 'nics': [{{'mac': '00:5c:52:31:3a:{i:02x}', 'ip': '172.22.130.{}'}}]}}", uuid(i), 10 + i))
+            .collect();
+        let conf = dir.join("emulator.conf");
+        fs::write(
+            &conf,
+            format!(
+                "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
+                htpasswd.display(),
+                dir.join("state").display(),
+                systems.join(", ")
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new(&bin)
+            .arg("--config")
+            .arg(&conf)
+            .args(["--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let emu = Emulator { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return emu;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("sushy-emulator did not start");
+    }
+
+    fn system_url(&self, i: usize) -> String {
+        format!(
+            "redfish-virtualmedia+http://127.0.0.1:{}/redfish/v1/Systems/{}",
+            self.port,
+            uuid(i)
+        )
+    }
+
+    /// GET a Redfish resource with basic auth (raw HTTP, our own client not involved).
+    fn get(&self, path: &str) -> serde_json::Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let auth = base64(&format!("admin:{PASSWORD}"));
+        write!(
+            s,
+            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n\r\n"
+        )
+        .unwrap();
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).unwrap();
+        let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        serde_json::from_slice(&resp[split + 4..]).unwrap()
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn base64(s: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `nodenet serve` on a free port over `dir`.
+struct ImageServer(Child, String);
+
+impl Drop for ImageServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_images(dir: &Path) -> ImageServer {
+    let mut child = nodenet()
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    ImageServer(child, format!("http://{addr}"))
+}
+
+/// An inventory whose hosts point at the emulator's systems.
+fn inventory(dir: &Path, emu: &Emulator, hosts: &[(&str, usize, &str)]) -> PathBuf {
+    let mut text = String::from(
+        "nodenet: v1\ncluster:\n  name: lab\n  provisioning: {network: Disabled}\ncredentials:\n  good: {username: admin, passwordEnv: NODENET_TEST_BMC_PW}\n  bad: {username: admin, passwordEnv: NODENET_TEST_BMC_BAD}\nhosts:\n",
+    );
+    for (name, sys, cred) in hosts {
+        let addr = if *sys == usize::MAX {
+            format!(
+                "redfish-virtualmedia+http://127.0.0.1:{}/redfish/v1/Systems/no-such-system",
+                emu.port
+            )
+        } else {
+            emu.system_url(*sys)
+        };
+        text += &format!("- name: {name}\n  bmc: {{address: \"{addr}\", credentials: {cred}}}\n");
+    }
+    let p = dir.join("cluster.yaml");
+    fs::write(&p, text).unwrap();
+    p
+}
+
+fn provision(inv: &Path, base: &str, extra: &[&str]) -> std::process::Output {
+    run(nodenet()
+        .arg("provision")
+        .arg(inv)
+        .args(["--image-url-base", base, "--timeout", "60"])
+        .args(extra)
+        .env("NODENET_TEST_BMC_PW", PASSWORD)
+        .env("NODENET_TEST_BMC_BAD", "not-the-password"))
+}
+
+fn images(dir: &Path, names: &[&str]) -> PathBuf {
+    let d = dir.join("images");
+    fs::create_dir_all(&d).unwrap();
+    for n in names {
+        fs::write(d.join(format!("{n}.iso")), format!("ISO of {n}")).unwrap();
+    }
+    d
+}
+
+fn assert_provisioned(emu: &Emulator, sys: usize, url: &str) {
+    let s = emu.get(&format!("/redfish/v1/Systems/{}", uuid(sys)));
+    assert_eq!(s["PowerState"], "On", "{s}");
+    assert_eq!(s["Boot"]["BootSourceOverrideTarget"], "Cd", "{s}");
+    let cd = emu.get(&format!(
+        "/redfish/v1/Systems/{}/VirtualMedia/Cd",
+        uuid(sys)
+    ));
+    assert_eq!(cd["Image"], url, "{cd}");
+    assert_eq!(cd["Inserted"], true, "{cd}");
+}
+
+#[test]
+fn provision_three_hosts_in_parallel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let emu = Emulator::start(tmp.path(), 3);
+    let srv = serve_images(&images(tmp.path(), &["master-0", "master-1", "master-2"]));
+    let inv = inventory(
+        tmp.path(),
+        &emu,
+        &[
+            ("master-0", 0, "good"),
+            ("master-1", 1, "good"),
+            ("master-2", 2, "good"),
+        ],
+    );
+    let o = provision(&inv, &srv.1, &["--parallel", "3"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "{}{err}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    for i in 0..3 {
+        assert_provisioned(&emu, i, &format!("{}/master-{i}.iso", srv.1));
+    }
+    // The password is in no output.
+    assert!(!err.contains(PASSWORD) && !String::from_utf8_lossy(&o.stdout).contains(PASSWORD));
+    // `bmc status` reports what the emulator holds.
+    let o = run(nodenet()
+        .args(["bmc", "status", "--format", "json"])
+        .arg(&inv)
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    assert!(o.status.success());
+    let v = json(&o);
+    assert_eq!(
+        v["hosts"][1]["status"]["media_image"],
+        format!("{}/master-1.iso", srv.1)
+    );
+    assert_eq!(v["hosts"][1]["status"]["power"], "On");
+}
+
+#[test]
+fn one_host_failing_never_stops_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let emu = Emulator::start(tmp.path(), 3);
+    // worker-1 has the wrong password, worker-2's ISO does not exist (the
+    // emulator answers 400 to the insert), ghost names no system.
+    let srv = serve_images(&images(tmp.path(), &["worker-0", "worker-1"]));
+    let inv = inventory(
+        tmp.path(),
+        &emu,
+        &[
+            ("worker-0", 0, "good"),
+            ("worker-1", 1, "bad"),
+            ("worker-2", 2, "good"),
+            ("ghost", usize::MAX, "good"),
+        ],
+    );
+    let o = provision(&inv, &srv.1, &["--parallel", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = |h: &str| {
+        out.lines()
+            .find(|l| l.starts_with(h))
+            .unwrap_or_else(|| panic!("{h}: {out}"))
+            .to_string()
+    };
+    assert!(
+        line("worker-1").contains("401") && line("worker-1").contains("wrong username or password"),
+        "{out}"
+    );
+    assert!(
+        line("worker-2").contains("inserting media") && line("worker-2").contains("400"),
+        "{out}"
+    );
+    assert!(
+        line("ghost").contains("404") && line("ghost").contains("reading the system"),
+        "{out}"
+    );
+    assert_provisioned(&emu, 0, &format!("{}/worker-0.iso", srv.1));
+    assert!(
+        !out.contains("not-the-password")
+            && !String::from_utf8_lossy(&o.stderr).contains("not-the-password")
+    );
+}
+
+#[test]
+fn emulator_stopped_mid_run_gives_a_clear_error_in_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut emu = Emulator::start(tmp.path(), 1);
+    let srv = serve_images(&images(tmp.path(), &["node-0"]));
+    let inv = inventory(tmp.path(), &emu, &[("node-0", 0, "good")]);
+    let start = Instant::now();
+    let child = nodenet()
+        .arg("provision")
+        .arg(&inv)
+        .args(["--image-url-base", &srv.1, "--timeout", "20"])
+        .env("NODENET_TEST_BMC_PW", PASSWORD)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop the BMC once the host is past the first steps.
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = emu.child.kill();
+    let _ = emu.child.wait();
+    let o = child.wait_with_output().unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("node-0")
+            && (out.contains("cannot reach the BMC") || out.contains("no answer")),
+        "{out}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(35),
+        "took {elapsed:?}, past the 20 s timeout"
+    );
+}
