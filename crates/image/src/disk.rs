@@ -209,6 +209,7 @@ pub fn inject(
     output: &Path,
     keyfiles: &[(String, Vec<u8>)],
     ignition: Option<&[u8]>,
+    progress: &dyn Fn(&str),
 ) -> Result<Written, ImageError> {
     let detected = detect(input)?;
     let dir = output
@@ -220,6 +221,11 @@ pub fn inject(
         .tempdir_in(dir)?;
     let work: PathBuf = scratch.path().join("image");
     // 1. An uncompressed working copy.
+    progress(if detected.gzip {
+        "decompressing"
+    } else {
+        "copying"
+    });
     if detected.gzip {
         let mut d = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 20,
@@ -233,6 +239,7 @@ pub fn inject(
         std::fs::copy(input, &work)?;
     }
     // 2. Raw for the partition table and debugfs.
+    progress("writing into the boot partition");
     let raw = if detected.format == Format::Qcow2 {
         let raw = scratch.path().join("image.raw");
         tool(
@@ -250,6 +257,11 @@ pub fn inject(
     let partition = boot_partition(&raw)?;
     write_into_boot(&raw, partition, keyfiles, ignition, scratch.path())?;
     // 3. Back to the input's format.
+    progress(if detected.gzip {
+        "compressing and hashing"
+    } else {
+        "writing and hashing"
+    });
     let image = if detected.format == Format::Qcow2 {
         let q = scratch.path().join("image.qcow2");
         tool(

@@ -177,7 +177,19 @@ pub fn run(args: Args) -> ExitCode {
                 Ok(x) => x,
                 Err(c) => return c,
             };
-            match nodenet_image::disk::inject(&image, &output, &keyfiles, ignition.as_deref()) {
+            // A spinner on a terminal, nothing when stderr is redirected.
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            let progress = |step: &str| bar.set_message(step.to_string());
+            let result = nodenet_image::disk::inject(
+                &image,
+                &output,
+                &keyfiles,
+                ignition.as_deref(),
+                &progress,
+            );
+            bar.finish_and_clear();
+            match result {
                 Ok(w) => {
                     let name = output.file_name().unwrap_or_default().to_string_lossy();
                     eprintln!(
