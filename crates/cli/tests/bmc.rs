@@ -5,7 +5,7 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -144,36 +144,6 @@ fn base64(s: &str) -> String {
     out
 }
 
-/// `nodenet serve` on a free port over `dir`.
-struct ImageServer(Child, String);
-
-impl Drop for ImageServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_images(dir: &Path) -> ImageServer {
-    let mut child = nodenet()
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
-    ImageServer(child, format!("http://{addr}"))
-}
-
 /// An inventory whose hosts point at the emulator's systems.
 fn inventory(dir: &Path, emu: &Emulator, hosts: &[(&str, usize, &str)]) -> PathBuf {
     let mut text = String::from(
@@ -230,7 +200,7 @@ fn assert_provisioned(emu: &Emulator, sys: usize, url: &str) {
 fn provision_three_hosts_in_parallel() {
     let tmp = tempfile::tempdir().unwrap();
     let emu = Emulator::start(tmp.path(), 3);
-    let srv = serve_images(&images(tmp.path(), &["master-0", "master-1", "master-2"]));
+    let srv = ImageServer::start(&images(tmp.path(), &["master-0", "master-1", "master-2"]));
     let inv = inventory(
         tmp.path(),
         &emu,
@@ -240,7 +210,7 @@ fn provision_three_hosts_in_parallel() {
             ("master-2", 2, "good"),
         ],
     );
-    let o = provision(&inv, &srv.1, &["--parallel", "3"]);
+    let o = provision(&inv, &srv.base(), &["--parallel", "3"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         o.status.success(),
@@ -248,7 +218,7 @@ fn provision_three_hosts_in_parallel() {
         String::from_utf8_lossy(&o.stdout)
     );
     for i in 0..3 {
-        assert_provisioned(&emu, i, &format!("{}/master-{i}.iso", srv.1));
+        assert_provisioned(&emu, i, &format!("{}/master-{i}.iso", srv.base()));
     }
     // The password is in no output.
     assert!(!err.contains(PASSWORD) && !String::from_utf8_lossy(&o.stdout).contains(PASSWORD));
@@ -261,7 +231,7 @@ fn provision_three_hosts_in_parallel() {
     let v = json(&o);
     assert_eq!(
         v["hosts"][1]["status"]["media_image"],
-        format!("{}/master-1.iso", srv.1)
+        format!("{}/master-1.iso", srv.base())
     );
     assert_eq!(v["hosts"][1]["status"]["power"], "On");
 }
@@ -272,7 +242,7 @@ fn one_host_failing_never_stops_the_others() {
     let emu = Emulator::start(tmp.path(), 3);
     // worker-1 has the wrong password, worker-2's ISO does not exist (the
     // emulator answers 400 to the insert), ghost names no system.
-    let srv = serve_images(&images(tmp.path(), &["worker-0", "worker-1"]));
+    let srv = ImageServer::start(&images(tmp.path(), &["worker-0", "worker-1"]));
     let inv = inventory(
         tmp.path(),
         &emu,
@@ -283,7 +253,7 @@ fn one_host_failing_never_stops_the_others() {
             ("ghost", usize::MAX, "good"),
         ],
     );
-    let o = provision(&inv, &srv.1, &["--parallel", "4"]);
+    let o = provision(&inv, &srv.base(), &["--parallel", "4"]);
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     let line = |h: &str| {
@@ -304,7 +274,7 @@ fn one_host_failing_never_stops_the_others() {
         line("ghost").contains("404") && line("ghost").contains("reading the system"),
         "{out}"
     );
-    assert_provisioned(&emu, 0, &format!("{}/worker-0.iso", srv.1));
+    assert_provisioned(&emu, 0, &format!("{}/worker-0.iso", srv.base()));
     assert!(
         !out.contains("not-the-password")
             && !String::from_utf8_lossy(&o.stderr).contains("not-the-password")
@@ -315,13 +285,13 @@ fn one_host_failing_never_stops_the_others() {
 fn emulator_stopped_mid_run_gives_a_clear_error_in_time() {
     let tmp = tempfile::tempdir().unwrap();
     let mut emu = Emulator::start(tmp.path(), 1);
-    let srv = serve_images(&images(tmp.path(), &["node-0"]));
+    let srv = ImageServer::start(&images(tmp.path(), &["node-0"]));
     let inv = inventory(tmp.path(), &emu, &[("node-0", 0, "good")]);
     let start = Instant::now();
     let child = nodenet()
         .arg("provision")
         .arg(&inv)
-        .args(["--image-url-base", &srv.1, "--timeout", "20"])
+        .args(["--image-url-base", &srv.base(), "--timeout", "20"])
         .env("NODENET_TEST_BMC_PW", PASSWORD)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,10 +4,10 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use common::*;
 
@@ -321,39 +321,6 @@ fn pxe_initrd_and_appended_form_list_our_files_0600() {
     assert!(!tmp.path().join("x.img").exists());
 }
 
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_server(dir: &Path) -> (Server, Vec<String>) {
-    let mut child = nodenet()
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
-    let n = fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().is_file())
-        .count();
-    let urls: Vec<String> = (0..n).map(|_| lines.next().unwrap().unwrap()).collect();
-    (Server(child, addr.clone()), urls)
-}
-
 /// A raw HTTP/1.0 exchange (no client library normalising the path).
 fn http(addr: &str, request: &str) -> (u16, String, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -375,8 +342,8 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
     fs::write(root.join("rhcos.iso"), &data).unwrap();
     fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
     std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("link.txt")).unwrap();
-    let (server, urls) = start_server(&root);
-    let addr = server.1.clone();
+    let server = ImageServer::start(&root);
+    let (addr, urls) = (server.addr.clone(), server.urls.clone());
     // URLs carry the sha256 that sha256sum computes.
     let sum = run(Command::new(tool("sha256sum")).arg(root.join("rhcos.iso")));
     let hex = String::from_utf8_lossy(&sum.stdout)

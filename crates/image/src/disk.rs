@@ -212,10 +212,7 @@ pub fn inject(
     progress: &dyn Fn(&str),
 ) -> Result<Written, ImageError> {
     let detected = detect(input)?;
-    let dir = output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = crate::dir_of(output);
     let scratch = tempfile::Builder::new()
         .prefix(".nodenet-disk-")
         .tempdir_in(dir)?;

@@ -258,10 +258,7 @@ pub fn embed_in_place(path: &Path, e: &Embed) -> Result<usize, ImageError> {
 /// Embeds into a copy: the input is copied beside `out` (reflinked where
 /// the filesystem can), embedded, then renamed to `out`.
 pub fn embed_to(input: &Path, out: &Path, e: &Embed) -> Result<usize, ImageError> {
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = crate::dir_of(out);
     let tmp = tempfile::Builder::new()
         .prefix(".nodenet-iso-")
         .tempfile_in(dir)?;

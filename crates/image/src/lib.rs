@@ -36,12 +36,17 @@ impl ImageError {
     }
 }
 
+/// The directory a file is (to be) in, where its temp files go so the
+/// final rename stays on one filesystem.
+pub(crate) fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// Writes `data` to `path` atomically (temp file beside it, then rename).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = dir_of(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".nodenet-")
         .tempfile_in(dir)?;

@@ -282,6 +282,15 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
             }
             "vlan" => {
                 let mut vlan = Map::new();
+                // A missing setting is reported at the [vlan] header.
+                let vlan_at =
+                    c.kf.group("vlan")
+                        .map(|g| g.span)
+                        .unwrap_or(c.kf.groups[0].span);
+                let missing = |f: &mut Findings, msg: String| {
+                    f.out
+                        .push(Diagnostic::error(Code::KeyfileInvalid, msg).at(vlan_at))
+                };
                 match c.kf.get("vlan", "parent") {
                     Some(p) => {
                         let parent = p.value();
@@ -292,19 +301,7 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                             .unwrap_or(parent);
                         vlan.insert("base-iface".into(), json!(base));
                     }
-                    None => {
-                        let at =
-                            c.kf.group("vlan")
-                                .map(|g| g.span)
-                                .unwrap_or(c.kf.groups[0].span);
-                        f.out.push(
-                            Diagnostic::error(
-                                Code::KeyfileInvalid,
-                                format!("VLAN `{name}` has no `parent=`"),
-                            )
-                            .at(at),
-                        );
-                    }
+                    None => missing(&mut f, format!("VLAN `{name}` has no `parent=`")),
                 }
                 match c.kf.get("vlan", "id") {
                     Some(id) => match id.value().parse::<u16>() {
@@ -315,19 +312,7 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                             f.invalid(id, format!("VLAN id `{}` is not a number", id.value()))
                         }
                     },
-                    None => {
-                        let at =
-                            c.kf.group("vlan")
-                                .map(|g| g.span)
-                                .unwrap_or(c.kf.groups[0].span);
-                        f.out.push(
-                            Diagnostic::error(
-                                Code::KeyfileInvalid,
-                                format!("VLAN `{name}` has no `id=`"),
-                            )
-                            .at(at),
-                        );
-                    }
+                    None => missing(&mut f, format!("VLAN `{name}` has no `id=`")),
                 }
                 if let Some(p) = c.kf.value("vlan", "protocol") {
                     vlan.insert("protocol".into(), json!(p));

@@ -72,3 +72,52 @@ pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// `nodenet serve DIR` on a free loopback port, killed on drop.
+pub struct ImageServer {
+    child: std::process::Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The `?sha256=` URLs it printed, one per file.
+    pub urls: Vec<String>,
+}
+
+impl ImageServer {
+    pub fn start(dir: &Path) -> ImageServer {
+        use std::io::BufRead;
+        let mut child = nodenet()
+            .arg("serve")
+            .arg(dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let addr = first
+            .rsplit("http://")
+            .next()
+            .unwrap()
+            .trim_end_matches('/')
+            .to_string();
+        let n = std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().is_file())
+            .count();
+        let urls = (0..n).map(|_| lines.next().unwrap().unwrap()).collect();
+        // Keep draining so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        ImageServer { child, addr, urls }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for ImageServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
