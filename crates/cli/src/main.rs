@@ -44,6 +44,14 @@ enum Command {
     Bmc(cmd::bmc::Args),
     /// Boot every selected host from its own ISO through its BMC (Redfish virtual media).
     Provision(cmd::provision::Args),
+    /// On a node: the current network state as NMState.
+    Show(cmd::agent::ShowArgs),
+    /// On a node: apply a state under a NetworkManager checkpoint, probe, commit or roll back.
+    Apply(cmd::agent::ApplyArgs),
+    /// On a node: commit the checkpoint a `--no-commit` apply left open.
+    Commit,
+    /// On a node: roll back the checkpoint a `--no-commit` apply left open.
+    Rollback,
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
 }
@@ -76,6 +84,10 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Bmc(args) => cmd::bmc::run(args),
         Command::Provision(args) => cmd::provision::run(args),
+        Command::Show(args) => cmd::agent::show(args),
+        Command::Apply(args) => cmd::agent::apply(args),
+        Command::Commit => cmd::agent::commit(),
+        Command::Rollback => cmd::agent::rollback(),
         Command::Explain(args) => cmd::explain::run(args),
     }
 }

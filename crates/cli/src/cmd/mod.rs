@@ -1,5 +1,6 @@
 //! One module per subcommand: arguments, a call into a stage crate, output.
 
+pub mod agent;
 pub mod bmc;
 pub mod check;
 pub mod diff;

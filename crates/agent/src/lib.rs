@@ -1,0 +1,230 @@
+//! The on-node half: the current state as NMState, and a rebootless
+//! apply guarded by a NetworkManager checkpoint.
+//!
+//! nmstate's own apply does the NetworkManager work over D-Bus: it creates
+//! a checkpoint with a rollback timeout, writes and activates the
+//! profiles, and verifies the result against the desired state. With
+//! `commit` off it leaves the checkpoint open, so nodenet runs its probes
+//! first and only then destroys the checkpoint (commit) or rolls it back.
+//! If nodenet dies in between, NetworkManager rolls back by itself when
+//! the checkpoint times out.
+
+use std::net::{IpAddr, TcpStream, ToSocketAddrs};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use nmstate::NetworkState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("NetworkManager/nmstate: {0}")]
+    Nmstate(String),
+    #[error("probe `{probe}` failed after the change ({why}); the previous state was restored")]
+    ProbeFailed { probe: String, why: String },
+    #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT or ping:ADDRESS)")]
+    BadProbe(String),
+}
+
+fn nm(e: nmstate::NmstateError) -> AgentError {
+    AgentError::Nmstate(format!("{}: {}", e.kind(), e.msg()))
+}
+
+/// The running state (NetworkManager profiles and kernel) as NMState.
+pub fn show() -> Result<serde_json::Value, AgentError> {
+    let mut state = NetworkState::new();
+    state.set_kernel_only(false);
+    state.set_include_status_data(false);
+    state.retrieve().map_err(nm)?;
+    serde_json::to_value(&state).map_err(|e| AgentError::Nmstate(e.to_string()))
+}
+
+/// A connectivity check, as kubernetes-nmstate runs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Ping the default gateway(s).
+    Gateway,
+    /// Resolve a name (default: the first name server answers for localhost).
+    Dns(String),
+    Tcp(String, u16),
+    Ping(IpAddr),
+}
+
+impl std::str::FromStr for Probe {
+    type Err = AgentError;
+    fn from_str(s: &str) -> Result<Probe, AgentError> {
+        let bad = || AgentError::BadProbe(s.to_string());
+        Ok(match s.split_once(':') {
+            None if s == "gateway" => Probe::Gateway,
+            None if s == "dns" => Probe::Dns("localhost".into()),
+            Some(("dns", name)) => Probe::Dns(name.to_string()),
+            Some(("ping", ip)) => Probe::Ping(ip.parse().map_err(|_| bad())?),
+            Some(("tcp", rest)) => {
+                let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
+                Probe::Tcp(host.to_string(), port.parse().map_err(|_| bad())?)
+            }
+            _ => return Err(bad()),
+        })
+    }
+}
+
+impl std::fmt::Display for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Probe::Gateway => write!(f, "gateway"),
+            Probe::Dns(n) => write!(f, "dns:{n}"),
+            Probe::Tcp(h, p) => write!(f, "tcp:{h}:{p}"),
+            Probe::Ping(ip) => write!(f, "ping:{ip}"),
+        }
+    }
+}
+
+/// Default gateways of the main routing table.
+fn gateways() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["route", "show", "default"])
+        .output();
+    out.map(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| {
+                l.split_whitespace()
+                    .skip_while(|w| *w != "via")
+                    .nth(1)
+                    .map(str::to_string)
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn ping(addr: &str) -> bool {
+    Command::new("ping")
+        .args(["-c", "1", "-W", "2", addr])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs one probe, retrying until `within` (links need a moment).
+pub fn run_probe(p: &Probe, within: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let result = match p {
+            Probe::Gateway => {
+                let gws = gateways();
+                if gws.is_empty() {
+                    Err("no default gateway".to_string())
+                } else if gws.iter().all(|g| ping(g)) {
+                    Ok(())
+                } else {
+                    Err(format!("no answer from {}", gws.join(", ")))
+                }
+            }
+            Probe::Ping(ip) => ping(&ip.to_string())
+                .then_some(())
+                .ok_or(format!("no answer from {ip}")),
+            Probe::Dns(name) => (name.as_str(), 0)
+                .to_socket_addrs()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Probe::Tcp(host, port) => (host.as_str(), *port)
+                .to_socket_addrs()
+                .map_err(|e| e.to_string())
+                .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
+                .and_then(|a| {
+                    TcpStream::connect_timeout(&a, Duration::from_secs(2))
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }),
+        };
+        if result.is_ok() || Instant::now() >= deadline {
+            return result;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+pub struct ApplyOptions {
+    /// Checkpoint rollback timeout (NetworkManager restores on its own after it).
+    pub timeout: Duration,
+    pub probes: Vec<Probe>,
+    /// Leave the checkpoint open for `commit`/`rollback` later.
+    pub no_commit: bool,
+    /// In memory only: lost at reboot.
+    pub ephemeral: bool,
+    /// How long each probe may take after the change.
+    pub probe_timeout: Duration,
+}
+
+/// What happened, for the report.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Probes that already failed before the change (skipped).
+    pub skipped: Vec<(String, String)>,
+    pub passed: Vec<String>,
+    pub committed: bool,
+    pub seconds: f64,
+}
+
+/// Applies `desired` under a checkpoint, probes, then commits or rolls back.
+pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied, AgentError> {
+    let start = Instant::now();
+    let mut out = Applied::default();
+    // Probes that fail now say nothing about the change: skip them.
+    let mut probes = Vec::new();
+    for p in &opts.probes {
+        match run_probe(p, Duration::from_secs(0)) {
+            Ok(()) => probes.push(p.clone()),
+            Err(why) => out.skipped.push((p.to_string(), why)),
+        }
+    }
+    let mut state: NetworkState =
+        serde_json::from_value(desired.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    state.set_commit(false);
+    state.set_timeout(opts.timeout.as_secs().max(1) as u32);
+    state.set_memory_only(opts.ephemeral);
+    state.apply().map_err(nm)?;
+    for p in &probes {
+        if let Err(why) = run_probe(p, opts.probe_timeout) {
+            NetworkState::checkpoint_rollback("").map_err(nm)?;
+            return Err(AgentError::ProbeFailed {
+                probe: p.to_string(),
+                why,
+            });
+        }
+        out.passed.push(p.to_string());
+    }
+    if !opts.no_commit {
+        NetworkState::checkpoint_commit("").map_err(nm)?;
+        out.committed = true;
+    }
+    out.seconds = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+pub fn commit() -> Result<(), AgentError> {
+    NetworkState::checkpoint_commit("").map_err(nm)
+}
+
+pub fn rollback() -> Result<(), AgentError> {
+    NetworkState::checkpoint_rollback("").map_err(nm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_syntax() {
+        assert_eq!("gateway".parse::<Probe>().unwrap(), Probe::Gateway);
+        assert_eq!(
+            "tcp:api.example.com:6443".parse::<Probe>().unwrap(),
+            Probe::Tcp("api.example.com".into(), 6443)
+        );
+        assert_eq!(
+            "ping:10.0.0.1".parse::<Probe>().unwrap(),
+            Probe::Ping("10.0.0.1".parse().unwrap())
+        );
+        assert!("tcp:nohost".parse::<Probe>().is_err());
+        assert!("icmp".parse::<Probe>().is_err());
+    }
+}
