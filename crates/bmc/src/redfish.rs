@@ -166,7 +166,9 @@ impl Client {
             tracing::debug!(%method, %url, attempt, step, "redfish request");
             let sent = req.send().await;
             match &sent {
-                Ok(resp) => tracing::debug!(%method, %url, status = resp.status().as_u16(), "redfish answer"),
+                Ok(resp) => {
+                    tracing::debug!(%method, %url, status = resp.status().as_u16(), "redfish answer")
+                }
                 Err(e) => tracing::debug!(%method, %url, error = %e, "redfish request failed"),
             }
             match sent {
