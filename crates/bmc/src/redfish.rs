@@ -110,6 +110,12 @@ impl Client {
         insecure: bool,
         deadline: Instant,
     ) -> Result<Client, BmcError> {
+        if insecure {
+            tracing::debug!(
+                bmc = base,
+                "TLS certificate verification disabled for this BMC (disableCertificateVerification: true)"
+            );
+        }
         let http = reqwest::Client::builder()
             .danger_accept_invalid_certs(insecure)
             .timeout(Duration::from_secs(15))
@@ -156,7 +162,16 @@ impl Client {
             if let Some(b) = body {
                 req = req.json(b);
             }
-            match req.send().await {
+            let url = self.url(path);
+            tracing::debug!(%method, %url, attempt, step, "redfish request");
+            let sent = req.send().await;
+            match &sent {
+                Ok(resp) => {
+                    tracing::debug!(%method, %url, status = resp.status().as_u16(), "redfish answer")
+                }
+                Err(e) => tracing::debug!(%method, %url, error = %e, "redfish request failed"),
+            }
+            match sent {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
                 Ok(resp) if resp.status().is_server_error() => {
                     last = Failure::Http {

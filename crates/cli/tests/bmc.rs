@@ -172,7 +172,8 @@ fn provision(inv: &Path, base: &str, extra: &[&str]) -> std::process::Output {
         .args(["--image-url-base", base, "--timeout", "60"])
         .args(extra)
         .env("NODENET_TEST_BMC_PW", PASSWORD)
-        .env("NODENET_TEST_BMC_BAD", "not-the-password"))
+        .env("NODENET_TEST_BMC_BAD", "not-the-password")
+        .env("NODENET_LOG", "debug"))
 }
 
 fn images(dir: &Path, names: &[&str]) -> PathBuf {
@@ -220,8 +221,21 @@ fn provision_three_hosts_in_parallel() {
     for i in 0..3 {
         assert_provisioned(&emu, i, &format!("{}/master-{i}.iso", srv.base()));
     }
-    // The password is in no output.
-    assert!(!err.contains(PASSWORD) && !String::from_utf8_lossy(&o.stdout).contains(PASSWORD));
+    // The password is in no output, even with every Redfish request logged
+    // at debug level (the log is on: the insert is in it), and neither is
+    // the Authorization header's value.
+    assert!(
+        err.contains("redfish request") && err.contains("VirtualMedia.InsertMedia"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let auth = base64(&format!("admin:{PASSWORD}"));
+    for secret in [PASSWORD, auth.as_str()] {
+        assert!(
+            !err.contains(secret) && !out.contains(secret),
+            "{secret} leaked"
+        );
+    }
     // `bmc status` reports what the emulator holds.
     let o = run(nodenet()
         .args(["bmc", "status", "--format", "json"])
@@ -313,5 +327,33 @@ fn emulator_stopped_mid_run_gives_a_clear_error_in_time() {
     assert!(
         elapsed < Duration::from_secs(35),
         "took {elapsed:?}, past the 20 s timeout"
+    );
+}
+
+#[test]
+fn certificate_verification_off_only_where_the_inventory_says_so_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let emu = Emulator::start(tmp.path(), 2);
+    let inv = tmp.path().join("cluster.yaml");
+    fs::write(
+        &inv,
+        format!(
+            "nodenet: v1\ncluster:\n  name: lab\n  provisioning: {{network: Disabled}}\ncredentials:\n  good: {{username: admin, passwordEnv: NODENET_TEST_BMC_PW}}\nhosts:\n- name: trusting\n  bmc: {{address: \"{}\", credentials: good, disableCertificateVerification: true}}\n- name: strict\n  bmc: {{address: \"{}\", credentials: good}}\n",
+            emu.system_url(0),
+            emu.system_url(1)
+        ),
+    )
+    .unwrap();
+    let o = run(nodenet()
+        .args(["bmc", "status"])
+        .arg(&inv)
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].contains("trusting") && warnings[0].contains("certificate verification"),
+        "{err}"
     );
 }

@@ -68,6 +68,7 @@ pub struct Selection {
 
 /// Loads and checks the inventory, then resolves the selected hosts' BMCs.
 pub fn targets(sel: &Selection) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
+    nodenet_bmc::init_log();
     let loaded = nodenet_model::load_files(std::slice::from_ref(&sel.inventory))
         .map_err(super::usage_error)?;
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
@@ -76,10 +77,18 @@ pub fn targets(sel: &Selection) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
         eprintln!("failed: the inventory has errors; nothing was sent to any BMC");
         return Err(super::problems());
     }
-    nodenet_bmc::targets(&loaded.inventory, &sel.host).map_err(|(host, f)| {
+    let targets = nodenet_bmc::targets(&loaded.inventory, &sel.host).map_err(|(host, f)| {
         eprintln!("error: {host}: {f}");
         super::problems()
-    })
+    })?;
+    for t in targets.iter().filter(|t| t.insecure) {
+        eprintln!(
+            "warning: {}: TLS certificate verification is disabled for its BMC \
+             (disableCertificateVerification: true in the inventory)",
+            t.host
+        );
+    }
+    Ok(targets)
 }
 
 /// The summary every BMC command ends with.
