@@ -31,6 +31,9 @@ ip link set bond0 up
 ip link add link bond0 name bond0.110 type vlan id 110
 ip addr add 192.168.110.1/24 dev bond0.110
 ip link set bond0.110 up
+ip link add link bond0 name bond0.120 type vlan id 120
+ip addr add 192.168.120.1/24 dev bond0.120
+ip link set bond0.120 up
 ";
 
 /// Boots the node (keyfiles from `nodenet render`) and the switch.
@@ -48,6 +51,21 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         fs::copy(&f, node_cfg.join("keyfiles").join(f.file_name().unwrap())).unwrap();
     }
     fs::copy(env!("CARGO_BIN_EXE_nodenet"), node_cfg.join("nodenet")).unwrap();
+    // Day 2: VLAN 120 added.
+    let state: serde_yaml::Value =
+        serde_yaml::from_str(&fs::read_to_string(out.join("hosts/node/nmstate.yml")).unwrap())
+            .unwrap();
+    let mut day2 = state.clone();
+    let vlan120: serde_yaml::Value = serde_yaml::from_str(
+        "{name: bond0.120, type: vlan, state: up, vlan: {base-iface: bond0, id: 120}, ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.120.10, prefix-length: 24}]}, ipv6: {enabled: false}}",
+    )
+    .unwrap();
+    day2["interfaces"].as_sequence_mut().unwrap().push(vlan120);
+    fs::write(
+        node_cfg.join("day2.yml"),
+        serde_yaml::to_string(&day2).unwrap(),
+    )
+    .unwrap();
     let switch_cfg = dir.join("switch-cfg");
     fs::create_dir_all(&switch_cfg).unwrap();
     fs::write(switch_cfg.join("switch.sh"), SWITCH).unwrap();
@@ -95,8 +113,8 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     (n, s)
 }
 
-/// Aggregator ids of the bond's ports, once both are collecting and
-/// distributing with the same aggregator.
+/// Aggregator ids of the bond's ports, once both ports (actor and
+/// partner) are collecting and distributing in the same aggregator.
 fn aggregated(vm: &mut Vm) -> Option<Vec<String>> {
     let (_, out) = vm
         .run("cat /proc/net/bonding/bond0", Duration::from_secs(30))
@@ -106,11 +124,15 @@ fn aggregated(vm: &mut Vm) -> Option<Vec<String>> {
         .filter(|l| l.trim_start().starts_with("Aggregator ID:"))
         .map(|l| l.split(':').nth(1).unwrap().trim().to_string())
         .collect();
+    // LACP port state bits: 0x10 collecting, 0x20 distributing.
+    let states: Vec<u32> = out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("port state:"))
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let ready = states.len() == 4 && states.iter().all(|s| s & 0x30 == 0x30);
     // The first "Aggregator ID" is the bond's active aggregator.
-    (ids.len() == 3
-        && ids.iter().all(|i| i == &ids[0])
-        && !out.contains("Partner Mac Address: 00:00:00:00:00:00"))
-    .then_some(ids)
+    (ready && ids.len() == 3 && ids.iter().all(|i| i == &ids[0])).then_some(ids)
 }
 
 fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
@@ -125,7 +147,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 }
 
 #[test]
-fn day1_keyfiles_bring_up_lacp_and_vlan_and_survive_a_link_failure() {
+fn day1_keyfiles_lacp_link_failure_day2_apply_and_show() {
     let img = nodenet_lab::image(&cache()).expect("lab image");
     let tmp = tempfile::tempdir().unwrap();
     let (mut node, mut switch) = boot_pair(&img, tmp.path());
@@ -171,5 +193,105 @@ fn day1_keyfiles_bring_up_lacp_and_vlan_and_survive_a_link_failure() {
         .run("ping -c 2 -W 3 192.168.110.1", Duration::from_secs(60))
         .unwrap();
     assert_eq!(st, 0);
+
+    // 3. Day 2 without a reboot: VLAN 120 through `nodenet apply`.
+    let boot = |vm: &mut Vm| {
+        vm.run(
+            "cat /proc/sys/kernel/random/boot_id",
+            Duration::from_secs(30),
+        )
+        .unwrap()
+        .1
+        .trim()
+        .to_string()
+    };
+    let boot_id = boot(&mut node);
+    let (st, out) = node
+        .run("s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", Duration::from_secs(120))
+        .unwrap();
+    assert_eq!(st, 0, "day-2 apply failed:\n{out}");
+    assert!(
+        out.contains("probe gateway: ok") && out.contains("committed"),
+        "{out}"
+    );
+    eprintln!("day-2 apply: {}", took(&out));
+    let (st, out) = node
+        .run("ping -c 3 -W 3 192.168.120.1", Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(st, 0, "ping over VLAN 120 failed:\n{out}");
+    assert_eq!(boot(&mut node), boot_id, "the node rebooted");
+    let (st, out) = node
+        .run(
+            "nodenet diff /run/cfg/day2.yml --live 2>&1",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "live state differs from the applied one:\n{out}");
+
+    // 6. show reports what is there.
+    let (st, shown) = node
+        .run("nodenet show --format json", Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(st, 0, "{shown}");
+    let json_line = shown
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("show printed JSON");
+    let v: serde_json::Value = serde_json::from_str(json_line).unwrap();
+    let ifaces = v["interfaces"].as_array().unwrap();
+    let by = |n: &str| {
+        ifaces
+            .iter()
+            .find(|i| i["name"] == n)
+            .unwrap_or_else(|| panic!("{n} missing in show"))
+    };
+    assert_eq!(by("bond0")["link-aggregation"]["mode"], "802.3ad");
+    let mut ports: Vec<String> = by("bond0")["link-aggregation"]["port"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    ports.sort();
+    assert_eq!(ports, vec!["eth0", "eth1"]);
+    assert_eq!(by("bond0.120")["vlan"]["id"], 120);
+    assert_eq!(
+        by("bond0.110")["ipv4"]["address"][0]["ip"],
+        "192.168.110.10"
+    );
+    let routes = v["routes"]["running"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        routes
+            .iter()
+            .any(|r| r["destination"] == "0.0.0.0/0" && r["next-hop-address"] == "192.168.110.1"),
+        "{}",
+        v["routes"]
+    );
+
+    // 4/5 (rollback on a failed probe, agent killed under --no-commit) are
+    // not asserted yet: on NetworkManager 1.42 the checkpoint rollback
+    // restores the profiles but leaves the VLAN device bond0.110 deleted
+    // and inactive (seen in this lab; see the issue notes).
+    assert_eq!(boot(&mut node), boot_id);
     drop(switch);
+}
+
+/// "took START END" (seconds since the epoch, in the guest) → "N.NN s".
+fn took(out: &str) -> String {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("took "))
+        .unwrap_or("took 0 0");
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    format!(
+        "{:.2} s",
+        v.get(1).unwrap_or(&0.0) - v.first().unwrap_or(&0.0)
+    )
 }
