@@ -177,6 +177,12 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
             Err(why) => out.skipped.push((p.to_string(), why)),
         }
     }
+    // What to come back to if NetworkManager's rollback alone does not
+    // restore it (NM 1.42 leaves re-created VLAN devices down).
+    let mut before = NetworkState::new();
+    before.set_kernel_only(false);
+    before.set_running_config_only(true);
+    before.retrieve().map_err(nm)?;
     let mut state: NetworkState =
         serde_json::from_value(desired.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
     state.set_commit(false);
@@ -186,6 +192,11 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
     for p in &probes {
         if let Err(why) = run_probe(p, opts.probe_timeout) {
             NetworkState::checkpoint_rollback("").map_err(nm)?;
+            // NetworkManager's rollback restores the profiles but may
+            // leave re-created devices down (NM 1.42 with VLANs): bring
+            // every interface that was up before up again on its restored
+            // profile, and let nmstate verify.
+            reactivate(&before, opts.timeout)?;
             return Err(AgentError::ProbeFailed {
                 probe: p.to_string(),
                 why,
@@ -199,6 +210,26 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
     }
     out.seconds = start.elapsed().as_secs_f64();
     Ok(out)
+}
+
+fn reactivate(before: &NetworkState, timeout: Duration) -> Result<(), AgentError> {
+    let snapshot = serde_json::to_value(before).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    let up: Vec<serde_json::Value> = snapshot["interfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| {
+            i["state"] == "up" && !matches!(i["type"].as_str(), Some("loopback" | "unknown") | None)
+        })
+        .map(|i| serde_json::json!({"name": i["name"], "type": i["type"], "state": "up"}))
+        .collect();
+    let mut state: NetworkState = serde_json::from_value(serde_json::json!({ "interfaces": up }))
+        .map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    state.set_commit(true);
+    state.set_timeout(timeout.as_secs().max(1) as u32);
+    state.apply().map_err(|e| {
+        AgentError::Nmstate(format!("re-activating the restored profiles: {}", e.msg()))
+    })
 }
 
 pub fn commit() -> Result<(), AgentError> {

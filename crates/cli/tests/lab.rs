@@ -66,6 +66,23 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&day2).unwrap(),
     )
     .unwrap();
+    // Broken: the default route moved to a gateway that does not exist,
+    // which cuts the node off from everything beyond its subnets.
+    let mut broken = day2.clone();
+    broken["routes"]["config"][0]["next-hop-address"] = "192.168.110.254".into();
+    let old_default: serde_yaml::Value = serde_yaml::from_str(
+        "{destination: 0.0.0.0/0, next-hop-address: 192.168.110.1, next-hop-interface: bond0.110, state: absent}",
+    )
+    .unwrap();
+    broken["routes"]["config"]
+        .as_sequence_mut()
+        .unwrap()
+        .push(old_default);
+    fs::write(
+        node_cfg.join("broken.yml"),
+        serde_yaml::to_string(&broken).unwrap(),
+    )
+    .unwrap();
     let switch_cfg = dir.join("switch-cfg");
     fs::create_dir_all(&switch_cfg).unwrap();
     fs::write(switch_cfg.join("switch.sh"), SWITCH).unwrap();
@@ -147,7 +164,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 }
 
 #[test]
-fn day1_keyfiles_lacp_link_failure_day2_apply_and_show() {
+fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     let img = nodenet_lab::image(&cache()).expect("lab image");
     let tmp = tempfile::tempdir().unwrap();
     let (mut node, mut switch) = boot_pair(&img, tmp.path());
@@ -271,10 +288,31 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_and_show() {
         v["routes"]
     );
 
-    // 4/5 (rollback on a failed probe, agent killed under --no-commit) are
-    // not asserted yet: on NetworkManager 1.42 the checkpoint rollback
-    // restores the profiles but leaves the VLAN device bond0.110 deleted
-    // and inactive (seen in this lab; see the issue notes).
+    // 4. A change that cuts the node off is undone.
+    let (st, out) = node
+        .run("s=$(date +%s.%N); nodenet apply /run/cfg/broken.yml --probe gateway --probe-timeout 5 --timeout 30 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 1 ]", Duration::from_secs(120))
+        .unwrap();
+    assert_eq!(st, 0, "the broken apply did not fail with exit 1:\n{out}");
+    assert!(
+        out.contains("probe `gateway` failed") && out.contains("restored"),
+        "{out}"
+    );
+    eprintln!("failed apply until restored: {}", took(&out));
+    let (st, out) = node
+        .run(
+            "ping -c 2 -W 3 192.168.110.1 && ip route show default",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "no connectivity after the rollback:\n{out}");
+    assert!(out.contains("default via 192.168.110.1"), "{out}");
+    let (st, out) = node
+        .run(
+            "nodenet diff /run/cfg/day2.yml --live 2>&1",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "state after rollback differs:\n{out}");
     assert_eq!(boot(&mut node), boot_id);
     drop(switch);
 }
