@@ -71,18 +71,9 @@ fn rendered_keyfiles(dir: &Path, host: &str) -> Vec<(String, String)> {
             .arg(&out));
         assert!(o.status.success());
     }
-    let mut v: Vec<(String, String)> =
-        files_under(&out.join(format!("hosts/{host}/system-connections")))
-            .into_iter()
-            .map(|p| {
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    fs::read_to_string(&p).unwrap(),
-                )
-            })
-            .collect();
-    v.sort();
-    v
+    files_by_name(&out.join(format!("hosts/{host}/system-connections")))
+        .into_iter()
+        .collect()
 }
 
 #[test]
@@ -107,19 +98,7 @@ fn iso_embed_is_read_back_by_coreos_installer() {
         .arg(&extract)
         .arg(&out));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got: Vec<(String, String)> = {
-        let mut v: Vec<_> = files_under(&extract)
-            .into_iter()
-            .map(|p| {
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    fs::read_to_string(&p).unwrap(),
-                )
-            })
-            .collect();
-        v.sort();
-        v
-    };
+    let got: Vec<(String, String)> = files_by_name(&extract).into_iter().collect();
     assert_eq!(got, rendered_keyfiles(tmp.path(), "master-0"));
     // Only the embed area changed.
     let after = fs::read(&out).unwrap();

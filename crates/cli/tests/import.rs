@@ -10,18 +10,6 @@ use std::process::{Command, Stdio};
 
 use common::*;
 
-fn keyfiles_in(dir: &Path) -> BTreeMap<String, String> {
-    files_under(dir)
-        .into_iter()
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect()
-}
-
 fn gc_into(state: &Path, dir: &Path) {
     let o = run(nodenet().arg("gc").arg(state).arg("-o").arg(dir));
     assert!(
@@ -62,8 +50,8 @@ fn corpus_round_trip_is_byte_identical() {
         let second = tmp.path().join(format!("{stem}-2"));
         gc_into(&imported, &second);
         assert_eq!(
-            keyfiles_in(&first),
-            keyfiles_in(&second),
+            files_by_name(&first),
+            files_by_name(&second),
             "{stem}: round trip changed the keyfiles"
         );
     }
@@ -451,7 +439,7 @@ fn networkmanager_written_keyfiles_survive_import_and_gc() {
         );
         let ours_dir = tmp.path().join(format!("{name}-gc"));
         gc_into(&state, &ours_dir);
-        let ours: Vec<String> = keyfiles_in(&ours_dir)
+        let ours: Vec<String> = files_by_name(&ours_dir)
             .values()
             .map(|k| normalise(k))
             .collect();
