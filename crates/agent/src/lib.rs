@@ -10,6 +10,7 @@
 //! the checkpoint times out.
 
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -19,8 +20,12 @@ use nmstate::NetworkState;
 pub enum AgentError {
     #[error("NetworkManager/nmstate: {0}")]
     Nmstate(String),
-    #[error("probe `{probe}` failed after the change ({why}); the previous state was restored")]
-    ProbeFailed { probe: String, why: String },
+    #[error("probe `{probe}` failed after the change ({why}); the previous state was restored in {restore_seconds:.2} s")]
+    ProbeFailed {
+        probe: String,
+        why: String,
+        restore_seconds: f64,
+    },
     #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT or ping:ADDRESS)")]
     BadProbe(String),
 }
@@ -162,13 +167,64 @@ pub struct Applied {
     pub skipped: Vec<(String, String)>,
     pub passed: Vec<String>,
     pub committed: bool,
+    /// The live state already was the desired one: nothing was touched.
+    pub unchanged: bool,
     pub seconds: f64,
+    /// Where the time went, phase by phase.
+    pub phases: Vec<(&'static str, f64)>,
+}
+
+/// Records how long each phase of an apply took.
+struct Stopwatch {
+    start: Instant,
+    last: Instant,
+    phases: Vec<(&'static str, f64)>,
+}
+
+impl Stopwatch {
+    fn new() -> Stopwatch {
+        let now = Instant::now();
+        Stopwatch {
+            start: now,
+            last: now,
+            phases: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, phase: &'static str) {
+        let now = Instant::now();
+        self.phases
+            .push((phase, now.duration_since(self.last).as_secs_f64()));
+        self.last = now;
+    }
+}
+
+/// The running state; `kernel_only` skips NetworkManager (enough for
+/// which interfaces exist and are up, and much cheaper).
+fn retrieve(kernel_only: bool) -> Result<NetworkState, AgentError> {
+    let mut state = NetworkState::new();
+    state.set_kernel_only(kernel_only);
+    state.retrieve().map_err(nm)?;
+    Ok(state)
+}
+
+/// What must change to get from `current` to `desired`, by nmstate's own
+/// merge: applying only that keeps NetworkManager from re-applying every
+/// unchanged profile (seconds in a slow VM, and needless churn on a node).
+fn changes(
+    desired: &NetworkState,
+    current: &NetworkState,
+) -> Result<Option<NetworkState>, AgentError> {
+    let diff = desired.gen_diff(current).map_err(nm)?;
+    Ok((!diff.is_empty()).then_some(diff))
 }
 
 /// Applies `desired` under a checkpoint, probes, then commits or rolls back.
 pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied, AgentError> {
-    let start = Instant::now();
+    let mut clock = Stopwatch::new();
     let mut out = Applied::default();
+    let desired: NetworkState =
+        serde_json::from_value(desired.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
     // Probes that fail now say nothing about the change: skip them.
     let mut probes = Vec::new();
     for p in &opts.probes {
@@ -177,43 +233,60 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
             Err(why) => out.skipped.push((p.to_string(), why)),
         }
     }
-    // What to come back to if NetworkManager's rollback alone does not
-    // restore it (NM 1.42 leaves re-created VLAN devices down).
-    let mut before = NetworkState::new();
-    before.set_kernel_only(false);
-    before.set_running_config_only(true);
-    before.retrieve().map_err(nm)?;
-    let mut state: NetworkState =
-        serde_json::from_value(desired.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    clock.lap("probes before");
+    let before = retrieve(false)?;
+    let Some(mut state) = changes(&desired, &before)? else {
+        clock.lap("read state");
+        out.unchanged = true;
+        out.seconds = clock.start.elapsed().as_secs_f64();
+        out.phases = clock.phases;
+        return Ok(out);
+    };
+    clock.lap("read state");
     state.set_commit(false);
     state.set_timeout(opts.timeout.as_secs().max(1) as u32);
     state.set_memory_only(opts.ephemeral);
     state.apply().map_err(nm)?;
+    clock.lap("checkpoint+activate+verify");
     for p in &probes {
         if let Err(why) = run_probe(p, opts.probe_timeout) {
-            NetworkState::checkpoint_rollback("").map_err(nm)?;
-            // NetworkManager's rollback restores the profiles but may
-            // leave re-created devices down (NM 1.42 with VLANs): bring
-            // every interface that was up before up again on its restored
-            // profile, and let nmstate verify.
-            reactivate(&before, opts.timeout)?;
+            let failed_at = Instant::now();
+            restore(&up_interfaces(&before)?, opts.timeout)?;
             return Err(AgentError::ProbeFailed {
                 probe: p.to_string(),
                 why,
+                restore_seconds: failed_at.elapsed().as_secs_f64(),
             });
         }
         out.passed.push(p.to_string());
     }
-    if !opts.no_commit {
+    clock.lap("probes after");
+    if opts.no_commit {
+        let up = up_interfaces(&before)?;
+        let saved = std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
+            .and_then(|()| {
+                nodenet_model::write_atomic(Path::new(PENDING), up.to_string().as_bytes())
+            });
+        if let Err(e) = saved {
+            log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces)");
+        }
+    } else {
         NetworkState::checkpoint_commit("").map_err(nm)?;
         out.committed = true;
+        clock.lap("commit");
     }
-    out.seconds = start.elapsed().as_secs_f64();
+    out.seconds = clock.start.elapsed().as_secs_f64();
+    out.phases = clock.phases;
     Ok(out)
 }
 
-fn reactivate(before: &NetworkState, timeout: Duration) -> Result<(), AgentError> {
-    let snapshot = serde_json::to_value(before).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+/// Where a `--no-commit` apply leaves the interfaces that were up, for
+/// `nodenet rollback` in a later process.
+const PENDING: &str = "/run/nodenet/pending-rollback.json";
+
+/// The interfaces up in `state`, as a state that asks for them up.
+fn up_interfaces(state: &NetworkState) -> Result<serde_json::Value, AgentError> {
+    let snapshot = serde_json::to_value(state).map_err(|e| AgentError::Nmstate(e.to_string()))?;
     let up: Vec<serde_json::Value> = snapshot["interfaces"]
         .as_array()
         .into_iter()
@@ -223,21 +296,90 @@ fn reactivate(before: &NetworkState, timeout: Duration) -> Result<(), AgentError
         })
         .map(|i| serde_json::json!({"name": i["name"], "type": i["type"], "state": "up"}))
         .collect();
-    let mut state: NetworkState = serde_json::from_value(serde_json::json!({ "interfaces": up }))
-        .map_err(|e| AgentError::Nmstate(e.to_string()))?;
-    state.set_commit(true);
-    state.set_timeout(timeout.as_secs().max(1) as u32);
-    state.apply().map_err(|e| {
+    Ok(serde_json::json!({ "interfaces": up }))
+}
+
+/// Rolls the open checkpoint back, then brings up again whatever in `up`
+/// is not up now: NetworkManager's rollback restores the profiles but may
+/// leave re-created devices down (NM 1.42 with VLANs).
+fn restore(up: &serde_json::Value, timeout: Duration) -> Result<(), AgentError> {
+    NetworkState::checkpoint_rollback("").map_err(nm)?;
+    let up: NetworkState =
+        serde_json::from_value(up.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    let Some(mut missing) = changes(&up, &retrieve(true)?)? else {
+        return Ok(());
+    };
+    missing.set_commit(true);
+    missing.set_timeout(timeout.as_secs().max(1) as u32);
+    missing.apply().map_err(|e| {
         AgentError::Nmstate(format!("re-activating the restored profiles: {}", e.msg()))
     })
 }
 
 pub fn commit() -> Result<(), AgentError> {
-    NetworkState::checkpoint_commit("").map_err(nm)
+    NetworkState::checkpoint_commit("").map_err(nm)?;
+    let _ = std::fs::remove_file(PENDING);
+    Ok(())
 }
 
 pub fn rollback() -> Result<(), AgentError> {
-    NetworkState::checkpoint_rollback("").map_err(nm)
+    match std::fs::read(PENDING) {
+        Ok(data) => {
+            let up =
+                serde_json::from_slice(&data).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+            restore(&up, Duration::from_secs(60))?;
+            let _ = std::fs::remove_file(PENDING);
+            Ok(())
+        }
+        Err(_) => NetworkState::checkpoint_rollback("").map_err(nm),
+    }
+}
+
+/// Where the boot-time service looks, as OpenShift's MachineConfig path
+/// lays it out: `<dir>/<hostname>.yml`, else `<dir>/cluster.yml`.
+pub fn service_file(dir: &Path, hostname: &str) -> Option<PathBuf> {
+    [format!("{hostname}.yml"), "cluster.yml".to_string()]
+        .into_iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
+/// The record of what the service applied last: `<sha256>  <path>`.
+pub struct AppliedRecord {
+    pub path: PathBuf,
+}
+
+impl AppliedRecord {
+    pub fn sha256(data: &[u8]) -> String {
+        use sha2::Digest;
+        sha2::Sha256::digest(data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `sha256` is what was applied last.
+    pub fn is_applied(&self, sha256: &str) -> bool {
+        std::fs::read_to_string(&self.path)
+            .is_ok_and(|r| r.split_whitespace().next() == Some(sha256))
+    }
+
+    pub fn record(&self, sha256: &str, file: &Path) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        nodenet_model::write_atomic(
+            &self.path,
+            format!("{sha256}  {}\n", file.display()).as_bytes(),
+        )
+    }
+}
+
+/// The running host name (what `<hostname>.yml` is named after).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -16,22 +16,37 @@ thread_local! {
     static CAPTURED: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
 }
 
-struct CaptureLogger;
+/// nmstate's `log` records: warnings are captured while a check runs on
+/// this thread; outside a capture (e.g. the agent's apply) records up to
+/// the `NODENET_LOG` level go to stderr with the seconds since start.
+struct CaptureLogger {
+    start: std::time::Instant,
+}
 
 impl log::Log for CaptureLogger {
     fn enabled(&self, meta: &log::Metadata) -> bool {
-        meta.level() <= log::Level::Warn
+        meta.level() <= log::max_level()
     }
 
     fn log(&self, record: &log::Record) {
-        if !self.enabled(record.metadata()) {
-            return;
-        }
-        CAPTURED.with(|c| {
-            if let Some(buf) = c.borrow_mut().as_mut() {
-                buf.push(record.args().to_string());
+        let captured = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+            Some(buf) => {
+                if record.level() <= log::Level::Warn {
+                    buf.push(record.args().to_string());
+                }
+                true
             }
+            None => false,
         });
+        if !captured && self.enabled(record.metadata()) {
+            eprintln!(
+                "{:8.3} {} {}: {}",
+                self.start.elapsed().as_secs_f64(),
+                record.level(),
+                record.target(),
+                record.args()
+            );
+        }
     }
 
     fn flush(&self) {}
@@ -40,10 +55,23 @@ impl log::Log for CaptureLogger {
 static INSTALL: Once = Once::new();
 
 /// Routes the `log` crate to the per-thread capture (once per process).
-fn install_logger() {
+pub fn install_logger() {
     INSTALL.call_once(|| {
-        if log::set_logger(&CaptureLogger).is_ok() {
-            log::set_max_level(log::LevelFilter::Warn);
+        let logger = Box::leak(Box::new(CaptureLogger {
+            start: std::time::Instant::now(),
+        }));
+        if log::set_logger(logger).is_ok() {
+            let level = match std::env::var("NODENET_LOG")
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "info" => log::LevelFilter::Info,
+                "debug" => log::LevelFilter::Debug,
+                "trace" => log::LevelFilter::Trace,
+                _ => log::LevelFilter::Warn,
+            };
+            log::set_max_level(level);
         }
     });
 }

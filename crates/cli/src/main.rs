@@ -52,6 +52,8 @@ enum Command {
     Commit,
     /// On a node: roll back the checkpoint a `--no-commit` apply left open.
     Rollback,
+    /// On a node, at boot (nodenet-apply.service): apply /etc/nmstate/openshift/<hostname>.yml, else cluster.yml, once per content.
+    Service(cmd::agent::ServiceArgs),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
 }
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Apply(args) => cmd::agent::apply(args),
         Command::Commit => cmd::agent::commit(),
         Command::Rollback => cmd::agent::rollback(),
+        Command::Service(args) => cmd::agent::service(args),
         Command::Explain(args) => cmd::explain::run(args),
     }
 }

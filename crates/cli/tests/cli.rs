@@ -4,6 +4,7 @@
 mod common;
 
 use std::fs;
+use std::process::Command;
 
 use common::*;
 
@@ -385,4 +386,87 @@ fn garbage_and_huge_inputs_are_located_errors_not_panics() {
         );
         assert!(d["line"].as_u64().unwrap() >= 1);
     }
+}
+
+/// The shipped unit parses cleanly by systemd's own reader and its
+/// ExecStart is a command line nodenet accepts.
+#[test]
+fn systemd_unit_is_valid_and_runs_nodenet_service() {
+    let unit = repo().join("dist/systemd/nodenet-apply.service");
+    let out = run(Command::new(tool("systemd-analyze"))
+        .arg("verify")
+        .arg(&unit));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in stderr.lines() {
+        // The only complaint allowed: nodenet is not installed on this machine.
+        assert!(
+            line.contains("/usr/local/bin/nodenet is not executable"),
+            "systemd-analyze verify: {line}"
+        );
+    }
+    let text = std::fs::read_to_string(&unit).unwrap();
+    let exec = text
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart=/usr/local/bin/nodenet "))
+        .expect("ExecStart runs /usr/local/bin/nodenet");
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(nodenet()
+        .args(exec.split_whitespace())
+        .arg("--dir")
+        .arg(empty.path())
+        .arg("--record")
+        .arg(empty.path().join("applied")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to apply"));
+}
+
+/// `nodenet service` picks <hostname>.yml over cluster.yml, refuses a
+/// state `check` rejects without recording it, and skips a file whose
+/// sha256 is already recorded (without touching NetworkManager).
+#[test]
+fn service_picks_the_host_file_refuses_bad_states_and_skips_applied_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let record = dir.path().join("state/applied");
+    write(
+        dir.path(),
+        "cluster.yml",
+        "interfaces:\n- {name: eth0, type: ethernet, state: up}\n",
+    );
+    let bad = "interfaces:\n- name: v\n  type: vlan\n  vlan: {base-iface: eth0, id: 5000}\n";
+    let host_file = write(dir.path(), &format!("{host}.yml"), bad);
+    let service = || {
+        run(nodenet()
+            .arg("service")
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--record")
+            .arg(&record))
+    };
+    let out = service();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("{host}.yml")), "{stderr}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    assert!(!record.exists(), "a refused state was recorded");
+    // Recorded as applied: nothing to do, exit 0.
+    let sum = run(Command::new(tool("sha256sum")).arg(&host_file));
+    let sha = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    std::fs::write(&record, format!("{sha}  {}\n", host_file.display())).unwrap();
+    let out = service();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("applied already"), "{stderr}");
 }

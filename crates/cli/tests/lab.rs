@@ -6,35 +6,16 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
-use nodenet_lab::{Image, Nic, Vm, VmSpec};
+use nodenet_lab::{Image, Vm, VmSpec};
 
 fn cache() -> PathBuf {
     std::env::var_os("NODENET_LAB_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target/lab-cache"))
 }
-
-fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-const SWITCH: &str = "ip link add bond0 type bond mode 802.3ad miimon 100 lacp_rate fast
-for i in eth0 eth1; do ip link set $i down; ip link set $i master bond0; done
-ip link set bond0 up
-ip link add link bond0 name bond0.110 type vlan id 110
-ip addr add 192.168.110.1/24 dev bond0.110
-ip link set bond0.110 up
-ip link add link bond0 name bond0.120 type vlan id 120
-ip addr add 192.168.120.1/24 dev bond0.120
-ip link set bond0.120 up
-";
 
 /// Boots the node (keyfiles from `nodenet render`) and the switch.
 fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
@@ -66,6 +47,18 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&day2).unwrap(),
     )
     .unwrap();
+    // Another VLAN, for the agent killed mid-apply and for --ephemeral.
+    let mut vlan130 = day2.clone();
+    let v130: serde_yaml::Value = serde_yaml::from_str(
+        "{name: bond0.130, type: vlan, state: up, vlan: {base-iface: bond0, id: 130}, ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.130.10, prefix-length: 24}]}, ipv6: {enabled: false}}",
+    )
+    .unwrap();
+    vlan130["interfaces"].as_sequence_mut().unwrap().push(v130);
+    fs::write(
+        node_cfg.join("vlan130.yml"),
+        serde_yaml::to_string(&vlan130).unwrap(),
+    )
+    .unwrap();
     // Broken: the default route moved to a gateway that does not exist,
     // which cuts the node off from everything beyond its subnets.
     let mut broken = day2.clone();
@@ -85,42 +78,23 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     .unwrap();
     let switch_cfg = dir.join("switch-cfg");
     fs::create_dir_all(&switch_cfg).unwrap();
-    fs::write(switch_cfg.join("switch.sh"), SWITCH).unwrap();
-    let ports: Vec<u16> = (0..4).map(|_| free_udp_port()).collect();
+    fs::write(switch_cfg.join("switch.sh"), nodenet_lab::SWITCH_LACP_VLANS).unwrap();
+    let (node_nics, switch_nics) = nodenet_lab::cables(
+        &["52:54:00:12:00:01", "52:54:00:12:00:02"],
+        &["52:54:00:34:00:01", "52:54:00:34:00:02"],
+    );
     let node = VmSpec {
         name: "node".into(),
         role: "node".into(),
         machine_id: "5a1e0000000000000000000000000001".into(),
-        nics: vec![
-            Nic {
-                local: ports[0],
-                remote: ports[1],
-                mac: "52:54:00:12:00:01".into(),
-            },
-            Nic {
-                local: ports[2],
-                remote: ports[3],
-                mac: "52:54:00:12:00:02".into(),
-            },
-        ],
+        nics: node_nics,
         config: node_cfg,
     };
     let switch = VmSpec {
         name: "switch".into(),
         role: "switch".into(),
         machine_id: "5a1e0000000000000000000000000002".into(),
-        nics: vec![
-            Nic {
-                local: ports[1],
-                remote: ports[0],
-                mac: "52:54:00:34:00:01".into(),
-            },
-            Nic {
-                local: ports[3],
-                remote: ports[2],
-                mac: "52:54:00:34:00:02".into(),
-            },
-        ],
+        nics: switch_nics,
         config: switch_cfg,
     };
     let mut n = Vm::launch(img, &node, dir).unwrap();
@@ -130,37 +104,8 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     (n, s)
 }
 
-/// Aggregator ids of the bond's ports, once both ports (actor and
-/// partner) are collecting and distributing in the same aggregator.
-fn aggregated(vm: &mut Vm) -> Option<Vec<String>> {
-    let (_, out) = vm
-        .run("cat /proc/net/bonding/bond0", Duration::from_secs(30))
-        .ok()?;
-    let ids: Vec<String> = out
-        .lines()
-        .filter(|l| l.trim_start().starts_with("Aggregator ID:"))
-        .map(|l| l.split(':').nth(1).unwrap().trim().to_string())
-        .collect();
-    // LACP port state bits: 0x10 collecting, 0x20 distributing.
-    let states: Vec<u32> = out
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("port state:"))
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
-    let ready = states.len() == 4 && states.iter().all(|s| s & 0x30 == 0x30);
-    // The first "Aggregator ID" is the bond's active aggregator.
-    (ready && ids.len() == 3 && ids.iter().all(|i| i == &ids[0])).then_some(ids)
-}
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_secs(2));
-    }
-    panic!("{what}: not reached within {timeout:?}");
+fn wait_for(what: &str, timeout: Duration, f: impl FnMut() -> bool) {
+    nodenet_lab::wait_for(what, timeout, f).unwrap()
 }
 
 #[test]
@@ -171,10 +116,10 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
 
     // 1. LACP negotiated on both ends, ping over VLAN 110.
     wait_for("LACP on the node", Duration::from_secs(150), || {
-        aggregated(&mut node).is_some()
+        node.bond_aggregated("bond0").is_some()
     });
     wait_for("LACP on the switch", Duration::from_secs(60), || {
-        aggregated(&mut switch).is_some()
+        switch.bond_aggregated("bond0").is_some()
     });
     let (st, out) = node
         .run("ping -c 3 -W 3 192.168.110.1", Duration::from_secs(60))
@@ -204,7 +149,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     wait_for(
         "re-aggregation on the node",
         Duration::from_secs(90),
-        || aggregated(&mut node).is_some(),
+        || node.bond_aggregated("bond0").is_some(),
     );
     let (st, _) = node
         .run("ping -c 2 -W 3 192.168.110.1", Duration::from_secs(60))
@@ -212,17 +157,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     assert_eq!(st, 0);
 
     // 3. Day 2 without a reboot: VLAN 120 through `nodenet apply`.
-    let boot = |vm: &mut Vm| {
-        vm.run(
-            "cat /proc/sys/kernel/random/boot_id",
-            Duration::from_secs(30),
-        )
-        .unwrap()
-        .1
-        .trim()
-        .to_string()
-    };
-    let boot_id = boot(&mut node);
+    let boot_id = node.boot_id().unwrap();
     let (st, out) = node
         .run("s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", Duration::from_secs(120))
         .unwrap();
@@ -231,12 +166,12 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         out.contains("probe gateway: ok") && out.contains("committed"),
         "{out}"
     );
-    eprintln!("day-2 apply: {}", took(&out));
+    eprintln!("day-2 apply: {}\n{out}", took(&out));
     let (st, out) = node
         .run("ping -c 3 -W 3 192.168.120.1", Duration::from_secs(60))
         .unwrap();
     assert_eq!(st, 0, "ping over VLAN 120 failed:\n{out}");
-    assert_eq!(boot(&mut node), boot_id, "the node rebooted");
+    assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
     let (st, out) = node
         .run(
             "nodenet diff /run/cfg/day2.yml --live 2>&1",
@@ -297,7 +232,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         out.contains("probe `gateway` failed") && out.contains("restored"),
         "{out}"
     );
-    eprintln!("failed apply until restored: {}", took(&out));
+    eprintln!("failed apply until restored: {}\n{out}", took(&out));
     let (st, out) = node
         .run(
             "ping -c 2 -W 3 192.168.110.1 && ip route show default",
@@ -313,7 +248,128 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         )
         .unwrap();
     assert_eq!(st, 0, "state after rollback differs:\n{out}");
-    assert_eq!(boot(&mut node), boot_id);
+    assert_eq!(node.boot_id().unwrap(), boot_id);
+
+    // 5. The agent killed mid-apply (SIGKILL once the new VLAN exists,
+    //    under a 10 s checkpoint): NetworkManager's own timeout restores.
+    let (st, out) = node
+        .run("nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; date +%s.%N", Duration::from_secs(120))
+        .unwrap();
+    assert_eq!(st, 0, "{out}");
+    assert!(
+        out.contains("agent exit 137"),
+        "the agent was not killed mid-apply:\n{out}"
+    );
+    let killed_at: f64 = out.lines().last().unwrap().trim().parse().unwrap();
+    let mut restored_at = 0.0;
+    wait_for(
+        "NetworkManager's checkpoint rollback",
+        Duration::from_secs(60),
+        || {
+            let (st, out) = node
+                .run(
+                    "[ ! -e /sys/class/net/bond0.130 ] && ! grep -rqs 'id=130' /etc/NetworkManager/system-connections && date +%s.%N",
+                    Duration::from_secs(30),
+                )
+                .unwrap();
+            restored_at = out.trim().parse().unwrap_or(0.0);
+            st == 0
+        },
+    );
+    eprintln!(
+        "agent killed: NetworkManager restored {:.1} s after the kill (checkpoint timeout 10 s)",
+        restored_at - killed_at
+    );
+    let (st, out) = node
+        .run(
+            "ping -c 2 -W 3 192.168.110.1 && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "not back to the day-2 state after the kill:\n{out}");
+
+    // 7. --ephemeral: in NetworkManager's memory only (no keyfile in /etc).
+    let (st, out) = node
+        .run(
+            "nodenet apply /run/cfg/vlan130.yml --ephemeral --probe ping:192.168.130.1 2>&1",
+            Duration::from_secs(120),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "ephemeral apply failed:\n{out}");
+    assert!(out.contains("probe ping:192.168.130.1: ok"), "{out}");
+    let (st, out) = node
+        .run(
+            "grep -rls 'id=130' /etc/NetworkManager/system-connections; grep -rls 'id=130' /run/NetworkManager/system-connections",
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "no in-memory profile for VLAN 130:\n{out}");
+    assert!(
+        !out.contains("/etc/"),
+        "--ephemeral wrote a persistent profile:\n{out}"
+    );
+
+    // 8. The MachineConfig path, for comparison: the day-2 state as
+    //    /etc/nmstate/openshift/node.yml, VLAN 120's profile removed, and a
+    //    reboot; `nodenet service` (what nodenet-apply.service runs) brings
+    //    VLAN 120 back at boot and records the file's sha256. The
+    //    ephemeral VLAN 130 is gone.
+    let (st, out) = node
+        .run(
+            "mkdir -p /etc/nmstate/openshift && cp /run/cfg/day2.yml /etc/nmstate/openshift/node.yml && nmcli connection delete bond0.120 && sync && ls /etc/NetworkManager/system-connections",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "{out}");
+    assert!(!out.contains("bond0.120.nmconnection"), "{out}");
+    let reboot = std::time::Instant::now();
+    node.reset().unwrap();
+    node.wait_ready(Duration::from_secs(180)).unwrap();
+    wait_for(
+        "nodenet service at boot, then VLAN 120",
+        Duration::from_secs(120),
+        || {
+            node.run(
+                "grep -q '^exit 0' /run/nodenet-service.log && ping -c 1 -W 1 192.168.120.1",
+                Duration::from_secs(30),
+            )
+            .is_ok_and(|(st, _)| st == 0)
+        },
+    );
+    eprintln!(
+        "reboot (MachineConfig path) until the service committed and VLAN 120 answers: {:.2} s",
+        reboot.elapsed().as_secs_f64()
+    );
+    assert_ne!(node.boot_id().unwrap(), boot_id, "the node did not reboot");
+    let (st, out) = node
+        .run(
+            "ls /etc/NetworkManager/system-connections; cat /run/nodenet-service.log; [ ! -e /sys/class/net/bond0.130 ] && echo 'no bond0.130'; sha256sum /etc/nmstate/openshift/node.yml; cat /var/lib/nodenet/applied",
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    eprintln!("after the reboot:\n{out}");
+    assert_eq!(st, 0, "{out}");
+    assert!(
+        out.contains("no bond0.130"),
+        "the ephemeral VLAN survived the reboot:\n{out}"
+    );
+    let sha = out
+        .lines()
+        .find(|l| l.ends_with("/etc/nmstate/openshift/node.yml") && !l.starts_with("applying"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    assert!(
+        out.lines().filter(|l| l.starts_with(&sha)).count() == 2,
+        "the service did not record the sha256 of node.yml:\n{out}"
+    );
+    let (st, out) = node
+        .run(
+            "nodenet diff /run/cfg/day2.yml --live 2>&1",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(st, 0, "state after the reboot differs:\n{out}");
     drop(switch);
 }
 

@@ -8,7 +8,6 @@ pub mod iso;
 pub mod pxe;
 pub mod serve;
 
-use std::io::Write;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +45,5 @@ pub(crate) fn dir_of(path: &Path) -> &Path {
 
 /// Writes `data` to `path` atomically (temp file beside it, then rename).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
-    let dir = dir_of(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".nodenet-")
-        .tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(path).map_err(|e| ImageError::Io(e.error))?;
-    Ok(())
+    nodenet_model::write_atomic(path, data).map_err(ImageError::Io)
 }

@@ -66,6 +66,10 @@ const STAGE1_MODULES: &[&str] = &[
     "ext4",
 ];
 
+/// Bumped whenever the files under `files/` or the build steps change, so
+/// cached images are rebuilt (from the cached debootstrap root).
+const RECIPE: u32 = 3;
+
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
     let kver = sh("ls /lib/modules | sort | tail -1")?;
@@ -73,8 +77,8 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     let dir = cache.join(format!("{kver}-nm{nm}"));
     let img = Image {
         kernel: PathBuf::from(format!("/boot/vmlinuz-{kver}")),
-        initrd: dir.join("stage1.cpio"),
-        rootfs: dir.join("rootfs.ext4"),
+        initrd: dir.join(format!("stage1-r{RECIPE}.cpio")),
+        rootfs: dir.join(format!("rootfs-r{RECIPE}.ext4")),
     };
     if img.rootfs.is_file() && img.initrd.is_file() {
         return Ok(img);
@@ -98,6 +102,9 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
         "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
     )
     .map_err(io("NM conf"))?;
+    // Debian's ifupdown hook fails on every event (no ifupdown here) and
+    // costs a fork per event; CoreOS has no such hook either.
+    let _ = std::fs::remove_file(root.join("etc/NetworkManager/dispatcher.d/01-ifupdown"));
     let tmp_rootfs = dir.join("rootfs.tmp");
     sh(&format!(
         "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{}' '{t}' 1G",
@@ -175,7 +182,8 @@ impl Vm {
         let serial = dir.join(format!("{}-serial.sock", spec.name));
         let monitor = dir.join(format!("{}-mon.sock", spec.name));
         let mut cmd = Command::new("qemu-system-x86_64");
-        cmd.args(["-accel", "tcg", "-m", "512", "-smp", "1", "-display", "none", "-vga", "none", "-no-reboot"])
+        // No -no-reboot: `reset` (a reboot) must restart the guest, not end qemu.
+        cmd.args(["-accel", "tcg", "-m", "512", "-smp", "1", "-display", "none", "-vga", "none"])
             .arg("-kernel")
             .arg(&img.kernel)
             .arg("-initrd")
@@ -303,6 +311,13 @@ impl Vm {
         Ok((status.unwrap_or(-1), out.join("\n")))
     }
 
+    /// Hard reset (power cycle without ending qemu): the disks keep what
+    /// the guest wrote (the snapshot overlay lives as long as qemu), /run
+    /// is lost. Follow with `wait_ready`.
+    pub fn reset(&self) -> Result<(), LabError> {
+        self.monitor("system_reset").map(|_| ())
+    }
+
     /// A qemu monitor command (e.g. `set_link n0 off`).
     pub fn monitor(&self, cmd: &str) -> Result<String, LabError> {
         let mut s = connect(&self.monitor, Instant::now() + Duration::from_secs(5))?;
@@ -322,6 +337,113 @@ impl Vm {
     }
 }
 
+impl Vm {
+    /// Aggregator ids of `bond`'s ports, once both ports (actor and
+    /// partner) are collecting and distributing in the same aggregator.
+    pub fn bond_aggregated(&mut self, bond: &str) -> Option<Vec<String>> {
+        let (_, out) = self
+            .run(
+                &format!("cat /proc/net/bonding/{bond}"),
+                Duration::from_secs(30),
+            )
+            .ok()?;
+        lacp_aggregated(&out)
+    }
+
+    /// The kernel's boot id: unchanged means the guest did not reboot.
+    pub fn boot_id(&mut self) -> Result<String, LabError> {
+        let (_, out) = self.run(
+            "cat /proc/sys/kernel/random/boot_id",
+            Duration::from_secs(30),
+        )?;
+        Ok(out.trim().to_string())
+    }
+}
+
+/// Reads /proc/net/bonding/<bond> of a two-port 802.3ad bond: the
+/// aggregator ids when both ports are collecting and distributing in the
+/// bond's active aggregator.
+pub fn lacp_aggregated(proc_bonding: &str) -> Option<Vec<String>> {
+    let ids: Vec<String> = proc_bonding
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("Aggregator ID:"))
+        .map(|v| v.trim().to_string())
+        .collect();
+    // LACP port state bits: 0x10 collecting, 0x20 distributing.
+    let states: Vec<u32> = proc_bonding
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("port state:"))
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let ready = states.len() == 4 && states.iter().all(|s| s & 0x30 == 0x30);
+    // The first "Aggregator ID" is the bond's active aggregator.
+    (ready && ids.len() == 3 && ids.iter().all(|i| i == &ids[0])).then_some(ids)
+}
+
+/// Polls `f` every 2 s until it holds or `timeout` passes.
+pub fn wait_for(
+    what: &str,
+    timeout: Duration,
+    mut f: impl FnMut() -> bool,
+) -> Result<(), LabError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if f() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(LabError::Timeout(format!(
+                "{what}: not reached within {timeout:?}"
+            )));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+/// A free UDP port on 127.0.0.1 for one end of a link.
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+/// `n` cables between two VMs: the NICs of side A (MACs `a_macs`) and of
+/// side B, NIC i of A wired to NIC i of B.
+pub fn cables(a_macs: &[&str], b_macs: &[&str]) -> (Vec<Nic>, Vec<Nic>) {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for (ma, mb) in a_macs.iter().zip(b_macs) {
+        let (pa, pb) = (free_udp_port(), free_udp_port());
+        a.push(Nic {
+            local: pa,
+            remote: pb,
+            mac: ma.to_string(),
+        });
+        b.push(Nic {
+            local: pb,
+            remote: pa,
+            mac: mb.to_string(),
+        });
+    }
+    (a, b)
+}
+
+/// The "switch" side of the lab's seed topology: a kernel 802.3ad bond of
+/// eth0+eth1 (fast LACP) with VLANs 110, 120 and 130, holding
+/// 192.168.<vlan>.1/24 on each, for `lab.role=switch` (the config disk's
+/// switch.sh).
+pub const SWITCH_LACP_VLANS: &str =
+    "ip link add bond0 type bond mode 802.3ad miimon 100 lacp_rate fast
+for i in eth0 eth1; do ip link set $i down; ip link set $i master bond0; done
+ip link set bond0 up
+for v in 110 120 130; do
+    ip link add link bond0 name bond0.$v type vlan id $v
+    ip addr add 192.168.$v.1/24 dev bond0.$v
+    ip link set bond0.$v up
+done
+";
+
 fn tail(s: &str) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")
@@ -331,5 +453,43 @@ impl Drop for Vm {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// /proc/net/bonding/bond0 of a two-port 802.3ad bond (kernel 6.1
+    /// layout), with the second port's aggregator and partner state as
+    /// given.
+    fn proc_bonding(second_aggregator: u32, second_partner_state: u32) -> String {
+        let port = |name: &str, n: u32, agg: u32, partner: u32| {
+            format!(
+                "Slave Interface: {name}\nMII Status: up\nSpeed: 1000 Mbps\nDuplex: full\n\
+                 Aggregator ID: {agg}\nActor Churn State: none\n\
+                 details actor lacp pdu:\n    system priority: 65535\n    port number: {n}\n    port state: 63\n\
+                 details partner lacp pdu:\n    system priority: 65535\n    port number: {n}\n    port state: {partner}\n\n"
+            )
+        };
+        format!(
+            "Bonding Mode: IEEE 802.3ad Dynamic link aggregation\nMII Status: up\n\n\
+             802.3ad info\nLACP rate: fast\nActive Aggregator Info:\n\tAggregator ID: 1\n\tNumber of ports: 2\n\n{}{}",
+            port("eth0", 1, 1, 63),
+            port("eth1", 2, second_aggregator, second_partner_state)
+        )
+    }
+
+    #[test]
+    fn lacp_is_aggregated_only_with_both_ports_collecting_distributing_in_one_aggregator() {
+        assert_eq!(
+            lacp_aggregated(&proc_bonding(1, 63)),
+            Some(vec!["1".to_string(); 3])
+        );
+        // Port in its own aggregator (e.g. no speed/duplex on virtio-net).
+        assert_eq!(lacp_aggregated(&proc_bonding(2, 63)), None);
+        // Partner not yet collecting+distributing (0x07: activity, timeout, aggregation).
+        assert_eq!(lacp_aggregated(&proc_bonding(1, 7)), None);
+        assert_eq!(lacp_aggregated("Bonding Mode: active-backup\n"), None);
     }
 }

@@ -13,3 +13,21 @@ pub use diag::{Code, Diagnostic, Severity, SourceFile, SourceMap};
 pub use inventory::*;
 pub use load::{detect, load_files, load_texts, LoadError, Loaded};
 pub use yaml::{Node, Span, Value};
+
+/// Writes `data` to `path` atomically: a temp file beside it (same
+/// filesystem), synced, then renamed over the final name. A crash leaves
+/// either the old file or the new one, never a partial one.
+pub fn write_atomic(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".nodenet-")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

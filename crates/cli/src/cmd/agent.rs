@@ -1,6 +1,6 @@
 //! On the node: `nodenet show`, `apply`, `commit`, `rollback`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ enum ShowFormat {
 }
 
 pub fn show(args: ShowArgs) -> ExitCode {
+    nodenet_check::nmstate_bridge::install_logger();
     match nodenet_agent::show() {
         Ok(v) => {
             match args.format {
@@ -33,10 +34,9 @@ pub fn show(args: ShowArgs) -> ExitCode {
     }
 }
 
+/// How a change is guarded: checkpoint timeout and probes.
 #[derive(clap::Args)]
-pub struct ApplyArgs {
-    /// Desired NMState.
-    file: PathBuf,
+pub struct GuardArgs {
     /// Checkpoint rollback timeout in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
@@ -46,6 +46,14 @@ pub struct ApplyArgs {
     /// Seconds each probe may take after the change.
     #[arg(long, default_value_t = 10)]
     probe_timeout: u64,
+}
+
+#[derive(clap::Args)]
+pub struct ApplyArgs {
+    /// Desired NMState.
+    file: PathBuf,
+    #[command(flatten)]
+    guard: GuardArgs,
     /// Keep the checkpoint open; finish with `nodenet commit` or `nodenet rollback`.
     #[arg(long)]
     no_commit: bool,
@@ -54,62 +62,135 @@ pub struct ApplyArgs {
     ephemeral: bool,
 }
 
-pub fn apply(args: ApplyArgs) -> ExitCode {
-    let loaded = match nodenet_model::load_files(std::slice::from_ref(&args.file)) {
-        Ok(l) => l,
-        Err(e) => return super::usage_error(e),
-    };
+/// The desired state in `file`, if `nodenet check` accepts it as a clean
+/// NMState file; otherwise the diagnostics are printed and the exit code
+/// returned.
+fn desired_state(file: &Path) -> Result<serde_json::Value, ExitCode> {
+    let loaded = nodenet_model::load_files(&[file.to_path_buf()]).map_err(super::usage_error)?;
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     if report.has_errors() || loaded.inventory.kind != Some(nodenet_model::InputKind::NmState) {
         report::print(&loaded.sources, &report.diagnostics, Format::Human);
         eprintln!(
             "refused: {} is not a clean NMState file (nodenet check); nothing was applied",
-            args.file.display()
+            file.display()
         );
-        return super::problems();
+        return Err(super::problems());
     }
-    let desired = loaded.inventory.hosts[0]
+    Ok(loaded.inventory.hosts[0]
         .network
         .as_ref()
         .map(|n| n.to_json())
-        .unwrap_or_default();
+        .unwrap_or_default())
+}
+
+/// Applies and reports; `Ok` when the change is in place.
+fn guarded_apply(
+    desired: &serde_json::Value,
+    guard: GuardArgs,
+    no_commit: bool,
+    ephemeral: bool,
+) -> Result<(), ExitCode> {
     let opts = nodenet_agent::ApplyOptions {
-        timeout: Duration::from_secs(args.timeout),
-        probes: args.probe,
-        no_commit: args.no_commit,
-        ephemeral: args.ephemeral,
-        probe_timeout: Duration::from_secs(args.probe_timeout),
+        timeout: Duration::from_secs(guard.timeout),
+        probes: guard.probe,
+        no_commit,
+        ephemeral,
+        probe_timeout: Duration::from_secs(guard.probe_timeout),
     };
-    match nodenet_agent::apply(&desired, &opts) {
-        Ok(a) => {
-            for (p, why) in &a.skipped {
-                eprintln!("probe {p} already failed before the change ({why}): skipped");
-            }
-            for p in &a.passed {
-                eprintln!("probe {p}: ok");
-            }
-            if a.committed {
-                eprintln!("applied and committed in {:.2} s", a.seconds);
-            } else {
-                eprintln!(
-                    "applied in {:.2} s; checkpoint open: `nodenet commit` or `nodenet rollback` within {} s, else NetworkManager rolls back",
-                    a.seconds, args.timeout
-                );
-            }
+    let a = nodenet_agent::apply(desired, &opts).map_err(|e| {
+        eprintln!("error: {e}");
+        super::problems()
+    })?;
+    for (p, why) in &a.skipped {
+        eprintln!("probe {p} already failed before the change ({why}): skipped");
+    }
+    for p in &a.passed {
+        eprintln!("probe {p}: ok");
+    }
+    let split: Vec<String> = a
+        .phases
+        .iter()
+        .map(|(phase, s)| format!("{phase} {s:.2} s"))
+        .collect();
+    eprintln!("timing: {}", split.join(", "));
+    if a.unchanged {
+        eprintln!("already in the desired state: nothing to apply");
+    } else if a.committed {
+        eprintln!("applied and committed in {:.2} s", a.seconds);
+    } else {
+        eprintln!(
+            "applied in {:.2} s; checkpoint open: `nodenet commit` or `nodenet rollback` within {} s, else NetworkManager rolls back",
+            a.seconds, guard.timeout
+        );
+    }
+    Ok(())
+}
+
+pub fn apply(args: ApplyArgs) -> ExitCode {
+    nodenet_check::nmstate_bridge::install_logger();
+    let result = desired_state(&args.file)
+        .and_then(|d| guarded_apply(&d, args.guard, args.no_commit, args.ephemeral));
+    result.err().unwrap_or(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub struct ServiceArgs {
+    /// Where the MachineConfig writes the state: `<hostname>.yml`, else `cluster.yml`.
+    #[arg(long, default_value = "/etc/nmstate/openshift")]
+    dir: PathBuf,
+    /// Records the sha256 of the file applied last; an unchanged file is not applied again.
+    #[arg(long, default_value = "/var/lib/nodenet/applied")]
+    record: PathBuf,
+    /// Apply even if this file was applied already.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    guard: GuardArgs,
+}
+
+/// Boot-time, once: what nodenet-apply.service runs (dist/systemd).
+pub fn service(args: ServiceArgs) -> ExitCode {
+    nodenet_check::nmstate_bridge::install_logger();
+    let host = nodenet_agent::hostname();
+    let Some(file) = nodenet_agent::service_file(&args.dir, &host) else {
+        eprintln!(
+            "no {host}.yml or cluster.yml in {}: nothing to apply",
+            args.dir.display()
+        );
+        return ExitCode::SUCCESS;
+    };
+    let data = match std::fs::read(&file) {
+        Ok(d) => d,
+        Err(e) => return super::usage_error(format!("{}: {e}", file.display())),
+    };
+    let sha = nodenet_agent::AppliedRecord::sha256(&data);
+    let record = nodenet_agent::AppliedRecord {
+        path: args.record.clone(),
+    };
+    if !args.force && record.is_applied(&sha) {
+        eprintln!(
+            "{} (sha256 {sha}) was applied already: nothing to do",
+            file.display()
+        );
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("applying {} (sha256 {sha})", file.display());
+    if let Err(code) =
+        desired_state(&file).and_then(|d| guarded_apply(&d, args.guard, false, false))
+    {
+        return code;
+    }
+    match record.record(&sha, &file) {
+        Ok(()) => {
+            eprintln!("recorded in {}", args.record.display());
             ExitCode::SUCCESS
         }
-        Err(e @ nodenet_agent::AgentError::ProbeFailed { .. }) => {
-            eprintln!("error: {e}");
-            super::problems()
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            super::problems()
-        }
+        Err(e) => super::usage_error(format!("{}: {e}", args.record.display())),
     }
 }
 
 pub fn commit() -> ExitCode {
+    nodenet_check::nmstate_bridge::install_logger();
     match nodenet_agent::commit() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(e),
@@ -117,6 +198,7 @@ pub fn commit() -> ExitCode {
 }
 
 pub fn rollback() -> ExitCode {
+    nodenet_check::nmstate_bridge::install_logger();
     match nodenet_agent::rollback() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(e),
