@@ -132,6 +132,131 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     Ok(img)
 }
 
+/// The lab kernel's command line (a serial console; eth* names).
+const KERNEL_ARGS: &str = "console=ttyS0 quiet loglevel=1 net.ifnames=0 panic=-1";
+
+/// Size of the Ignition/network embed area, as in a CoreOS live ISO.
+const EMBED_AREA: usize = 256 * 1024;
+
+/// A bootable CoreOS-like live ISO of the lab image: ISOLINUX loads the
+/// lab kernel with stage 1 and, as CoreOS's isolinux.cfg does, the embed
+/// area `images/ignition.img` as a second initrd, so keyfiles that
+/// `nodenet image iso` (or coreos-installer) writes there reach stage 1 as
+/// /etc/coreos-firstboot-network. The layout (embed area, feature flag)
+/// is what `nodenet image iso` recognises as a CoreOS live ISO.
+pub fn live_iso(img: &Image, out: &Path) -> Result<(), LabError> {
+    let tree = out.with_extension("tree");
+    let _ = std::fs::remove_dir_all(&tree);
+    for d in ["isolinux", "images/pxeboot", "coreos"] {
+        std::fs::create_dir_all(tree.join(d)).map_err(io("ISO tree"))?;
+    }
+    let t = tree.display();
+    sh(&format!(
+        "cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 '{t}/isolinux/' && cp '{}' '{t}/images/pxeboot/vmlinuz' && cp '{}' '{t}/images/pxeboot/initrd.img'",
+        img.kernel.display(),
+        img.initrd.display()
+    ))?;
+    let files: [(&str, Vec<u8>); 3] = [
+        (
+            "isolinux/isolinux.cfg",
+            format!(
+                "serial 0 115200\ndefault live\nprompt 0\ntimeout 0\nlabel live\n  kernel /images/pxeboot/vmlinuz\n  append initrd=/images/pxeboot/initrd.img,/images/ignition.img {KERNEL_ARGS}\n"
+            )
+            .into_bytes(),
+        ),
+        ("images/ignition.img", vec![0u8; EMBED_AREA]),
+        (
+            "coreos/features.json",
+            b"{\"live-initrd-network\": true}\n".to_vec(),
+        ),
+    ];
+    for (name, data) in files {
+        std::fs::write(tree.join(name), data).map_err(io(name))?;
+    }
+    sh(&format!(
+        // genisoimage, as CoreOS's build used: xorriso's -boot-info-table
+        // leaves lowercase ISO 9660 names, which coreos-installer rejects.
+        "genisoimage -quiet -V COREOS -R -J -joliet-long -b isolinux/isolinux.bin -c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table -o '{}' '{t}' 2>&1",
+        out.display()
+    ))?;
+    let _ = std::fs::remove_dir_all(&tree);
+    Ok(())
+}
+
+/// The machine behind an emulated BMC (sushy-tools' fake driver keeps
+/// only state): watches the system over Redfish and, once it is powered
+/// on with a CD inserted and a boot override to Cd, fetches that CD's
+/// image, which the caller then boots with [`VmSpec::cdrom`] — what a
+/// real server does when its BMC's virtual media is set up that way.
+pub struct RedfishHost {
+    /// `http://127.0.0.1:PORT/redfish/v1/Systems/<id>`.
+    pub system: String,
+    pub user: String,
+    pub password: String,
+}
+
+impl RedfishHost {
+    fn get(&self, url: &str) -> Result<serde_json::Value, LabError> {
+        // Credentials on stdin (curl's config syntax), not on a command line.
+        let mut child = Command::new("curl")
+            .args(["-fsS", "--max-time", "10", "-K", "-", url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(io("curl"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            writeln!(stdin, "user = \"{}:{}\"", self.user, self.password).map_err(io("curl"))?;
+        }
+        let out = child.wait_with_output().map_err(io("curl"))?;
+        if !out.status.success() {
+            return Err(LabError::Tool(
+                format!("GET {url}"),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| LabError::Tool(format!("GET {url}"), e.to_string()))
+    }
+
+    /// Waits until the system should boot from its CD; the CD's image URL.
+    pub fn wait_for_cd_boot(&self, timeout: Duration) -> Result<String, LabError> {
+        let deadline = Instant::now() + timeout;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            let sys = self.get(&self.system)?;
+            let cd = self.get(&format!("{}/VirtualMedia/Cd", self.system))?;
+            let ready = sys["PowerState"] == "On"
+                && sys["Boot"]["BootSourceOverrideTarget"] == "Cd"
+                && cd["Inserted"] == true;
+            if let (true, Some(url)) = (ready, cd["Image"].as_str()) {
+                return Ok(url.to_string());
+            }
+            last = format!(
+                "power {}, boot override {}, CD {} inserted={}",
+                sys["PowerState"],
+                sys["Boot"]["BootSourceOverrideTarget"],
+                cd["Image"],
+                cd["Inserted"]
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Err(LabError::Timeout(format!(
+            "{}: not set to boot from CD within {timeout:?} ({last})",
+            self.system
+        )))
+    }
+
+    /// Downloads the CD image the BMC was given.
+    pub fn fetch(url: &str, to: &Path) -> Result<(), LabError> {
+        sh(&format!(
+            "curl -fsS --max-time 120 -o '{}' '{url}'",
+            to.display()
+        ))
+        .map(|_| ())
+    }
+}
+
 /// One NIC: this VM's UDP port and its peer's.
 #[derive(Clone, Debug)]
 pub struct Nic {
@@ -148,6 +273,9 @@ pub struct VmSpec {
     pub nics: Vec<Nic>,
     /// Files for the config disk (/run/cfg in the guest).
     pub config: PathBuf,
+    /// Boot this CD (BIOS, its boot loader and command line) instead of
+    /// the lab kernel and stage 1 directly; see [`live_iso`].
+    pub cdrom: Option<PathBuf>,
 }
 
 pub struct Vm {
@@ -173,6 +301,16 @@ fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, LabError> {
 
 impl Vm {
     pub fn launch(img: &Image, spec: &VmSpec, dir: &Path) -> Result<Vm, LabError> {
+        // Who this VM is, for lab-init when the command line is not ours
+        // (a CD's boot loader has its own).
+        std::fs::write(
+            spec.config.join("lab.env"),
+            format!(
+                "role={}\nname={}\nmachineid={}\n",
+                spec.role, spec.name, spec.machine_id
+            ),
+        )
+        .map_err(io("lab.env"))?;
         let cfg = dir.join(format!("{}-cfg.ext4", spec.name));
         sh(&format!(
             "mkfs.ext4 -q -F -d '{}' '{}' 512M",
@@ -183,22 +321,40 @@ impl Vm {
         let monitor = dir.join(format!("{}-mon.sock", spec.name));
         let mut cmd = Command::new("qemu-system-x86_64");
         // No -no-reboot: `reset` (a reboot) must restart the guest, not end qemu.
-        cmd.args(["-accel", "tcg", "-m", "512", "-smp", "1", "-display", "none", "-vga", "none"])
-            .arg("-kernel")
-            .arg(&img.kernel)
-            .arg("-initrd")
-            .arg(&img.initrd)
-            .arg("-append")
+        cmd.args([
+            "-accel", "tcg", "-m", "512", "-smp", "1", "-display", "none", "-vga", "none",
+        ]);
+        match &spec.cdrom {
+            Some(iso) => {
+                cmd.arg("-cdrom").arg(iso).args(["-boot", "d"]);
+            }
+            None => {
+                cmd.arg("-kernel")
+                    .arg(&img.kernel)
+                    .arg("-initrd")
+                    .arg(&img.initrd)
+                    .arg("-append")
+                    .arg(format!(
+                        "{KERNEL_ARGS} lab.role={} lab.name={} lab.machineid={}",
+                        spec.role, spec.name, spec.machine_id
+                    ));
+            }
+        }
+        cmd.arg("-drive")
             .arg(format!(
-                "console=ttyS0 quiet loglevel=1 net.ifnames=0 panic=-1 lab.role={} lab.name={} lab.machineid={}",
-                spec.role, spec.name, spec.machine_id
+                "file={},if=virtio,format=raw,snapshot=on",
+                img.rootfs.display()
             ))
             .arg("-drive")
-            .arg(format!("file={},if=virtio,format=raw,snapshot=on", img.rootfs.display()))
-            .arg("-drive")
-            .arg(format!("file={},if=virtio,format=raw,readonly=on", cfg.display()))
+            .arg(format!(
+                "file={},if=virtio,format=raw,readonly=on",
+                cfg.display()
+            ))
             .arg("-chardev")
-            .arg(format!("socket,id=s0,path={},server=on,wait=on", serial.display()))
+            .arg(format!(
+                "socket,id=s0,path={},server=on,wait=on",
+                serial.display()
+            ))
             .args(["-serial", "chardev:s0"])
             .arg("-monitor")
             .arg(format!("unix:{},server=on,wait=off", monitor.display()));

@@ -3,6 +3,8 @@
 //! nmstatectl), which CI installs (.ci/run).
 #![allow(dead_code)]
 
+pub mod sushy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

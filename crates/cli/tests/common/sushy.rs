@@ -1,0 +1,142 @@
+//! sushy-tools 2.2.0 (fake driver, basic auth, fresh state dir) on
+//! 127.0.0.1, as the BMC emulator for the Redfish tests and the lab.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+pub const PASSWORD: &str = "Em-u1ator-Pa55";
+
+pub fn sushy() -> PathBuf {
+    std::env::var_os("NODENET_SUSHY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/nodenet-ci/sushy/bin/sushy-emulator"))
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn uuid(i: usize) -> String {
+    format!("6f1c2a3b-0000-4000-8000-{i:012}")
+}
+
+/// A sushy-emulator with `n` fake systems (powered off), killed on drop.
+pub struct Emulator {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Emulator {
+    pub fn start(dir: &Path, n: usize) -> Emulator {
+        let bin = sushy();
+        assert!(
+            bin.is_file(),
+            "{bin:?} is required (.ci/run installs sushy-tools 2.2.0 there)"
+        );
+        let python = bin.with_file_name("python");
+        let hash = run(Command::new(&python).args([
+            "-c",
+            &format!(
+                "import bcrypt; print(bcrypt.hashpw(b'{PASSWORD}', bcrypt.gensalt()).decode())"
+            ),
+        ]));
+        assert!(hash.status.success());
+        let htpasswd = dir.join("htpasswd");
+        fs::write(
+            &htpasswd,
+            format!("admin:{}", String::from_utf8_lossy(&hash.stdout)),
+        )
+        .unwrap();
+        let systems: Vec<String> = (0..n)
+            .map(|i| format!("{{'uuid': '{}', 'name': 'node-{i}', 'power_state': 'Off', 'nics': [{{'mac': '00:5c:52:31:3a:{i:02x}', 'ip': '172.22.130.{}'}}]}}", uuid(i), 10 + i))
+            .collect();
+        let conf = dir.join("emulator.conf");
+        fs::write(
+            &conf,
+            format!(
+                "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
+                htpasswd.display(),
+                dir.join("state").display(),
+                systems.join(", ")
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new(&bin)
+            .arg("--config")
+            .arg(&conf)
+            .args(["--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let emu = Emulator { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return emu;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("sushy-emulator did not start");
+    }
+
+    pub fn system_url(&self, i: usize) -> String {
+        format!(
+            "redfish-virtualmedia+http://127.0.0.1:{}/redfish/v1/Systems/{}",
+            self.port,
+            uuid(i)
+        )
+    }
+
+    /// GET a Redfish resource with basic auth (raw HTTP, our own client not involved).
+    pub fn get(&self, path: &str) -> serde_json::Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let auth = base64(&format!("admin:{PASSWORD}"));
+        write!(
+            s,
+            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n\r\n"
+        )
+        .unwrap();
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).unwrap();
+        let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        serde_json::from_slice(&resp[split + 4..]).unwrap()
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn base64(s: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
