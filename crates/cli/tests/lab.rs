@@ -110,6 +110,14 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     (n, s)
 }
 
+/// Runs `cmd` on `vm`; it must exit 0 (else the test fails with `what`
+/// and the output). Its output.
+fn must(vm: &mut Vm, cmd: &str, what: &str) -> String {
+    let (st, out) = vm.run(cmd, Duration::from_secs(120)).unwrap();
+    assert_eq!(st, 0, "{what}:\n{out}");
+    out
+}
+
 fn wait_for(what: &str, timeout: Duration, f: impl FnMut() -> bool) {
     nodenet_lab::wait_for(what, timeout, f).unwrap()
 }
@@ -128,10 +136,11 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     wait_for("LACP on the switch", Duration::from_secs(60), || {
         switch.bond_aggregated("bond0").is_some()
     });
-    let (st, out) = node
-        .run("ping -c 3 -W 3 192.168.110.1", Duration::from_secs(60))
-        .unwrap();
-    assert_eq!(st, 0, "ping over VLAN 110 failed:\n{out}");
+    must(
+        &mut node,
+        "ping -c 3 -W 3 192.168.110.1",
+        "ping over VLAN 110 failed",
+    );
     let (_, addr) = node
         .run("ip -4 addr show bond0.110", Duration::from_secs(30))
         .unwrap();
@@ -141,10 +150,11 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //    both ports aggregate again.
     node.monitor("set_link n0 off").unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    let (st, out) = node
-        .run("ping -c 3 -W 3 192.168.110.1", Duration::from_secs(60))
-        .unwrap();
-    assert_eq!(st, 0, "ping with eth0 down failed:\n{out}");
+    must(
+        &mut node,
+        "ping -c 3 -W 3 192.168.110.1",
+        "ping with eth0 down failed",
+    );
     let (_, bond) = node
         .run("cat /proc/net/bonding/bond0", Duration::from_secs(30))
         .unwrap();
@@ -165,33 +175,26 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
 
     // 3. Day 2 without a reboot: VLAN 120 through `nodenet apply`.
     let boot_id = node.boot_id().unwrap();
-    let (st, out) = node
-        .run("s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", Duration::from_secs(120))
-        .unwrap();
-    assert_eq!(st, 0, "day-2 apply failed:\n{out}");
+    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", "day-2 apply failed");
     assert!(
         out.contains("probe gateway: ok") && out.contains("committed"),
         "{out}"
     );
     eprintln!("day-2 apply: {}\n{out}", took(&out));
-    let (st, out) = node
-        .run("ping -c 3 -W 3 192.168.120.1", Duration::from_secs(60))
-        .unwrap();
-    assert_eq!(st, 0, "ping over VLAN 120 failed:\n{out}");
+    must(
+        &mut node,
+        "ping -c 3 -W 3 192.168.120.1",
+        "ping over VLAN 120 failed",
+    );
     assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
-    let (st, out) = node
-        .run(
-            "nodenet diff /run/cfg/day2.yml --live 2>&1",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "live state differs from the applied one:\n{out}");
+    must(
+        &mut node,
+        "nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "live state differs from the applied one",
+    );
 
     // 6. show reports what is there.
-    let (st, shown) = node
-        .run("nodenet show --format json", Duration::from_secs(60))
-        .unwrap();
-    assert_eq!(st, 0, "{shown}");
+    let shown = must(&mut node, "nodenet show --format json", "command failed");
     let json_line = shown
         .lines()
         .find(|l| l.starts_with('{'))
@@ -231,38 +234,28 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
 
     // 4. A change that cuts the node off is undone.
-    let (st, out) = node
-        .run("s=$(date +%s.%N); nodenet apply /run/cfg/broken.yml --probe gateway --probe-timeout 5 --timeout 30 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 1 ]", Duration::from_secs(120))
-        .unwrap();
-    assert_eq!(st, 0, "the broken apply did not fail with exit 1:\n{out}");
+    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/broken.yml --probe gateway --probe-timeout 5 --timeout 30 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 1 ]", "the broken apply did not fail with exit 1");
     assert!(
         out.contains("probe `gateway` failed") && out.contains("restored"),
         "{out}"
     );
     eprintln!("failed apply until restored: {}\n{out}", took(&out));
-    let (st, out) = node
-        .run(
-            "ping -c 2 -W 3 192.168.110.1 && ip route show default",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "no connectivity after the rollback:\n{out}");
+    let out = must(
+        &mut node,
+        "ping -c 2 -W 3 192.168.110.1 && ip route show default",
+        "no connectivity after the rollback",
+    );
     assert!(out.contains("default via 192.168.110.1"), "{out}");
-    let (st, out) = node
-        .run(
-            "nodenet diff /run/cfg/day2.yml --live 2>&1",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "state after rollback differs:\n{out}");
+    must(
+        &mut node,
+        "nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "state after rollback differs",
+    );
     assert_eq!(node.boot_id().unwrap(), boot_id);
 
     // 5. The agent killed mid-apply (SIGKILL once the new VLAN exists,
     //    under a 10 s checkpoint): NetworkManager's own timeout restores.
-    let (st, out) = node
-        .run("nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; date +%s.%N", Duration::from_secs(120))
-        .unwrap();
-    assert_eq!(st, 0, "{out}");
+    let out = must(&mut node, "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; date +%s.%N", "command failed");
     assert!(
         out.contains("agent exit 137"),
         "the agent was not killed mid-apply:\n{out}"
@@ -287,30 +280,16 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "agent killed: NetworkManager restored {:.1} s after the kill (checkpoint timeout 10 s)",
         restored_at - killed_at
     );
-    let (st, out) = node
-        .run(
-            "ping -c 2 -W 3 192.168.110.1 && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "not back to the day-2 state after the kill:\n{out}");
+    must(&mut node, "ping -c 2 -W 3 192.168.110.1 && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1", "not back to the day-2 state after the kill");
 
     // 7. --ephemeral: in NetworkManager's memory only (no keyfile in /etc).
-    let (st, out) = node
-        .run(
-            "nodenet apply /run/cfg/vlan130.yml --ephemeral --probe ping:192.168.130.1 2>&1",
-            Duration::from_secs(120),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "ephemeral apply failed:\n{out}");
+    let out = must(
+        &mut node,
+        "nodenet apply /run/cfg/vlan130.yml --ephemeral --probe ping:192.168.130.1 2>&1",
+        "ephemeral apply failed",
+    );
     assert!(out.contains("probe ping:192.168.130.1: ok"), "{out}");
-    let (st, out) = node
-        .run(
-            "grep -rls 'id=130' /etc/NetworkManager/system-connections; grep -rls 'id=130' /run/NetworkManager/system-connections",
-            Duration::from_secs(30),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "no in-memory profile for VLAN 130:\n{out}");
+    let out = must(&mut node, "grep -rls 'id=130' /etc/NetworkManager/system-connections; grep -rls 'id=130' /run/NetworkManager/system-connections", "no in-memory profile for VLAN 130");
     assert!(
         !out.contains("/etc/"),
         "--ephemeral wrote a persistent profile:\n{out}"
@@ -321,13 +300,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //    reboot; `nodenet service` (what nodenet-apply.service runs) brings
     //    VLAN 120 back at boot and records the file's sha256. The
     //    ephemeral VLAN 130 is gone.
-    let (st, out) = node
-        .run(
-            "mkdir -p /etc/nmstate/openshift && cp /run/cfg/day2.yml /etc/nmstate/openshift/node.yml && nmcli connection delete bond0.120 && sync && ls /etc/NetworkManager/system-connections",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "{out}");
+    let out = must(&mut node, "mkdir -p /etc/nmstate/openshift && cp /run/cfg/day2.yml /etc/nmstate/openshift/node.yml && nmcli connection delete bond0.120 && sync && ls /etc/NetworkManager/system-connections", "command failed");
     assert!(!out.contains("bond0.120.nmconnection"), "{out}");
     let reboot = std::time::Instant::now();
     node.reset().unwrap();
@@ -370,13 +343,11 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         out.lines().filter(|l| l.starts_with(&sha)).count() == 2,
         "the service did not record the sha256 of node.yml:\n{out}"
     );
-    let (st, out) = node
-        .run(
-            "nodenet diff /run/cfg/day2.yml --live 2>&1",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "state after the reboot differs:\n{out}");
+    must(
+        &mut node,
+        "nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "state after the reboot differs",
+    );
     drop(switch);
 }
 
@@ -505,13 +476,11 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
             "{name} did not come from the ISO:\n{}",
             node.console
         );
-        let (st, on_node) = node
-            .run(
-                &format!("cat /etc/NetworkManager/system-connections/{name}"),
-                Duration::from_secs(30),
-            )
-            .unwrap();
-        assert_eq!(st, 0, "{on_node}");
+        let on_node = must(
+            &mut node,
+            &format!("cat /etc/NetworkManager/system-connections/{name}"),
+            "command failed",
+        );
         assert_eq!(
             on_node.trim(),
             fs::read_to_string(&f).unwrap().trim(),
@@ -524,13 +493,11 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
     wait_for("LACP on the switch", Duration::from_secs(60), || {
         switch.bond_aggregated("bond0").is_some()
     });
-    let (st, out) = node
-        .run(
-            "ping -c 3 -W 3 192.168.110.1 && ip -4 addr show bond0.110",
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    assert_eq!(st, 0, "ping over VLAN 110 failed:\n{out}");
+    let out = must(
+        &mut node,
+        "ping -c 3 -W 3 192.168.110.1 && ip -4 addr show bond0.110",
+        "ping over VLAN 110 failed",
+    );
     assert!(out.contains("192.168.110.10/24"), "{out}");
     eprintln!(
         "day 1 through Redfish: provision started until VLAN 110 answers: {:.1} s",
