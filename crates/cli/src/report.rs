@@ -120,30 +120,32 @@ fn same_finding(a: &Diagnostic, b: &Diagnostic) -> bool {
 
 /// Prints every diagnostic and a summary line to stderr (human) or one
 /// JSON object to stdout (json).
+/// The `--format json` object: `{"diagnostics": [...]}`.
+pub fn to_json(sources: &SourceMap, diags: &[Diagnostic]) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = diags
+        .iter()
+        .map(|d| {
+            let mut o = serde_json::json!({
+                "severity": d.severity,
+                "code": d.code,
+                "message": d.message,
+                "file": d.span.map(|s| sources.name(s.file).to_string()),
+                "line": d.span.map(|s| s.line),
+                "column": d.span.map(|s| s.column),
+                "host": d.host,
+            });
+            if let Some(h) = &d.help {
+                o["help"] = serde_json::json!(h);
+            }
+            o
+        })
+        .collect();
+    serde_json::json!({ "diagnostics": list })
+}
+
 pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
     match format {
-        Format::Json => {
-            let list: Vec<serde_json::Value> = diags
-                .iter()
-                .map(|d| {
-                    let mut o = serde_json::json!({
-                        "severity": d.severity,
-                        "code": d.code,
-                        "message": d.message,
-                        "file": d.span.map(|s| sources.name(s.file).to_string()),
-                        "line": d.span.map(|s| s.line),
-                        "column": d.span.map(|s| s.column),
-                        "host": d.host,
-                    });
-                    if let Some(h) = &d.help {
-                        o["help"] = serde_json::json!(h);
-                    }
-                    o
-                })
-                .collect();
-            let out = serde_json::json!({ "diagnostics": list });
-            println!("{out}");
-        }
+        Format::Json => println!("{}", to_json(sources, diags)),
         Format::Human => {
             let handler = GraphicalReportHandler::new_themed(
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -575,6 +575,21 @@ fn unmapped_settings_warn_and_strict_makes_them_errors() {
         "{err}"
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("name: eth0"));
+    // --format json: the warning as JSON on stderr, the state on stdout.
+    let o = run(nodenet().args(["import", "--format", "json"]).arg(&f));
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "keyfile-unmapped"
+                && d["severity"] == "warning"
+                && d["line"] == 7),
+        "{v}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("name: eth0"));
     let o = run(nodenet().args(["import", "--strict"]).arg(&f));
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());

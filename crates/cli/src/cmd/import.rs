@@ -19,7 +19,9 @@ pub struct Args {
     /// Host name for `--into`.
     #[arg(long, requires = "into")]
     host: Option<String>,
-    /// Diagnostics format (the state itself is always YAML on stdout).
+    /// Diagnostics format. The state is YAML on stdout; with `json`, the
+    /// diagnostics object goes to stdout when there are errors (no state
+    /// then) and to stderr otherwise.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -31,6 +33,11 @@ pub fn run(args: Args) -> ExitCode {
     };
     if args.format == Format::Human || imported.has_errors() {
         report::print(&imported.sources, &imported.diagnostics, args.format);
+    } else if !imported.diagnostics.is_empty() {
+        eprintln!(
+            "{}",
+            report::to_json(&imported.sources, &imported.diagnostics)
+        );
     }
     if imported.has_errors() {
         eprintln!("failed: {}", report::summary(&imported.diagnostics));
