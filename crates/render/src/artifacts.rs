@@ -16,7 +16,7 @@ use crate::output::OutFile;
 pub const NAMESPACE: &str = "openshift-machine-api";
 
 pub fn yaml(v: &J) -> String {
-    serde_yaml::to_string(v).expect("JSON values serialise to YAML")
+    crate::yaml_out::to_string(v)
 }
 
 /// Stand-in value replaced by [`embed`]: each host state is emitted as

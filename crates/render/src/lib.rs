@@ -3,6 +3,7 @@
 
 pub mod artifacts;
 pub mod output;
+pub mod yaml_out;
 
 use std::path::{Path, PathBuf};
 

@@ -116,7 +116,7 @@ pub fn write_tree(
             rustix::fs::RenameFlags::EXCHANGE,
         )
         .map_err(|e| io_err(dir, e.into()))
-        .and_then(|_| fs::remove_dir_all(&tmp_path).map_err(|e| io_err(&tmp_path, e)))
+        .and_then(|_| remove_tree(&tmp_path).map_err(|e| io_err(&tmp_path, e)))
     } else {
         fs::rename(&tmp_path, dir).map_err(|e| io_err(dir, e))
     };
@@ -124,6 +124,22 @@ pub fn write_tree(
         let _ = fs::remove_dir_all(&tmp_path);
     }
     result.map(|_| entries)
+}
+
+/// `rm -r`, directories in parallel: the old tree of a 10,000-host render
+/// is 50,000 files, and deleting them one by one took longer than writing
+/// the new ones.
+fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    let entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.par_iter().try_for_each(|e| {
+        // Not following symlinks: a link is removed, never its target.
+        if e.file_type()?.is_dir() {
+            remove_tree(&e.path())
+        } else {
+            fs::remove_file(e.path())
+        }
+    })?;
+    fs::remove_dir(dir)
 }
 
 /// Refuses to replace a directory nodenet did not write (no manifest.json,
@@ -184,6 +200,28 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_tree_deletes_links_not_their_targets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let keep = tmp.path().join("keep");
+        fs::create_dir(&keep).unwrap();
+        fs::write(keep.join("precious"), "x").unwrap();
+        let tree = tmp.path().join("tree");
+        for d in ["hosts/a/system-connections", "hosts/b", "openshift"] {
+            fs::create_dir_all(tree.join(d)).unwrap();
+        }
+        fs::write(
+            tree.join("hosts/a/system-connections/eth0.nmconnection"),
+            "k",
+        )
+        .unwrap();
+        fs::write(tree.join("openshift/mc.yaml"), "m").unwrap();
+        std::os::unix::fs::symlink(&keep, tree.join("hosts/b/link")).unwrap();
+        remove_tree(&tree).unwrap();
+        assert!(!tree.exists());
+        assert!(keep.join("precious").is_file());
+    }
 
     #[test]
     fn rewrite_replaces_whole_tree_and_sets_modes() {
