@@ -38,7 +38,14 @@ impl log::Log for CaptureLogger {
             }
             None => false,
         });
-        if !captured && self.enabled(record.metadata()) {
+        // nispor logs every unknown netlink attribute at info: only from debug.
+        let noisy = record.target().starts_with("nispor") && record.level() > log::Level::Warn;
+        let shown = if noisy {
+            log::max_level() >= log::LevelFilter::Debug
+        } else {
+            self.enabled(record.metadata())
+        };
+        if !captured && shown {
             eprintln!(
                 "{:8.3} {} {}: {}",
                 self.start.elapsed().as_secs_f64(),

@@ -253,6 +253,20 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
     assert_eq!(node.boot_id().unwrap(), boot_id);
 
+    // --no-commit, then `nodenet rollback` from another process: the
+    // VLAN and its profile are gone, VLAN 120 and the default route stay.
+    let out = must(
+        &mut node,
+        "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 60 2>&1 && ping -c 1 -W 3 192.168.130.1 && nodenet rollback 2>&1",
+        "apply --no-commit then rollback",
+    );
+    assert!(out.contains("checkpoint open"), "{out}");
+    must(
+        &mut node,
+        "[ ! -e /sys/class/net/bond0.130 ] && ! grep -rqs 'id=130' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "not back to the day-2 state after `nodenet rollback`",
+    );
+
     // 5. The agent killed mid-apply (SIGKILL once the new VLAN exists,
     //    under a 10 s checkpoint): NetworkManager's own timeout restores.
     let out = must(&mut node, "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; date +%s.%N", "command failed");
