@@ -26,6 +26,8 @@ pub enum AgentError {
         why: String,
         restore_seconds: f64,
     },
+    #[error("the kernel does not show the applied state after {seconds:.1} s; the previous state was restored:\n{diff}")]
+    NotApplied { diff: String, seconds: f64 },
     #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT or ping:ADDRESS)")]
     BadProbe(String),
 }
@@ -211,11 +213,11 @@ fn changes(
 }
 
 /// Applies `desired` under a checkpoint, probes, then commits or rolls back.
-pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied, AgentError> {
+pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied, AgentError> {
     let mut clock = Stopwatch::new();
     let mut out = Applied::default();
-    let desired: NetworkState =
-        serde_json::from_value(desired.clone()).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+    let desired: NetworkState = serde_json::from_value(desired_json.clone())
+        .map_err(|e| AgentError::Nmstate(e.to_string()))?;
     // Probes that fail now say nothing about the change: skip them.
     let mut probes = Vec::new();
     for p in &opts.probes {
@@ -239,8 +241,19 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
     state.set_commit(false);
     state.set_timeout(opts.timeout.as_secs().max(1) as u32);
     state.set_memory_only(opts.ephemeral);
+    // nmstate's verification re-reads NetworkManager and the kernel, with
+    // 1 s sleeps between attempts (~1 s or more of a slow node's time);
+    // the kernel's view of the whole desired state, polled every 0.1 s, is
+    // what has to be true before the probes anyway.
+    state.set_verify_change(false);
     state.apply().map_err(nm)?;
-    clock.lap("checkpoint+activate+verify");
+    clock.lap("checkpoint+activate");
+    if let Err(diff) = verify_live(desired_json, opts.timeout.min(VERIFY_WITHIN)) {
+        let seconds = clock.last.elapsed().as_secs_f64();
+        restore(&up_interfaces(&before)?, &probes, opts.timeout)?;
+        return Err(AgentError::NotApplied { diff, seconds });
+    }
+    clock.lap("verify");
     for p in &probes {
         if let Err(why) = run_probe(p, opts.probe_timeout) {
             let failed_at = Instant::now();
@@ -271,6 +284,28 @@ pub fn apply(desired: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied
     out.seconds = clock.start.elapsed().as_secs_f64();
     out.phases = clock.phases;
     Ok(out)
+}
+
+/// How long the kernel may take to show an applied state.
+const VERIFY_WITHIN: Duration = Duration::from_secs(10);
+
+/// Polls the kernel (netlink, through nispor) until it shows `desired` in
+/// every field the kernel can show (`nodenet diff --live`); the remaining
+/// difference as text if it does not within `within`.
+fn verify_live(desired: &serde_json::Value, within: Duration) -> Result<(), String> {
+    use nodenet_import::diff::{diff_with, render_text, Actual};
+    let deadline = Instant::now() + within;
+    loop {
+        let result = nodenet_import::live::current_state()
+            .map_err(|e| e.to_string())
+            .and_then(|live| diff_with(desired, &live, Actual::Live).map_err(|e| e.to_string()));
+        match result {
+            Ok(d) if d.equal => return Ok(()),
+            Ok(d) if Instant::now() >= deadline => return Err(render_text(&d)),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
 }
 
 /// Where a `--no-commit` apply leaves the interfaces that were up, for

@@ -46,6 +46,8 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     )
     .unwrap();
     day2["interfaces"].as_sequence_mut().unwrap().push(vlan120);
+    // And a name server (NetworkManager-only: not in the kernel's view).
+    day2["dns-resolver"] = serde_yaml::from_str("{config: {server: [192.168.110.1]}}").unwrap();
     fs::write(
         node_cfg.join("day2.yml"),
         serde_yaml::to_string(&day2).unwrap(),

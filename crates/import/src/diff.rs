@@ -209,6 +209,8 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
             .iter()
             .find(|a| key(a) == (name.clone(), kind.clone()))
         {
+            // Asked to be absent, and it is.
+            None if is_absent(d) => {}
             None => interfaces.push(IfaceDiff {
                 name,
                 kind,
@@ -243,22 +245,30 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         }
     }
     interfaces.sort_by(|a, b| (&a.name, &a.kind).cmp(&(&b.name, &b.kind)));
-    let mut routes = list_diff(
-        list(&desired, &["routes", "config"]),
-        list(&actual, &["routes", "config"]),
-    );
+    let (d_absent, d_routes): (Vec<&J>, Vec<&J>) = list(&desired, &["routes", "config"])
+        .into_iter()
+        .partition(|r| is_absent(r));
+    let a_routes = list(&actual, &["routes", "config"]);
+    let mut routes = list_diff(d_routes, a_routes.clone());
     if how == Actual::Live {
-        // The kernel has routes of its own making; only missing ones count.
-        routes.removed.clear();
+        // The kernel has routes of its own making; only missing ones count,
+        // and those the desired state says must be absent.
+        routes.removed = a_routes
+            .into_iter()
+            .filter(|r| d_absent.iter().any(|gone| matches_absent(gone, r)))
+            .cloned()
+            .collect();
     }
-    let dns_servers = list_diff(
-        list(&desired, &["dns-resolver", "config", "server"]),
-        list(&actual, &["dns-resolver", "config", "server"]),
-    );
-    let dns_search = list_diff(
-        list(&desired, &["dns-resolver", "config", "search"]),
-        list(&actual, &["dns-resolver", "config", "search"]),
-    );
+    // The kernel knows no DNS: a live comparison leaves it out.
+    let dns = |field: &str| match how {
+        Actual::Live => ListDiff::default(),
+        Actual::Complete => list_diff(
+            list(&desired, &["dns-resolver", "config", field]),
+            list(&actual, &["dns-resolver", "config", field]),
+        ),
+    };
+    let dns_servers = dns("server");
+    let dns_search = dns("search");
     let equal = interfaces.is_empty()
         && routes.is_empty()
         && dns_servers.is_empty()
@@ -269,6 +279,19 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         routes,
         dns_servers,
         dns_search,
+    })
+}
+
+fn is_absent(v: &J) -> bool {
+    v.get("state").and_then(J::as_str) == Some("absent")
+}
+
+/// An absent-route entry names the routes to remove by the fields it gives.
+fn matches_absent(absent: &J, route: &J) -> bool {
+    absent.as_object().is_some_and(|m| {
+        m.iter()
+            .filter(|(k, _)| k.as_str() != "state")
+            .all(|(k, v)| route.get(k) == Some(v))
     })
 }
 
@@ -324,6 +347,34 @@ mod tests {
         let a = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": "1500"}]});
         let b = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": 1500}]});
         assert!(diff(&a, &b).unwrap().equal);
+    }
+
+    #[test]
+    fn live_comparison_checks_absent_routes_and_interfaces_and_not_dns() {
+        let desired = json!({
+            "interfaces": [{"name": "eth0.130", "type": "vlan", "state": "absent"}],
+            "dns-resolver": {"config": {"server": ["10.0.0.1"]}},
+            "routes": {"config": [
+                {"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.254", "next-hop-interface": "eth0"},
+                {"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "next-hop-interface": "eth0", "state": "absent"}
+            ]}
+        });
+        let new_route = json!({"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.254", "next-hop-interface": "eth0"});
+        let old_route = json!({"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "next-hop-interface": "eth0"});
+        let live = |routes: Vec<J>| json!({"interfaces": [], "routes": {"config": routes}});
+        let done = diff_with(&desired, &live(vec![new_route.clone()]), Actual::Live).unwrap();
+        assert!(done.equal, "{}", render_text(&done));
+        let stale = diff_with(
+            &desired,
+            &live(vec![new_route, old_route.clone()]),
+            Actual::Live,
+        )
+        .unwrap();
+        assert!(!stale.equal);
+        assert_eq!(
+            stale.routes.removed,
+            vec![canonical(&live(vec![old_route]), "x").unwrap()["routes"]["config"][0].clone()]
+        );
     }
 
     #[test]
