@@ -271,7 +271,10 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
         let up = up_interfaces(&before)?;
         let saved = std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
             .and_then(|()| {
-                nodenet_model::write_atomic(Path::new(PENDING), up.to_string().as_bytes())
+                nodenet_model::write_atomic(
+                    Path::new(PENDING),
+                    serde_json::json!(up).to_string().as_bytes(),
+                )
             });
         if let Err(e) = saved {
             log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces)");
@@ -312,36 +315,30 @@ fn verify_live(desired: &serde_json::Value, within: Duration) -> Result<(), Stri
 /// `nodenet rollback` in a later process.
 const PENDING: &str = "/run/nodenet/pending-rollback.json";
 
-/// The interfaces up in `state`, as a state that asks for them up.
-fn up_interfaces(state: &NetworkState) -> Result<serde_json::Value, AgentError> {
+/// The interfaces up in `state` (what a restore must bring back).
+fn up_interfaces(state: &NetworkState) -> Result<Vec<String>, AgentError> {
     let snapshot = serde_json::to_value(state).map_err(|e| AgentError::Nmstate(e.to_string()))?;
-    let up: Vec<serde_json::Value> = snapshot["interfaces"]
+    Ok(snapshot["interfaces"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|i| {
             i["state"] == "up" && !matches!(i["type"].as_str(), Some("loopback" | "unknown") | None)
         })
-        .map(|i| serde_json::json!({"name": i["name"], "type": i["type"], "state": "up"}))
-        .collect();
-    Ok(serde_json::json!({ "interfaces": up }))
+        .filter_map(|i| i["name"].as_str().map(str::to_string))
+        .collect())
 }
 
 /// Rolls the open checkpoint back, then brings up again whatever in `up`
 /// is not up now: NetworkManager's rollback restores the profiles but may
 /// leave re-created devices down (NM 1.42 with VLANs).
-fn restore(up: &serde_json::Value, probes: &[Probe], timeout: Duration) -> Result<(), AgentError> {
+fn restore(up: &[String], probes: &[Probe], timeout: Duration) -> Result<(), AgentError> {
     NetworkState::checkpoint_rollback("").map_err(nm)?;
     // NetworkManager re-activates the restored profiles by itself: wait a
     // moment for the interfaces to be up in the kernel (operstate: a file
     // read, no netlink dump, no D-Bus) and for the probes that passed
     // before the change to pass again; activate what stays down.
-    let names: Vec<&str> = up["interfaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["name"].as_str())
-        .collect();
+    let names: Vec<&str> = up.iter().map(String::as_str).collect();
     let deadline = Instant::now() + RESTORE_GRACE;
     let down = loop {
         let down: Vec<&str> = names.iter().copied().filter(|n| !link_up(n)).collect();
@@ -475,7 +472,7 @@ pub fn commit() -> Result<(), AgentError> {
 pub fn rollback() -> Result<(), AgentError> {
     match std::fs::read(PENDING) {
         Ok(data) => {
-            let up =
+            let up: Vec<String> =
                 serde_json::from_slice(&data).map_err(|e| AgentError::Nmstate(e.to_string()))?;
             restore(&up, &[], Duration::from_secs(60))?;
             let _ = std::fs::remove_file(PENDING);
