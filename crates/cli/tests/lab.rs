@@ -21,6 +21,41 @@ fn cache() -> PathBuf {
         .unwrap_or_else(|| repo().join("target/lab-cache"))
 }
 
+/// The node (NICs 52:54:00:12:00:01/02, config disk from `node_cfg`,
+/// booting `cdrom` if given) cabled NIC-to-NIC to the switch (a kernel
+/// 802.3ad bond with VLANs 110/120/130); machine ids `machine` + 1 and + 2.
+fn node_and_switch(
+    dir: &Path,
+    node_cfg: PathBuf,
+    cdrom: Option<PathBuf>,
+    machine: u8,
+) -> (VmSpec, VmSpec) {
+    let switch_cfg = dir.join("switch-cfg");
+    fs::create_dir_all(&switch_cfg).unwrap();
+    fs::write(switch_cfg.join("switch.sh"), nodenet_lab::SWITCH_LACP_VLANS).unwrap();
+    let (node_nics, switch_nics) = nodenet_lab::cables(
+        &["52:54:00:12:00:01", "52:54:00:12:00:02"],
+        &["52:54:00:34:00:01", "52:54:00:34:00:02"],
+    );
+    let node = VmSpec {
+        name: "node".into(),
+        role: "node".into(),
+        machine_id: format!("5a1e00000000000000000000000000{:02x}", machine + 1),
+        nics: node_nics,
+        config: node_cfg,
+        cdrom,
+    };
+    let switch = VmSpec {
+        name: "switch".into(),
+        role: "switch".into(),
+        machine_id: format!("5a1e00000000000000000000000000{:02x}", machine + 2),
+        nics: switch_nics,
+        config: switch_cfg,
+        cdrom: None,
+    };
+    (node, switch)
+}
+
 /// Boots the node (keyfiles from `nodenet render`) and the switch.
 fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     let out = dir.join("render");
@@ -82,29 +117,7 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&broken).unwrap(),
     )
     .unwrap();
-    let switch_cfg = dir.join("switch-cfg");
-    fs::create_dir_all(&switch_cfg).unwrap();
-    fs::write(switch_cfg.join("switch.sh"), nodenet_lab::SWITCH_LACP_VLANS).unwrap();
-    let (node_nics, switch_nics) = nodenet_lab::cables(
-        &["52:54:00:12:00:01", "52:54:00:12:00:02"],
-        &["52:54:00:34:00:01", "52:54:00:34:00:02"],
-    );
-    let node = VmSpec {
-        name: "node".into(),
-        role: "node".into(),
-        machine_id: "5a1e0000000000000000000000000001".into(),
-        nics: node_nics,
-        config: node_cfg,
-        cdrom: None,
-    };
-    let switch = VmSpec {
-        name: "switch".into(),
-        role: "switch".into(),
-        machine_id: "5a1e0000000000000000000000000002".into(),
-        nics: switch_nics,
-        config: switch_cfg,
-        cdrom: None,
-    };
+    let (node, switch) = node_and_switch(dir, node_cfg, None, 0x00);
     let mut n = Vm::launch(img, &node, dir).unwrap();
     let mut s = Vm::launch(img, &switch, dir).unwrap();
     n.wait_ready(Duration::from_secs(180)).unwrap();
@@ -451,30 +464,8 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
 
     let node_cfg = dir.join("node-cfg");
     fs::create_dir_all(&node_cfg).unwrap();
-    let switch_cfg = dir.join("switch-cfg");
-    fs::create_dir_all(&switch_cfg).unwrap();
-    fs::write(switch_cfg.join("switch.sh"), nodenet_lab::SWITCH_LACP_VLANS).unwrap();
-    let (node_nics, switch_nics) = nodenet_lab::cables(
-        &["52:54:00:12:00:01", "52:54:00:12:00:02"],
-        &["52:54:00:34:00:01", "52:54:00:34:00:02"],
-    );
-    let node_spec = VmSpec {
-        name: "node".into(),
-        role: "node".into(),
-        machine_id: "5a1e0000000000000000000000000011".into(),
-        nics: node_nics,
-        // No keyfiles on the config disk: the ISO is the only source.
-        config: node_cfg,
-        cdrom: Some(cd),
-    };
-    let switch_spec = VmSpec {
-        name: "switch".into(),
-        role: "switch".into(),
-        machine_id: "5a1e0000000000000000000000000012".into(),
-        nics: switch_nics,
-        config: switch_cfg,
-        cdrom: None,
-    };
+    // No keyfiles on the node's config disk: the ISO is the only source.
+    let (node_spec, switch_spec) = node_and_switch(dir, node_cfg, Some(cd), 0x10);
     let mut node = Vm::launch(&img, &node_spec, dir).unwrap();
     let mut switch = Vm::launch(&img, &switch_spec, dir).unwrap();
     node.wait_ready(Duration::from_secs(240)).unwrap();
