@@ -339,16 +339,8 @@ fn restore(up: &[String], probes: &[Probe], timeout: Duration) -> Result<(), Age
     // read, no netlink dump, no D-Bus) and for the probes that passed
     // before the change to pass again; activate what stays down.
     let names: Vec<&str> = up.iter().map(String::as_str).collect();
-    let deadline = Instant::now() + RESTORE_GRACE;
-    let down = loop {
-        let down: Vec<&str> = names.iter().copied().filter(|n| !link_up(n)).collect();
-        if down.is_empty() && probes.iter().all(|p| run_probe(p, Duration::ZERO).is_ok()) {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            break down;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Err(down) = wait_up(&names, probes, RESTORE_GRACE) else {
+        return Ok(());
     };
     if !down.is_empty() {
         log::warn!(
@@ -357,18 +349,26 @@ fn restore(up: &[String], probes: &[Probe], timeout: Duration) -> Result<(), Age
         );
         activate_profiles(&down)?;
     }
-    // Then as above, with a longer wait: a profile is being activated.
-    let deadline = Instant::now() + timeout;
+    // A profile is being activated: wait longer, for the links only.
+    wait_up(&names, &[], timeout).map_err(|down| {
+        AgentError::Nmstate(format!(
+            "after the rollback, still down: {}",
+            down.join(", ")
+        ))
+    })
+}
+
+/// Polls until every interface in `names` is up and every probe passes;
+/// after `within`, the interfaces still down.
+fn wait_up<'a>(names: &[&'a str], probes: &[Probe], within: Duration) -> Result<(), Vec<&'a str>> {
+    let deadline = Instant::now() + within;
     loop {
         let down: Vec<&str> = names.iter().copied().filter(|n| !link_up(n)).collect();
-        if down.is_empty() {
+        if down.is_empty() && probes.iter().all(|p| run_probe(p, Duration::ZERO).is_ok()) {
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(AgentError::Nmstate(format!(
-                "after the rollback, still down: {}",
-                down.join(", ")
-            )));
+            return Err(down);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -499,10 +499,7 @@ pub struct AppliedRecord {
 impl AppliedRecord {
     pub fn sha256(data: &[u8]) -> String {
         use sha2::Digest;
-        sha2::Sha256::digest(data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        nodenet_model::hex(&sha2::Sha256::digest(data))
     }
 
     /// Whether `sha256` is what was applied last.

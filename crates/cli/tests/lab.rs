@@ -133,6 +133,23 @@ fn must(vm: &mut Vm, cmd: &str, what: &str) -> String {
     out
 }
 
+/// The seed topology is up: LACP collecting and distributing in one
+/// aggregator on both ends, 192.168.110.10/24 on VLAN 110, ping across.
+fn assert_day1_network(node: &mut Vm, switch: &mut Vm) {
+    wait_for("LACP on the node", Duration::from_secs(150), || {
+        node.bond_aggregated("bond0").is_some()
+    });
+    wait_for("LACP on the switch", Duration::from_secs(60), || {
+        switch.bond_aggregated("bond0").is_some()
+    });
+    let out = must(
+        node,
+        "ping -c 3 -W 3 192.168.110.1 && ip -4 addr show bond0.110",
+        "ping over VLAN 110 failed",
+    );
+    assert!(out.contains("192.168.110.10/24"), "{out}");
+}
+
 fn wait_for(what: &str, timeout: Duration, f: impl FnMut() -> bool) {
     nodenet_lab::wait_for(what, timeout, f).unwrap()
 }
@@ -145,21 +162,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     let (mut node, mut switch) = boot_pair(&img, tmp.path());
 
     // 1. LACP negotiated on both ends, ping over VLAN 110.
-    wait_for("LACP on the node", Duration::from_secs(150), || {
-        node.bond_aggregated("bond0").is_some()
-    });
-    wait_for("LACP on the switch", Duration::from_secs(60), || {
-        switch.bond_aggregated("bond0").is_some()
-    });
-    must(
-        &mut node,
-        "ping -c 3 -W 3 192.168.110.1",
-        "ping over VLAN 110 failed",
-    );
-    let (_, addr) = node
-        .run("ip -4 addr show bond0.110", Duration::from_secs(30))
-        .unwrap();
-    assert!(addr.contains("192.168.110.10/24"), "{addr}");
+    assert_day1_network(&mut node, &mut switch);
 
     // 2. One link down: the bond stays up, ping still works; back up:
     //    both ports aggregate again.
@@ -494,18 +497,7 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
             "{name} differs on the node"
         );
     }
-    wait_for("LACP on the node", Duration::from_secs(150), || {
-        node.bond_aggregated("bond0").is_some()
-    });
-    wait_for("LACP on the switch", Duration::from_secs(60), || {
-        switch.bond_aggregated("bond0").is_some()
-    });
-    let out = must(
-        &mut node,
-        "ping -c 3 -W 3 192.168.110.1 && ip -4 addr show bond0.110",
-        "ping over VLAN 110 failed",
-    );
-    assert!(out.contains("192.168.110.10/24"), "{out}");
+    assert_day1_network(&mut node, &mut switch);
     eprintln!(
         "day 1 through Redfish: provision started until VLAN 110 answers: {:.1} s",
         start.elapsed().as_secs_f64()

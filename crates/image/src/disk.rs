@@ -298,7 +298,7 @@ pub fn inject(
     let Hashing { inner, hash } = hashing;
     inner.get_ref().sync_data()?;
     drop(inner);
-    let sha256 = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let sha256 = nodenet_model::hex(&hash.finalize());
     std::fs::rename(&tmp_out, output)?;
     Ok(Written {
         sha256,

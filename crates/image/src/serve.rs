@@ -24,7 +24,7 @@ pub fn sha256_file(path: &Path) -> Result<String, ImageError> {
         }
         h.update(&buf[..n]);
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(nodenet_model::hex(&h.finalize()))
 }
 
 /// The file a request path names, if it is inside `root`.

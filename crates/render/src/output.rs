@@ -90,7 +90,7 @@ pub fn write_tree(
             write_file(&p, &f.content, f.mode)?;
             Ok(ManifestEntry {
                 path: f.path.clone(),
-                sha256: hex(&Sha256::digest(&f.content)),
+                sha256: nodenet_model::hex(&Sha256::digest(&f.content)),
                 mode: format!("{:04o}", f.mode),
                 size: f.content.len(),
             })
@@ -185,16 +185,6 @@ fn umask() -> u32 {
         rustix::process::umask(old);
         old.as_raw_mode()
     })
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
 }
 
 #[cfg(test)]
