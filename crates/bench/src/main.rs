@@ -225,13 +225,13 @@ fn media(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             root = args.disk_mib - 390,
         ))?;
         let gz = dir.join("disk.qcow2.gz");
-        let ours = best(1, || {
+        let ours = best(args.runs, || {
             sh(&format!(
                 "'{nn}' image disk --keyfile '{kfs}' '{}' -o '{d}/ours.qcow2.gz' >/dev/null",
                 gz.display()
             ))
         })?;
-        let seed = best(1, || {
+        let seed = best(args.runs, || {
             sh(&format!(
                 "cd '{d}' && rm -f s.qcow2 s.raw && pigz -dc disk.qcow2.gz > s.qcow2 && qemu-img convert -O raw s.qcow2 s.raw \
                  && printf 'mkdir /coreos-firstboot-network\nwrite {kfs} /coreos-firstboot-network/bond0.nmconnection\n' > cmds \
@@ -239,7 +239,7 @@ fn media(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                  && pigz -c s2.qcow2 > seed.qcow2.gz && sha256sum seed.qcow2.gz >/dev/null"
             ))
         })?;
-        let pigz = best(1, || {
+        let pigz = best(args.runs, || {
             sh(&format!("pigz -dc '{}' | pigz > /dev/null", gz.display()))
         })?;
         println!(

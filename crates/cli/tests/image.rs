@@ -390,26 +390,17 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
 /// boot length).
 fn build_disk(dir: &Path, root_mib: u64) -> (PathBuf, u64, u64) {
     let raw = dir.join("disk.raw");
-    let sh = |cmd: String| {
-        let o = run(Command::new("sh").arg("-c").arg(&cmd));
-        assert!(
-            o.status.success(),
-            "{cmd}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
     let staging = dir.join("staging");
     fs::create_dir_all(staging.join("grub2")).unwrap();
     fs::write(staging.join("grub2/grub.cfg"), "set timeout=1\n").unwrap();
     let total = 16 + root_mib + 2;
-    sh(format!("truncate -s {total}M '{}'", raw.display()));
-    sh(format!(
+    sh(&format!("truncate -s {total}M '{}'", raw.display()));
+    sh(&format!(
         "{} -o -n 1:2048:+1M -c 1:bios -n 2:0:+12M -c 2:boot -n 3:0:0 -c 3:root '{}' >/dev/null",
         tool("sgdisk").display(),
         raw.display()
     ));
-    let info = sh(format!(
+    let info = sh(&format!(
         "{} -i 2 '{}'",
         tool("sgdisk").display(),
         raw.display()
@@ -426,18 +417,18 @@ fn build_disk(dir: &Path, root_mib: u64) -> (PathBuf, u64, u64) {
     };
     let (first, last) = (sector("First sector:"), sector("Last sector:"));
     let boot = dir.join("boot.img");
-    sh(format!(
+    sh(&format!(
         "{} -q -F -L boot -d '{}' '{}' 12M",
         tool("mkfs.ext4").display(),
         staging.display(),
         boot.display()
     ));
-    sh(format!(
+    sh(&format!(
         "dd if='{}' of='{}' bs=512 seek={first} conv=notrunc status=none",
         boot.display(),
         raw.display()
     ));
-    let info3 = sh(format!(
+    let info3 = sh(&format!(
         "{} -i 3 '{}'",
         tool("sgdisk").display(),
         raw.display()
@@ -452,110 +443,120 @@ fn build_disk(dir: &Path, root_mib: u64) -> (PathBuf, u64, u64) {
         .parse()
         .unwrap();
     // A recognisable root partition.
-    sh(format!("yes nodenet-root-pattern | head -c {}M | dd of='{}' bs=512 seek={root_first} conv=notrunc status=none", root_mib, raw.display()));
+    sh(&format!("yes nodenet-root-pattern | head -c {}M | dd of='{}' bs=512 seek={root_first} conv=notrunc status=none", root_mib, raw.display()));
     (raw, first * 512, (last - first + 1) * 512)
 }
 
-#[test]
-fn disk_qcow2_gz_gets_keyfiles_in_boot_and_nothing_else_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (raw, off, len) = build_disk(tmp.path(), 8);
-    let original = fs::read(&raw).unwrap();
-    let qcow = tmp.path().join("rhcos.qcow2");
-    let o = run(Command::new(tool("qemu-img"))
-        .args(["convert", "-O", "qcow2"])
-        .arg(&raw)
-        .arg(&qcow));
-    assert!(o.status.success());
-    let st = Command::new("sh")
-        .arg("-c")
-        .arg(format!("gzip -k '{}'", qcow.display()))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let input = tmp.path().join("rhcos.qcow2.gz");
-    let input_bytes = fs::read(&input).unwrap();
-    let out = tmp.path().join("rhcos-master-0.qcow2.gz");
-    let ign = tmp.path().join("c.ign");
-    fs::write(&ign, "{\"ignition\":{\"version\":\"3.2.0\"}}\n").unwrap();
+fn sh(cmd: &str) -> String {
+    let o = run(Command::new("sh").arg("-c").arg(cmd));
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs `nodenet image disk` with `args`, then reads the output back with
+/// standard tools (gunzip, `qemu-img check` and `convert`, debugfs,
+/// e2fsck) and checks: only the `boot` partition changed, `files` are in it
+/// 0600 root, the filesystem is clean. Returns nodenet's stderr.
+fn disk_run_and_verify(
+    dir: &Path,
+    input: &Path,
+    args: &[&std::ffi::OsStr],
+    original_raw: &[u8],
+    boot: (u64, u64),
+    files: &[(String, Vec<u8>)],
+) -> String {
+    let before = fs::read(input).unwrap();
+    let name = input.file_name().unwrap().to_string_lossy().into_owned();
+    let out = dir.join(format!("out-{name}"));
     let o = run(nodenet()
-        .args(["image", "disk", "--host", "master-0", "-c"])
-        .arg(repo().join("examples/lacp-vlan.yaml"))
-        .arg("--ignition")
-        .arg(&ign)
-        .arg(&input)
+        .args(["image", "disk"])
+        .args(args)
+        .arg(input)
         .arg("-o")
         .arg(&out)
         .args(["--url-base", "http://10.0.0.2:8080/images"]));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(fs::read(&input).unwrap(), input_bytes, "input changed");
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(fs::read(input).unwrap(), before, "input changed");
     // The printed sha256 is the output's, and the URL form carries it.
-    let sum = run(Command::new(tool("sha256sum")).arg(&out));
-    let hex = String::from_utf8_lossy(&sum.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let hex = sh(&format!(
+        "{} '{}'",
+        tool("sha256sum").display(),
+        out.display()
+    ))
+    .split_whitespace()
+    .next()
+    .unwrap()
+    .to_string();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains(&format!(
-            "clusterOSImage: http://10.0.0.2:8080/images/rhcos-master-0.qcow2.gz?sha256={hex}"
+            "clusterOSImage: http://10.0.0.2:8080/images/out-{name}?sha256={hex}"
         )),
         "{stdout}"
     );
     // Back to raw with standard tools.
-    let back = tmp.path().join("back.raw");
-    let st = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "gunzip -c '{}' > '{}.qcow2' && {} convert -O raw '{}.qcow2' '{}'",
+    let mut image = out.clone();
+    if name.ends_with(".gz") {
+        sh(&format!("gzip -t '{}'", out.display()));
+        image = dir.join(format!("back-{}", name.trim_end_matches(".gz")));
+        sh(&format!(
+            "gunzip -c '{}' > '{}'",
             out.display(),
-            back.display(),
+            image.display()
+        ));
+    }
+    let back = dir.join("back.raw");
+    if name.contains(".qcow2") {
+        let check = sh(&format!(
+            "{} check '{}'",
             tool("qemu-img").display(),
-            back.display(),
+            image.display()
+        ));
+        assert!(check.contains("No errors were found"), "{check}");
+        sh(&format!(
+            "{} convert -O raw '{}' '{}'",
+            tool("qemu-img").display(),
+            image.display(),
             back.display()
-        ))
-        .status()
-        .unwrap();
-    assert!(st.success());
+        ));
+    } else {
+        fs::copy(&image, &back).unwrap();
+    }
     let after = fs::read(&back).unwrap();
-    assert_eq!(after.len(), original.len());
-    let (o0, o1) = (off as usize, (off + len) as usize);
+    assert_eq!(after.len(), original_raw.len());
+    let (o0, o1) = (boot.0 as usize, (boot.0 + boot.1) as usize);
     assert!(
-        original[..o0] == after[..o0],
+        original_raw[..o0] == after[..o0],
         "bytes before the boot partition changed"
     );
     assert!(
-        original[o1..] == after[o1..],
+        original_raw[o1..] == after[o1..],
         "bytes after the boot partition changed"
     );
     // debugfs reads our files back, 0600 root; e2fsck finds the fs clean.
-    let dev = format!("{}?offset={off}", back.display());
-    for (name, content) in rendered_keyfiles(tmp.path(), "master-0") {
+    let dev = format!("{}?offset={}", back.display(), boot.0);
+    for (path, content) in files {
         let o = run(Command::new(tool("debugfs"))
             .arg("-R")
-            .arg(format!("cat /coreos-firstboot-network/{name}"))
+            .arg(format!("cat {path}"))
             .arg(&dev));
-        assert_eq!(String::from_utf8_lossy(&o.stdout), content, "{name}");
+        assert!(o.stdout == *content, "{path} differs");
         let stat = run(Command::new(tool("debugfs"))
             .arg("-R")
-            .arg(format!("stat /coreos-firstboot-network/{name}"))
+            .arg(format!("stat {path}"))
             .arg(&dev));
-        let s = String::from_utf8_lossy(&stat.stdout);
+        let st = String::from_utf8_lossy(&stat.stdout);
         assert!(
-            s.contains("Mode:  0600") && s.contains("User:     0") && s.contains("Group:     0"),
-            "{s}"
+            st.contains("Mode:  0600") && st.contains("User:     0") && st.contains("Group:     0"),
+            "{st}"
         );
     }
-    let o = run(Command::new(tool("debugfs"))
-        .arg("-R")
-        .arg("cat /ignition/config.ign")
-        .arg(&dev));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        fs::read_to_string(&ign).unwrap()
-    );
-    let part = tmp.path().join("boot.part");
+    let part = dir.join("boot.part");
     fs::write(&part, &after[o0..o1]).unwrap();
     let fsck = run(Command::new(tool("e2fsck")).arg("-fn").arg(&part));
     assert!(
@@ -564,6 +565,153 @@ fn disk_qcow2_gz_gets_keyfiles_in_boot_and_nothing_else_changes() {
         String::from_utf8_lossy(&fsck.stdout),
         String::from_utf8_lossy(&fsck.stderr)
     );
+    for f in [out, image, back, part] {
+        let _ = fs::remove_file(f);
+    }
+    stderr
+}
+
+/// `(bytes changed in place, bytes appended)` from nodenet's report.
+fn patched(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("patched: "))
+        .unwrap_or_else(|| panic!("not patched: {stderr}"));
+    let n: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (n[0], n[1])
+}
+
+#[test]
+fn disk_images_get_keyfiles_in_boot_and_nothing_else_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, off, len) = build_disk(tmp.path(), 8);
+    let original = fs::read(&raw).unwrap();
+    let qcow = tmp.path().join("rhcos.qcow2");
+    sh(&format!(
+        "{} convert -O qcow2 '{}' '{}' && gzip -k '{}' '{}'",
+        tool("qemu-img").display(),
+        raw.display(),
+        qcow.display(),
+        qcow.display(),
+        raw.display()
+    ));
+    let ign = tmp.path().join("c.ign");
+    fs::write(&ign, "{\"ignition\":{\"version\":\"3.2.0\"}}\n").unwrap();
+    let mut files: Vec<(String, Vec<u8>)> = rendered_keyfiles(tmp.path(), "master-0")
+        .into_iter()
+        .map(|(n, c)| (format!("/coreos-firstboot-network/{n}"), c.into_bytes()))
+        .collect();
+    files.push(("/ignition/config.ign".into(), fs::read(&ign).unwrap()));
+    let inventory = repo().join("examples/lacp-vlan.yaml");
+    let args = [
+        "--host".as_ref(),
+        "master-0".as_ref(),
+        "-c".as_ref(),
+        inventory.as_os_str(),
+        "--ignition".as_ref(),
+        ign.as_os_str(),
+    ];
+    // A .gz is spliced (only the changed stretch compressed anew), a plain
+    // image patched in a copy.
+    for input in [
+        tmp.path().join("rhcos.qcow2.gz"),
+        qcow.clone(),
+        tmp.path().join("disk.raw.gz"),
+        raw.clone(),
+    ] {
+        let stderr = disk_run_and_verify(tmp.path(), &input, &args, &original, (off, len), &files);
+        let (changed, _) = patched(&stderr);
+        assert!(changed > 0, "{stderr}");
+    }
+}
+
+#[test]
+fn disk_qcow2_grows_by_new_clusters_for_data_where_the_image_had_none() {
+    // 3 MiB of Ignition lands in ext4 blocks that were never written, so in
+    // qcow2 clusters that do not exist yet: appended, with L2 entries and
+    // refcounts (qemu-img check finds no leak).
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, off, len) = build_disk(tmp.path(), 8);
+    let original = fs::read(&raw).unwrap();
+    let qcow = tmp.path().join("grow.qcow2");
+    sh(&format!(
+        "{} convert -O qcow2 '{}' '{}' && gzip -k '{}'",
+        tool("qemu-img").display(),
+        raw.display(),
+        qcow.display(),
+        qcow.display()
+    ));
+    let ign = tmp.path().join("big.ign");
+    let big: String = (0..120_000).map(|i| format!("{i:025}\n")).collect();
+    fs::write(&ign, &big).unwrap();
+    let kf = tmp.path().join("eno1.nmconnection");
+    fs::write(&kf, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
+    let files = vec![
+        (
+            "/coreos-firstboot-network/eno1.nmconnection".to_string(),
+            fs::read(&kf).unwrap(),
+        ),
+        ("/ignition/config.ign".to_string(), big.into_bytes()),
+    ];
+    let args = [
+        "--keyfile".as_ref(),
+        kf.as_os_str(),
+        "--ignition".as_ref(),
+        ign.as_os_str(),
+    ];
+    for input in [qcow.clone(), tmp.path().join("grow.qcow2.gz")] {
+        let stderr = disk_run_and_verify(tmp.path(), &input, &args, &original, (off, len), &files);
+        let (_, appended) = patched(&stderr);
+        assert!(appended >= 3 << 20, "{stderr}");
+    }
+}
+
+#[test]
+fn disk_layouts_the_patcher_does_not_handle_are_rewritten_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, off, len) = build_disk(tmp.path(), 4);
+    let original = fs::read(&raw).unwrap();
+    let kf = tmp.path().join("eno1.nmconnection");
+    fs::write(&kf, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
+    let files = vec![(
+        "/coreos-firstboot-network/eno1.nmconnection".to_string(),
+        fs::read(&kf).unwrap(),
+    )];
+    // A qcow2 with compressed clusters, and a .gz of two members.
+    let compressed = tmp.path().join("c.qcow2");
+    sh(&format!(
+        "{} convert -c -O qcow2 '{}' '{}'",
+        tool("qemu-img").display(),
+        raw.display(),
+        compressed.display()
+    ));
+    let two = tmp.path().join("two.raw.gz");
+    let r = raw.display();
+    sh(&format!(
+        "head -c 1048576 '{r}' | gzip > '{}' && tail -c +1048577 '{r}' | gzip >> '{}'",
+        two.display(),
+        two.display()
+    ));
+    for (input, reason) in [
+        (compressed, "the qcow2 image has compressed clusters"),
+        (two, "more than one gzip member"),
+    ] {
+        let stderr = disk_run_and_verify(
+            tmp.path(),
+            &input,
+            &["--keyfile".as_ref(), kf.as_os_str()],
+            &original,
+            (off, len),
+            &files,
+        );
+        assert!(
+            stderr.contains(&format!("rewrote the whole image ({reason}")),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
@@ -597,18 +745,11 @@ fn disk_raw_without_boot_partition_is_refused() {
 #[test]
 fn disk_killed_mid_write_leaves_input_and_no_output() {
     let tmp = tempfile::tempdir().unwrap();
-    let (raw, _, _) = build_disk(tmp.path(), 400);
-    let st = Command::new("sh")
-        .arg("-c")
-        .arg(format!("gzip -1 -k '{}'", raw.display()))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let input = tmp.path().join("disk.raw.gz");
+    let (input, _, _) = build_disk(tmp.path(), 600);
     let before = fs::read(&input).unwrap();
     let kf = tmp.path().join("eno1.nmconnection");
     fs::write(&kf, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
-    let out = tmp.path().join("out.raw.gz");
+    let out = tmp.path().join("out.raw");
     let mut child = nodenet()
         .args(["image", "disk", "--keyfile"])
         .arg(&kf)
@@ -616,9 +757,23 @@ fn disk_killed_mid_write_leaves_input_and_no_output() {
         .arg("-o")
         .arg(&out)
         .stderr(Stdio::null())
+        .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SIGKILL as soon as the output is being written (its temp file exists).
+    let writing = |dir: &Path| {
+        fs::read_dir(dir).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".nodenet-disk-")
+                && e.path().join("out").exists()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !writing(tmp.path()) && child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no output started");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     let still_running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();

@@ -3,16 +3,29 @@
 //! of the ext4 partition labelled `boot`, which CoreOS copies to
 //! /run/NetworkManager/system-connections on first boot.
 //!
-//! No root, mounts, nbd or guestfish: the GPT is read in-process
-//! (gptman); qcow2 goes through `qemu-img convert`; the ext4 is written by
-//! e2fsprogs' `debugfs -w` at the partition's byte offset; gzip is
-//! decompressed while streaming and recompressed on all cores (gzp,
-//! pigz-style single member) with the sha256 taken in the same pass.
+//! No root, mounts, nbd or guestfish. The usual way (`patch`): the image
+//! is read in-process (gzip decoded once, qcow2 mapped by `qcow2`, the GPT
+//! by gptman), the `boot` partition is copied out to a sparse file and
+//! written by e2fsprogs' `debugfs -w`, and only the guest clusters that
+//! changed go back: in place in a copy of a plain image, or spliced into
+//! the original gzip stream (`gzip_splice`), so a 2 GiB `.qcow2.gz` costs
+//! one decompression and a few hundred KiB of compression.
+//!
+//! Images that way cannot handle (see `qcow2` and `gzip_splice` for what
+//! they refuse) are rewritten whole (`rewrite`): `qemu-img convert` to raw
+//! and back, gzip on all cores (gzp, pigz-style single member).
+
+mod gzip_splice;
+mod qcow2;
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use gzip_splice::Unspliceable;
 
 use gzp::{deflate::Gzip, ZBuilder, ZWriter};
 use sha2::{Digest, Sha256};
@@ -61,12 +74,37 @@ pub fn detect(path: &Path) -> Result<Detected, ImageError> {
     Ok(Detected { gzip, format })
 }
 
-/// Finds the GPT partition named `boot`.
+/// Bytes of an image (the decompressed data, for a `.gz`) to replace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub at: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// How the output was made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Only what changed was written: `changed` bytes in place,
+    /// `appended` after the end (new qcow2 clusters), and for a `.gz`
+    /// `recompressed` bytes compressed anew around them.
+    Patched {
+        changed: u64,
+        appended: u64,
+        recompressed: u64,
+    },
+    /// The whole image was converted and rewritten, for this reason.
+    Rewritten { reason: String },
+}
+
+/// Finds the GPT partition named `boot` in a raw image file.
 pub fn boot_partition(raw: &Path) -> Result<Partition, ImageError> {
-    let mut f = File::open(raw)?;
+    boot_partition_in(&mut File::open(raw)?)
+}
+
+fn boot_partition_in<R: Read + Seek>(f: &mut R) -> Result<Partition, ImageError> {
     for sector in [512u64, 4096] {
         f.seek(SeekFrom::Start(0))?;
-        let Ok(gpt) = gptman::GPT::read_from(&mut f, sector) else {
+        let Ok(gpt) = gptman::GPT::read_from(f, sector) else {
             continue;
         };
         for (_, p) in gpt.iter() {
@@ -199,11 +237,11 @@ pub struct Written {
     pub sha256: String,
     pub detected: Detected,
     pub partition: Partition,
+    pub method: Method,
 }
 
-/// input → (gunzip) → (qcow2 → raw) → write into `boot` → (raw → qcow2)
-/// → (gzip on all cores) → output, sha256 of the output on the way. The
-/// output appears under its name only when complete.
+/// Writes the keyfiles (and Ignition) into the image's `boot` partition;
+/// the output appears under its name only when complete, with its sha256.
 pub fn inject(
     input: &Path,
     output: &Path,
@@ -216,29 +254,388 @@ pub fn inject(
     let scratch = tempfile::Builder::new()
         .prefix(".nodenet-disk-")
         .tempdir_in(dir)?;
-    let work: PathBuf = scratch.path().join("image");
+    let job = Job {
+        input,
+        output,
+        detected,
+        keyfiles,
+        ignition,
+        progress,
+    };
+    match patch(&job, scratch.path()) {
+        Ok(written) => Ok(written),
+        Err(Unspliceable::Image(e)) => Err(e),
+        Err(Unspliceable::Layout(reason)) => {
+            progress(&format!("{reason}: rewriting the whole image"));
+            let scratch = tempfile::Builder::new()
+                .prefix(".nodenet-disk-")
+                .tempdir_in(dir)?;
+            let mut written = rewrite(&job, scratch.path())?;
+            written.method = Method::Rewritten { reason };
+            Ok(written)
+        }
+    }
+}
+
+/// One run's request, the same for both ways.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    input: &'a Path,
+    output: &'a Path,
+    detected: Detected,
+    keyfiles: &'a [(String, Vec<u8>)],
+    ignition: Option<&'a [u8]>,
+    progress: &'a dyn Fn(&str),
+}
+
+/// The guest's view of an image file: a raw disk, or a qcow2 mapped.
+struct Guest<'a> {
+    file: &'a File,
+    qcow2: Option<qcow2::Qcow2>,
+    size: u64,
+}
+
+impl<'a> Guest<'a> {
+    fn open(file: &'a File, format: Format) -> Result<Self, Unspliceable> {
+        Ok(match format {
+            Format::Raw => Guest {
+                file,
+                qcow2: None,
+                size: file.metadata()?.len(),
+            },
+            Format::Qcow2 => {
+                let q = qcow2::Qcow2::open(file).map_err(Unspliceable::Layout)?;
+                Guest {
+                    file,
+                    size: q.size,
+                    qcow2: Some(q),
+                }
+            }
+        })
+    }
+
+    /// The unit changes are tracked in: the qcow2 cluster, or 64 KiB.
+    fn chunk(&self) -> u64 {
+        self.qcow2.as_ref().map_or(64 * 1024, |q| q.cluster)
+    }
+
+    /// Whether the chunk may hold data (false: reads as zeros).
+    fn stored(&mut self, chunk: u64) -> Result<bool, Unspliceable> {
+        Ok(match &mut self.qcow2 {
+            None => true,
+            Some(q) => {
+                q.backing(self.file, chunk).map_err(Unspliceable::Layout)? != qcow2::Backing::Zeros
+            }
+        })
+    }
+
+    /// Guest bytes at `at`; zeros past the end.
+    fn read(&mut self, mut at: u64, mut buf: &mut [u8]) -> Result<(), Unspliceable> {
+        let c = self.chunk();
+        while !buf.is_empty() {
+            let n = ((c - at % c) as usize).min(buf.len());
+            let (piece, rest) = buf.split_at_mut(n);
+            let host = match &mut self.qcow2 {
+                None => Some(at),
+                Some(q) => match q.backing(self.file, at / c).map_err(Unspliceable::Layout)? {
+                    qcow2::Backing::Zeros => None,
+                    qcow2::Backing::Host(h) => Some(h + at % c),
+                },
+            };
+            piece.fill(0);
+            if let Some(h) = host.filter(|_| at < self.size) {
+                let mut done = 0;
+                while done < piece.len() {
+                    match self.file.read_at(&mut piece[done..], h + done as u64)? {
+                        0 => break,
+                        r => done += r,
+                    }
+                }
+            }
+            at += n as u64;
+            buf = rest;
+        }
+        Ok(())
+    }
+}
+
+/// `Read + Seek` over a guest, for gptman; keeps the reason a read
+/// failed, which gptman would turn into "no partition table".
+struct GuestCursor<'g, 'a> {
+    guest: &'g mut Guest<'a>,
+    pos: u64,
+    failure: Option<Unspliceable>,
+}
+
+impl Read for GuestCursor<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (self.guest.size.saturating_sub(self.pos) as usize).min(buf.len());
+        if let Err(e) = self.guest.read(self.pos, &mut buf[..n]) {
+            self.failure = Some(e);
+            return Err(std::io::Error::other("unreadable guest data"));
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for GuestCursor<'_, '_> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            SeekFrom::Start(p) => p,
+            SeekFrom::End(d) => self.guest.size.saturating_add_signed(d),
+            SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// Guest chunks overlapping the partition.
+fn chunks_of(part: Partition, chunk: u64) -> Range<u64> {
+    part.offset / chunk..(part.offset + part.length).div_ceil(chunk)
+}
+
+/// Copies the partition out to a sparse file (stored, non-zero chunks).
+fn extract(guest: &mut Guest, part: Partition, to: &Path) -> Result<File, Unspliceable> {
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    f.set_len(part.length)?;
+    let c = guest.chunk();
+    let mut buf = vec![0u8; c as usize];
+    for k in chunks_of(part, c) {
+        if !guest.stored(k)? {
+            continue;
+        }
+        guest.read(k * c, &mut buf)?;
+        let (from, to) = (
+            (k * c).max(part.offset),
+            ((k + 1) * c).min(part.offset + part.length),
+        );
+        let piece = &buf[(from - k * c) as usize..(to - k * c) as usize];
+        if piece.iter().any(|&b| b != 0) {
+            f.write_all_at(piece, from - part.offset)?;
+        }
+    }
+    Ok(f)
+}
+
+/// Chunks whose bytes differ between the guest and the partition file:
+/// (chunk, its new contents, the changed byte range inside it). Only the
+/// file's data extents are compared: holes are chunks nobody wrote.
+type Change = (u64, Vec<u8>, Range<usize>);
+
+fn changed_chunks(
+    guest: &mut Guest,
+    part: Partition,
+    file: &File,
+) -> Result<Vec<Change>, Unspliceable> {
+    use rustix::fs::{seek, SeekFrom as S};
+    let c = guest.chunk();
+    let mut out: Vec<Change> = Vec::new();
+    let mut pos = 0u64;
+    let mut old = vec![0u8; c as usize];
+    while pos < part.length {
+        let Ok(data) = seek(file, S::Data(pos)) else {
+            break;
+        };
+        let hole = seek(file, S::Hole(data)).map_err(std::io::Error::from)?;
+        let chunks = chunks_of(
+            Partition {
+                offset: part.offset + data,
+                length: hole - data,
+            },
+            c,
+        );
+        for k in chunks {
+            if out.last().is_some_and(|l| l.0 >= k) {
+                continue;
+            }
+            guest.read(k * c, &mut old)?;
+            let mut new = old.clone();
+            let (from, to) = (
+                (k * c).max(part.offset),
+                ((k + 1) * c).min(part.offset + part.length),
+            );
+            file.read_exact_at(
+                &mut new[(from - k * c) as usize..(to - k * c) as usize],
+                from - part.offset,
+            )?;
+            let first = old.iter().zip(&new).position(|(a, b)| a != b);
+            if let Some(first) = first {
+                let last = old.iter().zip(&new).rposition(|(a, b)| a != b).unwrap();
+                out.push((k, new, first..last + 1));
+            }
+        }
+        pos = hole;
+    }
+    Ok(out)
+}
+
+/// Sorts edits and joins overlapping or touching ones.
+fn coalesce(mut edits: Vec<Edit>) -> Vec<Edit> {
+    edits.sort_by_key(|e| e.at);
+    let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
+    for e in edits {
+        match out.last_mut() {
+            Some(last) if e.at <= last.at + last.bytes.len() as u64 => {
+                let start = (e.at - last.at) as usize;
+                let end = start + e.bytes.len();
+                if end > last.bytes.len() {
+                    last.bytes.resize(end, 0);
+                }
+                last.bytes[start..end].copy_from_slice(&e.bytes);
+            }
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
+/// The usual way (module docs): change only what debugfs changed.
+fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
+    let source = File::open(job.input)?;
+    let decoded_path = scratch.join("image");
+    let member = if job.detected.gzip {
+        (job.progress)("decompressing");
+        let mut out = File::create(&decoded_path)?;
+        Some(gzip_splice::decode(&source, &mut out)?)
+    } else {
+        None
+    };
+    let image = match member {
+        Some(_) => File::open(&decoded_path)?,
+        None => source.try_clone()?,
+    };
+    let mut guest = Guest::open(&image, job.detected.format)?;
+    let mut cursor = GuestCursor {
+        guest: &mut guest,
+        pos: 0,
+        failure: None,
+    };
+    let found = boot_partition_in(&mut cursor);
+    if let Some(failure) = cursor.failure {
+        return Err(failure);
+    }
+    let partition = found.map_err(Unspliceable::Image)?;
+    (job.progress)("writing into the boot partition");
+    let part_path = scratch.join("boot.part");
+    let part_file = extract(&mut guest, partition, &part_path)?;
+    write_into_boot(
+        &part_path,
+        Partition {
+            offset: 0,
+            length: partition.length,
+        },
+        job.keyfiles,
+        job.ignition,
+        scratch,
+    )
+    .map_err(Unspliceable::Image)?;
+    let changes = changed_chunks(&mut guest, partition, &part_file)?;
+    let c = guest.chunk();
+    let (edits, appended) = match &mut guest.qcow2 {
+        None => (
+            changes
+                .into_iter()
+                .map(|(k, data, r)| Edit {
+                    at: k * c + r.start as u64,
+                    bytes: data[r].to_vec(),
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Some(q) => q.plan(&image, &changes).map_err(Unspliceable::Layout)?,
+    };
+    let edits = coalesce(edits);
+    (job.progress)(if job.detected.gzip {
+        "compressing the changes and hashing"
+    } else {
+        "writing the changes and hashing"
+    });
+    let tmp_out = scratch.join("out");
+    let mut recompressed = 0;
+    let mut hash = Sha256::new();
+    if let Some(member) = &member {
+        let mut hashing = Hashing {
+            inner: BufWriter::with_capacity(1 << 20, File::create(&tmp_out)?),
+            hash,
+        };
+        recompressed =
+            gzip_splice::splice(&source, member, &image, &edits, &appended, &mut hashing)
+                .map_err(Unspliceable::Image)?
+                .recompressed;
+        hashing.flush()?;
+        let Hashing { inner, hash: h } = hashing;
+        inner.get_ref().sync_data()?;
+        hash = h;
+    } else {
+        std::fs::copy(job.input, &tmp_out)?;
+        let out = File::options().read(true).write(true).open(&tmp_out)?;
+        let end = out.metadata()?.len();
+        for e in &edits {
+            out.write_all_at(&e.bytes, e.at)?;
+        }
+        out.write_all_at(&appended, end)?;
+        out.sync_data()?;
+        let mut r = BufReader::with_capacity(1 << 20, out);
+        std::io::copy(&mut r, &mut HashOnly(&mut hash))?;
+    }
+    std::fs::rename(&tmp_out, job.output)?;
+    Ok(Written {
+        sha256: nodenet_model::hex(&hash.finalize()),
+        detected: job.detected,
+        partition,
+        method: Method::Patched {
+            changed: edits.iter().map(|e| e.bytes.len() as u64).sum(),
+            appended: appended.len() as u64,
+            recompressed,
+        },
+    })
+}
+
+/// A sink that only hashes.
+struct HashOnly<'a>(&'a mut Sha256);
+
+impl Write for HashOnly<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The fallback: input → (gunzip) → (qcow2 → raw) → write into `boot` →
+/// (raw → qcow2) → (gzip on all cores) → output, sha256 on the way.
+fn rewrite(job: &Job, scratch: &Path) -> Result<Written, ImageError> {
+    let work: PathBuf = scratch.join("image");
     // 1. An uncompressed working copy.
-    progress(if detected.gzip {
+    (job.progress)(if job.detected.gzip {
         "decompressing"
     } else {
         "copying"
     });
-    if detected.gzip {
+    if job.detected.gzip {
         let mut d = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 20,
-            File::open(input)?,
+            File::open(job.input)?,
         ));
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&work)?);
         std::io::copy(&mut d, &mut w)
             .map_err(|e| ImageError::NotDiskImage(format!("gzip: {e}")))?;
         w.flush()?;
     } else {
-        std::fs::copy(input, &work)?;
+        std::fs::copy(job.input, &work)?;
     }
     // 2. Raw for the partition table and debugfs.
-    progress("writing into the boot partition");
-    let raw = if detected.format == Format::Qcow2 {
-        let raw = scratch.path().join("image.raw");
+    (job.progress)("writing into the boot partition");
+    let raw = if job.detected.format == Format::Qcow2 {
+        let raw = scratch.join("image.raw");
         tool(
             program("qemu-img")
                 .args(["convert", "-O", "raw"])
@@ -252,15 +649,15 @@ pub fn inject(
         work.clone()
     };
     let partition = boot_partition(&raw)?;
-    write_into_boot(&raw, partition, keyfiles, ignition, scratch.path())?;
+    write_into_boot(&raw, partition, job.keyfiles, job.ignition, scratch)?;
     // 3. Back to the input's format.
-    progress(if detected.gzip {
+    (job.progress)(if job.detected.gzip {
         "compressing and hashing"
     } else {
         "writing and hashing"
     });
-    let image = if detected.format == Format::Qcow2 {
-        let q = scratch.path().join("image.qcow2");
+    let image = if job.detected.format == Format::Qcow2 {
+        let q = scratch.join("image.qcow2");
         tool(
             program("qemu-img")
                 .args(["convert", "-O", "qcow2"])
@@ -273,14 +670,14 @@ pub fn inject(
         raw
     };
     // 4. Compress (if the input was) and hash into a temp file, rename.
-    let tmp_out = scratch.path().join("out");
+    let tmp_out = scratch.join("out");
     let file = File::create(&tmp_out)?;
     let mut hashing = Hashing {
         inner: BufWriter::with_capacity(1 << 20, file),
         hash: Sha256::new(),
     };
     let mut src = BufReader::with_capacity(1 << 20, File::open(&image)?);
-    if detected.gzip {
+    if job.detected.gzip {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
@@ -299,10 +696,13 @@ pub fn inject(
     inner.get_ref().sync_data()?;
     drop(inner);
     let sha256 = nodenet_model::hex(&hash.finalize());
-    std::fs::rename(&tmp_out, output)?;
+    std::fs::rename(&tmp_out, job.output)?;
     Ok(Written {
         sha256,
-        detected,
+        detected: job.detected,
         partition,
+        method: Method::Rewritten {
+            reason: String::new(),
+        },
     })
 }

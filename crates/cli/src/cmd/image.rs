@@ -198,6 +198,18 @@ pub fn run(args: Args) -> ExitCode {
                         w.partition.offset,
                         output.display()
                     );
+                    match &w.method {
+                        nodenet_image::disk::Method::Patched {
+                            changed,
+                            appended,
+                            recompressed,
+                        } => eprintln!(
+                            "patched: {changed} bytes changed in place, {appended} appended, {recompressed} compressed anew"
+                        ),
+                        nodenet_image::disk::Method::Rewritten { reason } => {
+                            eprintln!("rewrote the whole image ({reason})")
+                        }
+                    }
                     println!("sha256: {}", w.sha256);
                     println!(
                         "clusterOSImage: {}/{name}?sha256={}",
