@@ -438,10 +438,13 @@ fn changed_chunks(
     let mut pos = 0u64;
     let mut old = vec![0u8; c as usize];
     while pos < part.length {
-        let Ok(data) = seek(file, S::Data(pos)) else {
-            break;
+        // No data after `pos` ends the scan; a filesystem that cannot tell
+        // data from holes has every byte compared.
+        let (data, hole) = match seek(file, S::Data(pos)) {
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(_) => (pos, part.length),
+            Ok(data) => (data, seek(file, S::Hole(data)).unwrap_or(part.length)),
         };
-        let hole = seek(file, S::Hole(data)).map_err(std::io::Error::from)?;
         let chunks = chunks_of(
             Partition {
                 offset: part.offset + data,
