@@ -203,3 +203,65 @@ fn manifest_lists_every_file_with_its_sha256() {
         assert_eq!(entry["sha256"].as_str().unwrap(), expected, "{path:?}");
     }
 }
+
+/// Names and values that YAML 1.1 reads as booleans, base-60 integers or
+/// dates when unquoted.
+const YAML11_TRAPS: &str = r#"nodenet: v1
+cluster:
+  name: traps
+  baseDomain: example.com
+  machineNetworks: [192.168.111.0/24]
+  provisioning: {network: Disabled}
+hosts:
+- name: "no"
+  role: worker
+  bootMACAddress: "52:54:00:12:00:01"
+  nics: {eth0: "52:54:00:12:00:01"}
+  network:
+    interfaces:
+    - {name: "on", type: ethernet, state: up, description: "2024-01-01"}
+    - name: eth0
+      type: ethernet
+      state: up
+      description: "yes"
+      ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.111.20, prefix-length: 24}]}
+"#;
+
+/// Every YAML file a render writes reads the same in YAML 1.1 (PyYAML;
+/// go-yaml v2 in openshift-install and kubectl is 1.1 too) as in YAML 1.2
+/// (serde_yaml, nmstate).
+#[test]
+fn every_rendered_yaml_reads_the_same_in_yaml_1_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traps = tmp.path().join("traps.yaml");
+    std::fs::write(&traps, YAML11_TRAPS).unwrap();
+    let mut files = Vec::new();
+    for (i, ex) in examples().into_iter().chain([traps]).enumerate() {
+        let out = tmp.path().join(format!("out{i}"));
+        render(&ex, &out);
+        files.extend(
+            files_under(&out)
+                .into_iter()
+                .filter(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml")),
+        );
+    }
+    let py = run(std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sys, json, yaml\nprint(json.dumps({f: list(yaml.safe_load_all(open(f))) for f in sys.argv[1:]}, default=lambda o: ['not a string', str(o)]))")
+        .args(&files));
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let yaml11: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let yaml12: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect();
+        assert_eq!(
+            yaml11[f.to_str().unwrap()],
+            serde_json::json!(yaml12),
+            "{} reads differently in YAML 1.1",
+            f.display()
+        );
+    }
+    assert!(files.len() > 20, "{files:?}");
+}

@@ -1,4 +1,12 @@
-//! YAML text for JSON values, as serde_yaml writes it, but fast.
+//! YAML text for JSON values, as serde_yaml writes it, but fast — and
+//! safe for YAML 1.1 readers.
+//!
+//! serde_yaml follows YAML 1.2, where `no`, `on` or `52:54:00:12:00:01`
+//! are strings; the readers of these files often follow YAML 1.1
+//! (openshift-install and kubectl through go-yaml v2 take `no`/`on` for
+//! booleans; PyYAML takes `52:54:00:12:00:01` for a base-60 integer). Such
+//! strings are single-quoted here; everything else is byte-identical to
+//! serde_yaml.
 //!
 //! Rendering 10,000 hosts spent a fifth of its CPU in serde_yaml's
 //! emitter, which asks its own parser whether every string scalar could be
@@ -105,12 +113,29 @@ fn string(s: &str, out: &mut String) -> Option<()> {
         && s.bytes().all(|b| {
             b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b':' | b'+' | b'-')
         })
-        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && (s.as_bytes()[0].is_ascii_alphanumeric()
+            || (matches!(s.as_bytes()[0], b'-' | b'+')
+                && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit)))
         && !s.ends_with(':');
     if !simple {
-        return None;
+        // A single-line string is written as serde_yaml writes it alone
+        // (in block context its style does not depend on where it sits);
+        // multi-line ones become block scalars, which do.
+        if s.contains(['\n', '\r']) || s.len() > 1000 {
+            return None;
+        }
+        let alone = serde_yaml::to_string(s).ok()?;
+        let alone = alone.strip_suffix('\n')?;
+        if alone == s && yaml11_reads_as_non_string(s) {
+            out.push('\'');
+            out.push_str(s);
+            out.push('\'');
+        } else {
+            out.push_str(alone);
+        }
+        return Some(());
     }
-    if reads_as_non_string(s) {
+    if reads_as_non_string(s) || yaml11_reads_as_non_string(s) {
         out.push('\'');
         out.push_str(s);
         out.push('\'');
@@ -118,6 +143,72 @@ fn string(s: &str, out: &mut String) -> Option<()> {
         out.push_str(s);
     }
     Some(())
+}
+
+/// Whether a YAML 1.1 reader takes `s` (made of `[A-Za-z0-9._/:+-]`) for
+/// a boolean, or for an integer or float where YAML 1.2 does not: base 60
+/// (`1:20`, MAC addresses of decimal digits) or with `_` separators.
+fn yaml11_reads_as_non_string(s: &str) -> bool {
+    if matches!(
+        s,
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+    ) || s == "="
+    {
+        return true;
+    }
+    // Timestamps: YYYY-M-D, alone or followed by a time.
+    let date: Vec<&str> = s.splitn(3, '-').collect();
+    if let [y, m, d] = date[..] {
+        let day_len = d.bytes().take_while(u8::is_ascii_digit).count();
+        let rest = &d[day_len..];
+        if y.len() == 4
+            && y.bytes().all(|b| b.is_ascii_digit())
+            && matches!(m.len(), 1 | 2)
+            && m.bytes().all(|b| b.is_ascii_digit())
+            && matches!(day_len, 1 | 2)
+            && (rest.is_empty() || rest.starts_with(['T', 't', ' ', '\t']))
+        {
+            return true;
+        }
+    }
+    let digits = s.trim_start_matches(['-', '+']);
+    let numeric = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    if digits.contains('_')
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.split('.').count() <= 2
+        && digits.split('.').all(numeric)
+    {
+        return true;
+    }
+    // Base 60: [0-9][0-9_]*(:[0-5]?[0-9])+, optionally .[0-9_]* at the end.
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let mut parts = whole.split(':');
+    let first = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    !rest.is_empty()
+        && numeric(first)
+        && first.as_bytes()[0].is_ascii_digit()
+        && fraction.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        && rest.iter().all(|p| {
+            let b = p.as_bytes();
+            matches!(b.len(), 1 | 2)
+                && b.iter().all(u8::is_ascii_digit)
+                && (b.len() == 1 || b[0] <= b'5')
+        })
 }
 
 /// Whether YAML's core schema (as serde_yaml resolves plain scalars)
@@ -150,6 +241,32 @@ mod tests {
             "differs from serde_yaml for {v}"
         );
     }
+
+    /// Strings a YAML 1.1 reader would take for something else.
+    const YAML11: &[&str] = &[
+        "yes",
+        "y",
+        "Y",
+        "on",
+        "off",
+        "NO",
+        "no",
+        "On",
+        "OFF",
+        "52:54:00:12:00:01",
+        "1:20",
+        "0:0",
+        "1_000",
+        "-1:30",
+        "190:20:30.15",
+        "1_0.5",
+        "1:2:3:4:5:6:7",
+        "+1_0",
+        "1__",
+        "2024-01-01",
+        "2001-12-14t21:59:43.10-05:00",
+        "=",
+    ];
 
     #[test]
     fn scalars_quote_exactly_like_serde_yaml() {
@@ -210,12 +327,10 @@ mod tests {
             "NaN",
             "inf",
             "infinity",
-            "=",
             "<<",
             "a,b",
             "a\tb",
             "é",
-            "2024-01-01",
             "0",
             "00",
             "1e",
@@ -239,10 +354,34 @@ mod tests {
             "0:0",
             "Y",
             "NO",
+            "aa:bb:cc:dd:ee:ff",
+            "52:54:00:12:00:9a",
+            "1:60",
+            "-1a",
+            "+1.5",
+            "-1.5e3",
+            "+0x1",
+            "_1",
+            "ona",
+            "yess",
         ] {
+            if YAML11.contains(&s) {
+                continue;
+            }
             same(&json!({ s: s }));
             same(&json!([s]));
             same(&json!(s));
+        }
+    }
+
+    #[test]
+    fn strings_yaml11_reads_otherwise_are_quoted_and_read_back_as_strings() {
+        for s in YAML11 {
+            let text = to_string(&json!({ "k": s, *s: [s] }));
+            assert!(text.contains(&format!("k: '{s}'")), "{text}");
+            assert!(text.contains(&format!("'{s}':\n- '{s}'")), "{text}");
+            let back: J = serde_yaml::from_str(&text).unwrap();
+            assert_eq!(back, json!({ "k": s, *s: [s] }));
         }
     }
 
@@ -255,7 +394,7 @@ mod tests {
                  "ipv4": {"enabled": true, "dhcp": false, "address": [{"ip": "10.0.0.5", "prefix-length": 24}]},
                  "ipv6": {"enabled": false}, "empty": {}, "none": [], "nothing": null},
                 {"name": "bond0.110", "type": "vlan", "vlan": {"base-iface": "bond0", "id": 110},
-                 "mac-address": "52:54:00:12:00:01"}
+                 "mac-address": "52:54:00:12:00:9a"}
             ],
             "routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "metric": -1}]},
             "dns-resolver": {"config": {"server": ["10.0.0.1", "fe80::1"], "search": []}},
