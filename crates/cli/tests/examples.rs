@@ -249,7 +249,11 @@ fn every_rendered_yaml_reads_the_same_in_yaml_1_1() {
         .arg("-c")
         .arg("import sys, json, yaml\nprint(json.dumps({f: list(yaml.safe_load_all(open(f))) for f in sys.argv[1:]}, default=lambda o: ['not a string', str(o)]))")
         .args(&files));
-    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
     let yaml11: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
