@@ -575,16 +575,25 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
         inner.get_ref().sync_data()?;
         hash = h;
     } else {
-        std::fs::copy(job.input, &tmp_out)?;
-        let out = File::options().read(true).write(true).open(&tmp_out)?;
-        let end = out.metadata()?.len();
-        for e in &edits {
-            out.write_all_at(&e.bytes, e.at)?;
+        // One pass: read, edit, hash, write; all-zero chunks stay holes.
+        let out = File::create(&tmp_out)?;
+        let end = source.metadata()?.len();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0;
+        while at < end {
+            let chunk = &mut buf[..((end - at) as usize).min(1 << 20)];
+            source.read_exact_at(chunk, at)?;
+            overlay(&edits, at, chunk);
+            hash.update(&*chunk);
+            if chunk.iter().any(|&b| b != 0) {
+                out.write_all_at(chunk, at)?;
+            }
+            at += chunk.len() as u64;
         }
+        out.set_len(end)?;
+        hash.update(&appended);
         out.write_all_at(&appended, end)?;
         out.sync_data()?;
-        let mut r = BufReader::with_capacity(1 << 20, out);
-        std::io::copy(&mut r, &mut HashOnly(&mut hash))?;
     }
     std::fs::rename(&tmp_out, job.output)?;
     Ok(Written {
@@ -599,17 +608,15 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
     })
 }
 
-/// A sink that only hashes.
-struct HashOnly<'a>(&'a mut Sha256);
-
-impl Write for HashOnly<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+/// Puts the bytes `edits` (sorted, disjoint) give for `[at, at + len)`
+/// into `buf`.
+fn overlay(edits: &[Edit], at: u64, buf: &mut [u8]) {
+    let end = at + buf.len() as u64;
+    let first = edits.partition_point(|e| e.at + (e.bytes.len() as u64) <= at);
+    for e in edits[first..].iter().take_while(|e| e.at < end) {
+        let (s, t) = (e.at.max(at), (e.at + e.bytes.len() as u64).min(end));
+        buf[(s - at) as usize..(t - at) as usize]
+            .copy_from_slice(&e.bytes[(s - e.at) as usize..(t - e.at) as usize]);
     }
 }
 

@@ -444,14 +444,7 @@ fn crc(bytes: &[u8]) -> u32 {
 /// The decompressed data with the edits applied, read from `decoded`.
 fn read_new(decoded: &File, edits: &[Edit], at: u64, buf: &mut [u8]) -> std::io::Result<()> {
     decoded.read_exact_at(buf, at)?;
-    let end = at + buf.len() as u64;
-    for e in edits {
-        let (s, t) = (e.at.max(at), (e.at + e.bytes.len() as u64).min(end));
-        if s < t {
-            buf[(s - at) as usize..(t - at) as usize]
-                .copy_from_slice(&e.bytes[(s - e.at) as usize..(t - e.at) as usize]);
-        }
-    }
+    super::overlay(edits, at, buf);
     Ok(())
 }
 
