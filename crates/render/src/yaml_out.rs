@@ -149,6 +149,10 @@ fn string(s: &str, out: &mut String) -> Option<()> {
 /// a boolean, or for an integer or float where YAML 1.2 does not: base 60
 /// (`1:20`, MAC addresses of decimal digits) or with `_` separators.
 fn yaml11_reads_as_non_string(s: &str) -> bool {
+    // Every case below starts with one of these (most names do not).
+    if !s.starts_with(|c: char| c.is_ascii_digit() || "yYnNoO=+-".contains(c)) {
+        return false;
+    }
     if matches!(
         s,
         "y" | "Y"
