@@ -262,7 +262,11 @@ pub fn inject(
         ignition,
         progress,
     };
-    match patch(&job, scratch.path()) {
+    let patched = patch(&job, scratch.path());
+    // Its decompressed copy can be as big as the image: gone before a
+    // rewrite makes its own.
+    drop(scratch);
+    match patched {
         Ok(written) => Ok(written),
         Err(Unspliceable::Image(e)) => Err(e),
         Err(Unspliceable::Layout(reason)) => {
@@ -395,6 +399,11 @@ fn chunks_of(part: Partition, chunk: u64) -> Range<u64> {
     part.offset / chunk..(part.offset + part.length).div_ceil(chunk)
 }
 
+/// The guest byte range of chunk `k` that lies inside the partition.
+fn inside(part: Partition, chunk: u64, k: u64) -> Range<u64> {
+    (k * chunk).max(part.offset)..((k + 1) * chunk).min(part.offset + part.length)
+}
+
 /// Copies the partition out to a sparse file (stored, non-zero chunks).
 fn extract(guest: &mut Guest, part: Partition, to: &Path) -> Result<File, Unspliceable> {
     let f = File::options()
@@ -410,13 +419,10 @@ fn extract(guest: &mut Guest, part: Partition, to: &Path) -> Result<File, Unspli
             continue;
         }
         guest.read(k * c, &mut buf)?;
-        let (from, to) = (
-            (k * c).max(part.offset),
-            ((k + 1) * c).min(part.offset + part.length),
-        );
-        let piece = &buf[(from - k * c) as usize..(to - k * c) as usize];
+        let r = inside(part, c, k);
+        let piece = &buf[(r.start - k * c) as usize..(r.end - k * c) as usize];
         if piece.iter().any(|&b| b != 0) {
-            f.write_all_at(piece, from - part.offset)?;
+            f.write_all_at(piece, r.start - part.offset)?;
         }
     }
     Ok(f)
@@ -458,13 +464,10 @@ fn changed_chunks(
             }
             guest.read(k * c, &mut old)?;
             let mut new = old.clone();
-            let (from, to) = (
-                (k * c).max(part.offset),
-                ((k + 1) * c).min(part.offset + part.length),
-            );
+            let r = inside(part, c, k);
             file.read_exact_at(
-                &mut new[(from - k * c) as usize..(to - k * c) as usize],
-                from - part.offset,
+                &mut new[(r.start - k * c) as usize..(r.end - k * c) as usize],
+                r.start - part.offset,
             )?;
             let first = old.iter().zip(&new).position(|(a, b)| a != b);
             if let Some(first) = first {
