@@ -25,8 +25,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gzip_splice::Unspliceable;
-
 use gzp::{deflate::Gzip, ZBuilder, ZWriter};
 use sha2::{Digest, Sha256};
 
@@ -79,6 +77,20 @@ pub fn detect(path: &Path) -> Result<Detected, ImageError> {
 pub struct Edit {
     pub at: u64,
     pub bytes: Vec<u8>,
+}
+
+/// Why an image cannot be patched in place (`Layout`: it is rewritten
+/// whole instead), or what is wrong with it either way (`Image`).
+#[derive(Debug)]
+enum Unpatchable {
+    Layout(String),
+    Image(ImageError),
+}
+
+impl From<std::io::Error> for Unpatchable {
+    fn from(e: std::io::Error) -> Self {
+        Unpatchable::Image(ImageError::Io(e))
+    }
 }
 
 /// How the output was made.
@@ -268,8 +280,8 @@ pub fn inject(
     drop(scratch);
     match patched {
         Ok(written) => Ok(written),
-        Err(Unspliceable::Image(e)) => Err(e),
-        Err(Unspliceable::Layout(reason)) => {
+        Err(Unpatchable::Image(e)) => Err(e),
+        Err(Unpatchable::Layout(reason)) => {
             progress(&format!("{reason}: rewriting the whole image"));
             let scratch = tempfile::Builder::new()
                 .prefix(".nodenet-disk-")
@@ -300,7 +312,7 @@ struct Guest<'a> {
 }
 
 impl<'a> Guest<'a> {
-    fn open(file: &'a File, format: Format) -> Result<Self, Unspliceable> {
+    fn open(file: &'a File, format: Format) -> Result<Self, Unpatchable> {
         Ok(match format {
             Format::Raw => Guest {
                 file,
@@ -308,7 +320,7 @@ impl<'a> Guest<'a> {
                 size: file.metadata()?.len(),
             },
             Format::Qcow2 => {
-                let q = qcow2::Qcow2::open(file).map_err(Unspliceable::Layout)?;
+                let q = qcow2::Qcow2::open(file).map_err(Unpatchable::Layout)?;
                 Guest {
                     file,
                     size: q.size,
@@ -324,24 +336,24 @@ impl<'a> Guest<'a> {
     }
 
     /// Whether the chunk may hold data (false: reads as zeros).
-    fn stored(&mut self, chunk: u64) -> Result<bool, Unspliceable> {
+    fn stored(&mut self, chunk: u64) -> Result<bool, Unpatchable> {
         Ok(match &mut self.qcow2 {
             None => true,
             Some(q) => {
-                q.backing(self.file, chunk).map_err(Unspliceable::Layout)? != qcow2::Backing::Zeros
+                q.backing(self.file, chunk).map_err(Unpatchable::Layout)? != qcow2::Backing::Zeros
             }
         })
     }
 
     /// Guest bytes at `at`; zeros past the end.
-    fn read(&mut self, mut at: u64, mut buf: &mut [u8]) -> Result<(), Unspliceable> {
+    fn read(&mut self, mut at: u64, mut buf: &mut [u8]) -> Result<(), Unpatchable> {
         let c = self.chunk();
         while !buf.is_empty() {
             let n = ((c - at % c) as usize).min(buf.len());
             let (piece, rest) = buf.split_at_mut(n);
             let host = match &mut self.qcow2 {
                 None => Some(at),
-                Some(q) => match q.backing(self.file, at / c).map_err(Unspliceable::Layout)? {
+                Some(q) => match q.backing(self.file, at / c).map_err(Unpatchable::Layout)? {
                     qcow2::Backing::Zeros => None,
                     qcow2::Backing::Host(h) => Some(h + at % c),
                 },
@@ -368,7 +380,7 @@ impl<'a> Guest<'a> {
 struct GuestCursor<'g, 'a> {
     guest: &'g mut Guest<'a>,
     pos: u64,
-    failure: Option<Unspliceable>,
+    failure: Option<Unpatchable>,
 }
 
 impl Read for GuestCursor<'_, '_> {
@@ -405,7 +417,7 @@ fn inside(part: Partition, chunk: u64, k: u64) -> Range<u64> {
 }
 
 /// Copies the partition out to a sparse file (stored, non-zero chunks).
-fn extract(guest: &mut Guest, part: Partition, to: &Path) -> Result<File, Unspliceable> {
+fn extract(guest: &mut Guest, part: Partition, to: &Path) -> Result<File, Unpatchable> {
     let f = File::options()
         .read(true)
         .write(true)
@@ -437,7 +449,7 @@ fn changed_chunks(
     guest: &mut Guest,
     part: Partition,
     file: &File,
-) -> Result<Vec<Change>, Unspliceable> {
+) -> Result<Vec<Change>, Unpatchable> {
     use rustix::fs::{seek, SeekFrom as S};
     let c = guest.chunk();
     let mut out: Vec<Change> = Vec::new();
@@ -501,7 +513,7 @@ fn coalesce(mut edits: Vec<Edit>) -> Vec<Edit> {
 }
 
 /// The usual way (module docs): change only what debugfs changed.
-fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
+fn patch(job: &Job, scratch: &Path) -> Result<Written, Unpatchable> {
     let source = File::open(job.input)?;
     let decoded_path = scratch.join("image");
     let member = if job.detected.gzip {
@@ -525,7 +537,7 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
     if let Some(failure) = cursor.failure {
         return Err(failure);
     }
-    let partition = found.map_err(Unspliceable::Image)?;
+    let partition = found.map_err(Unpatchable::Image)?;
     (job.progress)("writing into the boot partition");
     let part_path = scratch.join("boot.part");
     let part_file = extract(&mut guest, partition, &part_path)?;
@@ -539,7 +551,7 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
         job.ignition,
         scratch,
     )
-    .map_err(Unspliceable::Image)?;
+    .map_err(Unpatchable::Image)?;
     let changes = changed_chunks(&mut guest, partition, &part_file)?;
     let c = guest.chunk();
     let (edits, appended) = match &mut guest.qcow2 {
@@ -553,7 +565,7 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
                 .collect(),
             Vec::new(),
         ),
-        Some(q) => q.plan(&image, &changes).map_err(Unspliceable::Layout)?,
+        Some(q) => q.plan(&image, &changes).map_err(Unpatchable::Layout)?,
     };
     let edits = coalesce(edits);
     (job.progress)(if job.detected.gzip {
@@ -571,7 +583,7 @@ fn patch(job: &Job, scratch: &Path) -> Result<Written, Unspliceable> {
         };
         recompressed =
             gzip_splice::splice(&source, member, &image, &edits, &appended, &mut hashing)
-                .map_err(Unspliceable::Image)?
+                .map_err(Unpatchable::Image)?
                 .recompressed;
         hashing.flush()?;
         let Hashing { inner, hash: h } = hashing;

@@ -29,7 +29,7 @@ use std::os::unix::fs::FileExt;
 
 use libz_rs_sys as z;
 
-use super::Edit;
+use super::{Edit, Unpatchable};
 use crate::ImageError;
 
 const WINDOW: u64 = 32 * 1024;
@@ -55,21 +55,8 @@ pub struct Member {
     pub crc: u32,
 }
 
-/// Why the splice does not apply (the caller then rewrites the image).
-#[derive(Debug)]
-pub enum Unspliceable {
-    Layout(String),
-    Image(ImageError),
-}
-
-impl From<std::io::Error> for Unspliceable {
-    fn from(e: std::io::Error) -> Self {
-        Unspliceable::Image(ImageError::Io(e))
-    }
-}
-
-fn corrupt(what: impl Into<String>) -> Unspliceable {
-    Unspliceable::Image(ImageError::NotDiskImage(format!("gzip: {}", what.into())))
+fn corrupt(what: impl Into<String>) -> Unpatchable {
+    Unpatchable::Image(ImageError::NotDiskImage(format!("gzip: {}", what.into())))
 }
 
 fn new_stream() -> Box<z::z_stream> {
@@ -164,7 +151,7 @@ impl Drop for Deflater {
 }
 
 /// Length of the gzip member header at the start of `head`.
-fn header_len(head: &[u8]) -> Result<usize, Unspliceable> {
+fn header_len(head: &[u8]) -> Result<usize, Unpatchable> {
     if head.len() < 10 || head[..3] != [0x1f, 0x8b, 8] {
         return Err(corrupt("not a gzip file"));
     }
@@ -200,7 +187,7 @@ fn header_len(head: &[u8]) -> Result<usize, Unspliceable> {
 /// Decompresses the single gzip member in `input` into `out`, noting every
 /// block start. Checks the trailer; a second member or trailing bytes make
 /// the file unspliceable. Writing (and the CRC) run on a second thread.
-pub fn decode(input: &File, out: &mut (dyn Write + Send)) -> Result<Member, Unspliceable> {
+pub fn decode(input: &File, out: &mut (dyn Write + Send)) -> Result<Member, Unpatchable> {
     let (full, filled) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
     let (empty, recycled) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| {
@@ -235,7 +222,7 @@ pub fn decode(input: &File, out: &mut (dyn Write + Send)) -> Result<Member, Unsp
 fn inflate_indexed(
     input: &File,
     mut hand_over: impl FnMut(&mut Vec<u8>),
-) -> Result<(Member, u32), Unspliceable> {
+) -> Result<(Member, u32), Unpatchable> {
     let file_len = input.metadata()?.len();
     let mut head = vec![0u8; (64 * 1024).min(file_len as usize)];
     input.read_exact_at(&mut head, 0)?;
@@ -293,7 +280,7 @@ fn inflate_indexed(
                     return Err(corrupt("length does not match the data"));
                 }
                 if consumed + 8 != file_len {
-                    return Err(Unspliceable::Layout(
+                    return Err(Unpatchable::Layout(
                         "more than one gzip member (or data after it)".into(),
                     ));
                 }
@@ -761,7 +748,7 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), &both).unwrap();
         match decode(f.as_file(), &mut std::io::sink()) {
-            Err(Unspliceable::Layout(r)) => assert!(r.contains("more than one"), "{r}"),
+            Err(Unpatchable::Layout(r)) => assert!(r.contains("more than one"), "{r}"),
             other => panic!("{other:?}"),
         }
     }
@@ -774,7 +761,7 @@ mod tests {
         bytes[n - 8] ^= 1;
         std::fs::write(a.path(), &bytes).unwrap();
         match decode(a.as_file(), &mut std::io::sink()) {
-            Err(Unspliceable::Image(ImageError::NotDiskImage(m))) => {
+            Err(Unpatchable::Image(ImageError::NotDiskImage(m))) => {
                 assert!(m.contains("CRC"), "{m}")
             }
             other => panic!("{other:?}"),
