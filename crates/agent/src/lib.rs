@@ -7,7 +7,8 @@
 //! `commit` off it leaves the checkpoint open, so nodenet runs its probes
 //! first and only then destroys the checkpoint (commit) or rolls it back.
 //! If nodenet dies in between, NetworkManager rolls back by itself when
-//! the checkpoint times out.
+//! the checkpoint times out. A change that only adds virtual interfaces
+//! skips nmstate's apply ([`direct`]); the checkpoint is the same.
 
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -15,6 +16,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nmstate::NetworkState;
+
+mod dbus;
+mod direct;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -172,8 +176,19 @@ pub struct Applied {
     /// The live state already was the desired one: nothing was touched.
     pub unchanged: bool,
     pub seconds: f64,
+    /// How the change was made (none when unchanged).
+    pub path: Option<ApplyPath>,
     /// Where the time went, phase by phase.
     pub phases: Vec<(&'static str, f64)>,
+}
+
+/// How a change was made.
+#[derive(Debug)]
+pub enum ApplyPath {
+    /// Only new virtual interfaces: their profiles loaded over D-Bus.
+    Direct,
+    /// Merged and applied by nmstate; `why` the direct path did not do.
+    Nmstate { why: String },
 }
 
 /// Records how long each phase of an apply took.
@@ -238,15 +253,27 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
         return Ok(out);
     };
     clock.lap("read state");
-    state.set_commit(false);
-    state.set_timeout(opts.timeout.as_secs().max(1) as u32);
-    state.set_memory_only(opts.ephemeral);
-    // nmstate's verification re-reads NetworkManager and the kernel, with
-    // 1 s sleeps between attempts (~1 s or more of a slow node's time);
-    // the kernel's view of the whole desired state, polled every 0.1 s, is
-    // what has to be true before the probes anyway.
-    state.set_verify_change(false);
-    state.apply().map_err(nm)?;
+    let timeout = opts.timeout.as_secs().max(1) as u32;
+    match direct::new_interfaces_only(&state, &before) {
+        Ok(keyfiles) => {
+            log::info!("only new virtual interfaces: loading their profiles directly");
+            direct::apply(&keyfiles, timeout, opts.ephemeral)?;
+            out.path = Some(ApplyPath::Direct);
+        }
+        Err(why) => {
+            state.set_commit(false);
+            state.set_timeout(timeout);
+            state.set_memory_only(opts.ephemeral);
+            // nmstate's verification re-reads NetworkManager and the
+            // kernel, with 1 s sleeps between attempts (~1 s or more of a
+            // slow node's time); the kernel's view of the whole desired
+            // state, polled every 0.1 s, is what has to be true before
+            // the probes anyway.
+            state.set_verify_change(false);
+            state.apply().map_err(nm)?;
+            out.path = Some(ApplyPath::Nmstate { why });
+        }
+    }
     clock.lap("checkpoint+activate");
     if let Err(diff) = verify_live(desired_json, opts.timeout.min(VERIFY_WITHIN)) {
         let seconds = clock.last.elapsed().as_secs_f64();
@@ -374,8 +401,6 @@ fn wait_up<'a>(names: &[&'a str], probes: &[Probe], within: Duration) -> Result<
     }
 }
 
-const NM: &str = "org.freedesktop.NetworkManager";
-
 /// Activates, straight over D-Bus, the profile NetworkManager has for each
 /// interface in `names` (the one whose id is the interface name, as
 /// nmstate names them, else any bound to it). After a rollback the
@@ -383,43 +408,26 @@ const NM: &str = "org.freedesktop.NetworkManager";
 /// nmstate apply (retrieve, checkpoint, verify) would cost seconds for
 /// nothing.
 fn activate_profiles(names: &[&str]) -> Result<(), AgentError> {
-    let dbus = |e: zbus::Error| AgentError::Nmstate(format!("D-Bus: {e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|e| AgentError::Nmstate(e.to_string()))?;
-    rt.block_on(async {
-        let bus = zbus::Connection::system().await.map_err(dbus)?;
-        let proxy = |path: String, iface: &'static str| {
-            let bus = bus.clone();
-            async move { zbus::Proxy::new(&bus, NM, path, iface).await }
-        };
-        let settings = proxy(
-            "/org/freedesktop/NetworkManager/Settings".into(),
-            "org.freedesktop.NetworkManager.Settings",
-        )
-        .await
-        .map_err(dbus)?;
-        let manager = proxy("/org/freedesktop/NetworkManager".into(), NM)
+    dbus::with_nm(async |nm| {
+        let paths: Vec<zvariant::OwnedObjectPath> = nm
+            .settings
+            .call("ListConnections", &())
             .await
-            .map_err(dbus)?;
-        let paths: Vec<zvariant::OwnedObjectPath> =
-            settings.call("ListConnections", &()).await.map_err(dbus)?;
+            .map_err(dbus::dbus)?;
         // interface name -> (profile id is the interface name, path)
         let mut chosen: std::collections::HashMap<String, (bool, zvariant::OwnedObjectPath)> =
             Default::default();
         for path in paths {
-            let conn = proxy(
-                path.as_str().to_string(),
-                "org.freedesktop.NetworkManager.Settings.Connection",
-            )
-            .await
-            .map_err(dbus)?;
+            let conn = nm
+                .proxy(
+                    path.as_str().to_string(),
+                    "org.freedesktop.NetworkManager.Settings.Connection",
+                )
+                .await?;
             let s: std::collections::HashMap<
                 String,
                 std::collections::HashMap<String, zvariant::OwnedValue>,
-            > = conn.call("GetSettings", &()).await.map_err(dbus)?;
+            > = conn.call("GetSettings", &()).await.map_err(dbus::dbus)?;
             let text = |k: &str| {
                 s.get("connection")
                     .and_then(|c| c.get(k))
@@ -434,7 +442,6 @@ fn activate_profiles(names: &[&str]) -> Result<(), AgentError> {
                 chosen.insert(iface, (by_id, path));
             }
         }
-        let root = zvariant::ObjectPath::try_from("/").expect("valid object path");
         for name in names {
             let Some((_, path)) = chosen.get(*name) else {
                 return Err(AgentError::Nmstate(format!(
@@ -442,10 +449,7 @@ fn activate_profiles(names: &[&str]) -> Result<(), AgentError> {
                 )));
             };
             log::info!("activating {} for {name}", path.as_str());
-            let _active: zvariant::OwnedObjectPath = manager
-                .call("ActivateConnection", &(path, &root, &root))
-                .await
-                .map_err(dbus)?;
+            dbus::activate(nm, path).await?;
         }
         Ok(())
     })

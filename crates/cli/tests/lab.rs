@@ -81,6 +81,11 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
     )
     .unwrap();
     day2["interfaces"].as_sequence_mut().unwrap().push(vlan120);
+    fs::write(
+        node_cfg.join("vlan120.yml"),
+        serde_yaml::to_string(&day2).unwrap(),
+    )
+    .unwrap();
     // And a name server (NetworkManager-only: not in the kernel's view).
     day2["dns-resolver"] = serde_yaml::from_str("{config: {server: [192.168.110.1]}}").unwrap();
     fs::write(
@@ -193,16 +198,31 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
 
     // 3. Day 2 without a reboot: VLAN 120 through `nodenet apply`.
     let boot_id = node.boot_id().unwrap();
-    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", "day-2 apply failed");
+    //    A new VLAN alone: its profile loaded directly under a checkpoint.
+    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/vlan120.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", "day-2 apply failed");
     assert!(
-        out.contains("probe gateway: ok") && out.contains("committed"),
+        out.contains("probe gateway: ok")
+            && out.contains("committed")
+            && out.contains("loaded directly"),
         "{out}"
     );
-    eprintln!("day-2 apply: {}\n{out}", took(&out));
+    eprintln!("day-2 apply (VLAN 120): {}\n{out}", took(&out));
     must(
         &mut node,
         "ping -c 3 -W 3 192.168.120.1",
         "ping over VLAN 120 failed",
+    );
+    //    Then a name server: a change to existing profiles, merged by nmstate.
+    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/day2.yml --probe gateway 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 0 ]", "day-2 apply of the name server failed");
+    assert!(
+        out.contains("committed") && out.contains("merged and applied by nmstate"),
+        "{out}"
+    );
+    eprintln!("day-2 apply (name server): {}\n{out}", took(&out));
+    must(
+        &mut node,
+        "grep -qx 'nameserver 192.168.110.1' /etc/resolv.conf",
+        "NetworkManager does not use the name server",
     );
     assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
     must(
@@ -287,11 +307,14 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
 
     // 5. The agent killed mid-apply (SIGKILL once the new VLAN exists,
     //    under a 10 s checkpoint): NetworkManager's own timeout restores.
-    let out = must(&mut node, "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; date +%s.%N", "command failed");
+    let out = must(&mut node, "NODENET_LOG=info nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 10 >/tmp/killed.log 2>&1 & pid=$!; i=0; while [ ! -e /sys/class/net/bond0.130 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -9 $pid; wait $pid; echo \"agent exit $?\"; cat /tmp/killed.log; date +%s.%N", "command failed");
     assert!(
         out.contains("agent exit 137"),
         "the agent was not killed mid-apply:\n{out}"
     );
+    // The new VLAN went the direct way: its checkpoint is NetworkManager's
+    // to roll back, as nmstate's would be.
+    assert!(out.contains("loading their profiles directly"), "{out}");
     let killed_at: f64 = out.lines().last().unwrap().trim().parse().unwrap();
     let mut restored_at = 0.0;
     wait_for(
@@ -320,7 +343,10 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "nodenet apply /run/cfg/vlan130.yml --ephemeral --probe ping:192.168.130.1 2>&1",
         "ephemeral apply failed",
     );
-    assert!(out.contains("probe ping:192.168.130.1: ok"), "{out}");
+    assert!(
+        out.contains("probe ping:192.168.130.1: ok") && out.contains("loaded directly"),
+        "{out}"
+    );
     let out = must(&mut node, "grep -rls 'id=130' /etc/NetworkManager/system-connections; grep -rls 'id=130' /run/NetworkManager/system-connections", "no in-memory profile for VLAN 130");
     assert!(
         !out.contains("/etc/"),

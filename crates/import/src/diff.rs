@@ -255,7 +255,7 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         // and those the desired state says must be absent.
         routes.removed = a_routes
             .into_iter()
-            .filter(|r| d_absent.iter().any(|gone| matches_absent(gone, r)))
+            .filter(|r| d_absent.iter().any(|gone| route_matches(gone, r)))
             .cloned()
             .collect();
     }
@@ -286,9 +286,11 @@ fn is_absent(v: &J) -> bool {
     v.get("state").and_then(J::as_str) == Some("absent")
 }
 
-/// An absent-route entry names the routes to remove by the fields it gives.
-fn matches_absent(absent: &J, route: &J) -> bool {
-    absent.as_object().is_some_and(|m| {
+/// Whether `route` is one that `entry` names by the fields it gives (an
+/// absent-route entry names the routes to remove this way; nmstate
+/// matches desired routes so too). Both in nmstate's canonical form.
+pub fn route_matches(entry: &J, route: &J) -> bool {
+    entry.as_object().is_some_and(|m| {
         m.iter()
             .filter(|(k, _)| k.as_str() != "state")
             .all(|(k, v)| route.get(k) == Some(v))

@@ -1,5 +1,6 @@
 //! On the node: `nodenet show`, `apply`, `commit`, `rollback`.
 
+use nodenet_agent::ApplyPath;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -113,6 +114,13 @@ fn guarded_apply(
         .map(|(phase, s)| format!("{phase} {s:.2} s"))
         .collect();
     eprintln!("timing: {}", split.join(", "));
+    match &a.path {
+        Some(ApplyPath::Direct) => {
+            eprintln!("new virtual interfaces only: their profiles were loaded directly")
+        }
+        Some(ApplyPath::Nmstate { why }) => eprintln!("merged and applied by nmstate ({why})"),
+        None => {}
+    }
     if a.unchanged {
         eprintln!("already in the desired state: nothing to apply");
     } else if a.committed {
