@@ -131,7 +131,7 @@ fn already_there(key: &str, value: &Value, current: &Value) -> bool {
 }
 
 /// Null, or containers of nothing but empty values.
-fn is_empty(v: &Value) -> bool {
+pub(crate) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Array(a) => a.iter().all(is_empty),

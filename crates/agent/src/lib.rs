@@ -20,6 +20,8 @@ use nmstate::NetworkState;
 mod dbus;
 mod direct;
 
+use dbus::GlobalDns;
+
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error("NetworkManager/nmstate: {0}")]
@@ -254,6 +256,10 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     };
     clock.lap("read state");
     let timeout = opts.timeout.as_secs().max(1) as u32;
+    let mut saved = Saved {
+        up: up_interfaces(&before)?,
+        global_dns: None,
+    };
     match direct::new_interfaces_only(&state, &before) {
         Ok(keyfiles) => {
             log::info!("only new virtual interfaces: loading their profiles directly");
@@ -261,6 +267,11 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
             out.path = Some(ApplyPath::Direct);
         }
         Err(why) => {
+            let change =
+                serde_json::to_value(&state).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+            if !direct::is_empty(&change["dns-resolver"]) {
+                saved.global_dns = Some(dbus::with_nm(async |nm| GlobalDns::read(nm).await)?);
+            }
             state.set_commit(false);
             state.set_timeout(timeout);
             state.set_memory_only(opts.ephemeral);
@@ -270,21 +281,27 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
             // state, polled every 0.1 s, is what has to be true before
             // the probes anyway.
             state.set_verify_change(false);
-            state.apply().map_err(nm)?;
+            if let Err(e) = state.apply() {
+                // nmstate rolled its checkpoint back; not the global DNS.
+                if let Some(dns) = &saved.global_dns {
+                    dbus::with_nm(async |nm| dns.write(nm).await)?;
+                }
+                return Err(nm(e));
+            }
             out.path = Some(ApplyPath::Nmstate { why });
         }
     }
     clock.lap("checkpoint+activate");
     if let Err(diff) = verify_live(desired_json, opts.timeout.min(VERIFY_WITHIN)) {
         let seconds = clock.last.elapsed().as_secs_f64();
-        restore(&up_interfaces(&before)?, &probes, opts.timeout)?;
+        restore(&saved, &probes, opts.timeout)?;
         return Err(AgentError::NotApplied { diff, seconds });
     }
     clock.lap("verify");
     for p in &probes {
         if let Err(why) = run_probe(p, opts.probe_timeout) {
             let failed_at = Instant::now();
-            restore(&up_interfaces(&before)?, &probes, opts.timeout)?;
+            restore(&saved, &probes, opts.timeout)?;
             return Err(AgentError::ProbeFailed {
                 probe: p.to_string(),
                 why,
@@ -295,16 +312,16 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     }
     clock.lap("probes after");
     if opts.no_commit {
-        let up = up_interfaces(&before)?;
-        let saved = std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
-            .and_then(|()| {
-                nodenet_model::write_atomic(
-                    Path::new(PENDING),
-                    serde_json::json!(up).to_string().as_bytes(),
-                )
-            });
-        if let Err(e) = saved {
-            log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces)");
+        let written =
+            std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
+                .and_then(|()| {
+                    nodenet_model::write_atomic(
+                        Path::new(PENDING),
+                        serde_json::to_string(&saved)?.as_bytes(),
+                    )
+                });
+        if let Err(e) = written {
+            log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces or write back DNS)");
         }
     } else {
         NetworkState::checkpoint_commit("").map_err(nm)?;
@@ -356,11 +373,31 @@ fn up_interfaces(state: &NetworkState) -> Result<Vec<String>, AgentError> {
         .collect())
 }
 
-/// Rolls the open checkpoint back, then brings up again whatever in `up`
-/// is not up now: NetworkManager's rollback restores the profiles but may
-/// leave re-created devices down (NM 1.42 with VLANs).
-fn restore(up: &[String], probes: &[Probe], timeout: Duration) -> Result<(), AgentError> {
+/// What a restore must bring back beyond NetworkManager's checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    /// Interfaces that were up.
+    up: Vec<String>,
+    /// The global DNS configuration, when the change touched DNS.
+    global_dns: Option<GlobalDns>,
+}
+
+/// Rolls the open checkpoint back, writes back the global DNS when it was
+/// saved, then brings up again whatever was up and is not now:
+/// NetworkManager's rollback restores the profiles but may leave
+/// re-created devices down (NM 1.42 with VLANs).
+fn restore(saved: &Saved, probes: &[Probe], timeout: Duration) -> Result<(), AgentError> {
     NetworkState::checkpoint_rollback("").map_err(nm)?;
+    if let Some(dns) = &saved.global_dns {
+        dbus::with_nm(async |nm| {
+            if GlobalDns::read(nm).await? != *dns {
+                log::info!("writing back the global DNS configuration");
+                dns.write(nm).await?;
+            }
+            Ok(())
+        })?;
+    }
+    let up = &saved.up;
     // NetworkManager re-activates the restored profiles by itself: wait a
     // moment for the interfaces to be up in the kernel (operstate: a file
     // read, no netlink dump, no D-Bus) and for the probes that passed
@@ -476,9 +513,9 @@ pub fn commit() -> Result<(), AgentError> {
 pub fn rollback() -> Result<(), AgentError> {
     match std::fs::read(PENDING) {
         Ok(data) => {
-            let up: Vec<String> =
-                serde_json::from_slice(&data).map_err(|e| AgentError::Nmstate(e.to_string()))?;
-            restore(&up, &[], Duration::from_secs(60))?;
+            let saved: Saved = serde_json::from_slice(&data)
+                .map_err(|e| AgentError::Nmstate(format!("{PENDING}: {e}")))?;
+            restore(&saved, &[], Duration::from_secs(60))?;
             let _ = std::fs::remove_file(PENDING);
             Ok(())
         }

@@ -117,6 +117,10 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         .as_sequence_mut()
         .unwrap()
         .push(old_default);
+    // ... and a name server changed: nmstate keeps name servers in
+    // NetworkManager's global DNS, which NetworkManager 1.42's checkpoints
+    // do not cover; the rollback must bring the old one back too.
+    broken["dns-resolver"] = serde_yaml::from_str("{config: {server: [192.168.110.99]}}").unwrap();
     fs::write(
         node_cfg.join("broken.yml"),
         serde_yaml::to_string(&broken).unwrap(),
@@ -272,9 +276,15 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
 
     // 4. A change that cuts the node off is undone.
-    let out = must(&mut node, "s=$(date +%s.%N); nodenet apply /run/cfg/broken.yml --probe gateway --probe-timeout 5 --timeout 30 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 1 ]", "the broken apply did not fail with exit 1");
+    let out = must(&mut node, "s=$(date +%s.%N); NODENET_LOG=info nodenet apply /run/cfg/broken.yml --probe gateway --probe-timeout 5 --timeout 30 2>&1; r=$?; e=$(date +%s.%N); echo \"took $s $e\"; [ $r = 1 ]", "the broken apply did not fail with exit 1");
     assert!(
         out.contains("probe `gateway` failed") && out.contains("restored"),
+        "{out}"
+    );
+    // NetworkManager's rollback left the new name server in place; the
+    // agent wrote the saved one back.
+    assert!(
+        out.contains("writing back the global DNS configuration"),
         "{out}"
     );
     eprintln!("failed apply until restored: {}\n{out}", took(&out));
@@ -284,6 +294,11 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "no connectivity after the rollback",
     );
     assert!(out.contains("default via 192.168.110.1"), "{out}");
+    must(
+        &mut node,
+        "grep -qx 'nameserver 192.168.110.1' /etc/resolv.conf && ! grep -q 192.168.110.99 /etc/resolv.conf",
+        "the name server was not rolled back",
+    );
     must(
         &mut node,
         "nodenet diff /run/cfg/day2.yml --live 2>&1",
