@@ -178,6 +178,9 @@ pub struct Applied {
     /// The live state already was the desired one: nothing was touched.
     pub unchanged: bool,
     pub seconds: f64,
+    /// Why the quick look (profiles + kernel) did not decide the change
+    /// alone, when it did not.
+    pub quick_look_miss: Option<String>,
     /// How the change was made (none when unchanged).
     pub path: Option<ApplyPath>,
     /// Where the time went, phase by phase.
@@ -244,53 +247,32 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
         }
     }
     clock.lap("probes before");
-    let mut before = NetworkState::new();
-    before.set_kernel_only(false);
-    before.retrieve().map_err(nm)?;
-    let Some(mut state) = changes(&desired, &before)? else {
-        clock.lap("read state");
-        out.unchanged = true;
-        out.seconds = clock.start.elapsed().as_secs_f64();
-        out.phases = clock.phases;
-        return Ok(out);
-    };
-    clock.lap("read state");
     let timeout = opts.timeout.as_secs().max(1) as u32;
-    let mut saved = Saved {
-        up: up_interfaces(&before)?,
-        global_dns: None,
-    };
-    match direct::new_interfaces_only(&state, &before) {
-        Ok(keyfiles) => {
-            log::info!("only new virtual interfaces: loading their profiles directly");
-            direct::apply(&keyfiles, timeout, opts.ephemeral)?;
+    let saved = match direct::quick_look(desired_json) {
+        Ok(look) => {
+            clock.lap("quick look");
+            log::info!("only new virtual interfaces (quick look): loading their profiles directly");
+            direct::apply(&look.keyfiles, timeout, opts.ephemeral)?;
             out.path = Some(ApplyPath::Direct);
+            Saved {
+                up: look.up,
+                global_dns: None,
+            }
         }
         Err(why) => {
-            let change =
-                serde_json::to_value(&state).map_err(|e| AgentError::Nmstate(e.to_string()))?;
-            if !direct::is_empty(&change["dns-resolver"]) {
-                saved.global_dns = Some(dbus::with_nm(async |nm| GlobalDns::read(nm).await)?);
-            }
-            state.set_commit(false);
-            state.set_timeout(timeout);
-            state.set_memory_only(opts.ephemeral);
-            // nmstate's verification re-reads NetworkManager and the
-            // kernel, with 1 s sleeps between attempts (~1 s or more of a
-            // slow node's time); the kernel's view of the whole desired
-            // state, polled every 0.1 s, is what has to be true before
-            // the probes anyway.
-            state.set_verify_change(false);
-            if let Err(e) = state.apply() {
-                // nmstate rolled its checkpoint back; not the global DNS.
-                if let Some(dns) = &saved.global_dns {
-                    dbus::with_nm(async |nm| dns.write(nm).await)?;
+            log::info!("quick look: {why}; reading the whole state");
+            out.quick_look_miss = Some(why);
+            match apply_after_full_read(desired, opts, timeout, &mut clock, &mut out)? {
+                Some(saved) => saved,
+                None => {
+                    out.unchanged = true;
+                    out.seconds = clock.start.elapsed().as_secs_f64();
+                    out.phases = clock.phases;
+                    return Ok(out);
                 }
-                return Err(nm(e));
             }
-            out.path = Some(ApplyPath::Nmstate { why });
         }
-    }
+    };
     clock.lap("checkpoint+activate");
     if let Err(diff) = verify_live(desired_json, opts.timeout.min(VERIFY_WITHIN)) {
         let seconds = clock.last.elapsed().as_secs_f64();
@@ -331,6 +313,62 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     out.seconds = clock.start.elapsed().as_secs_f64();
     out.phases = clock.phases;
     Ok(out)
+}
+
+/// The change against nmstate's full read of the running state, made
+/// directly when it only adds virtual interfaces, else by nmstate; what a
+/// restore needs, or `None` when nothing differs.
+fn apply_after_full_read(
+    desired: NetworkState,
+    opts: &ApplyOptions,
+    timeout: u32,
+    clock: &mut Stopwatch,
+    out: &mut Applied,
+) -> Result<Option<Saved>, AgentError> {
+    let mut before = NetworkState::new();
+    before.set_kernel_only(false);
+    before.retrieve().map_err(nm)?;
+    let change = changes(&desired, &before)?;
+    clock.lap("read state");
+    let Some(mut state) = change else {
+        return Ok(None);
+    };
+    let mut saved = Saved {
+        up: up_interfaces(&before)?,
+        global_dns: None,
+    };
+    match direct::new_interfaces_only(&state, &before) {
+        Ok(keyfiles) => {
+            log::info!("only new virtual interfaces: loading their profiles directly");
+            direct::apply(&keyfiles, timeout, opts.ephemeral)?;
+            out.path = Some(ApplyPath::Direct);
+        }
+        Err(why) => {
+            let change =
+                serde_json::to_value(&state).map_err(|e| AgentError::Nmstate(e.to_string()))?;
+            if !direct::is_empty(&change["dns-resolver"]) {
+                saved.global_dns = Some(dbus::with_nm(async |nm| GlobalDns::read(nm).await)?);
+            }
+            state.set_commit(false);
+            state.set_timeout(timeout);
+            state.set_memory_only(opts.ephemeral);
+            // nmstate's verification re-reads NetworkManager and the
+            // kernel, with 1 s sleeps between attempts (~1 s or more of a
+            // slow node's time); the kernel's view of the whole desired
+            // state, polled every 0.1 s, is what has to be true before
+            // the probes anyway.
+            state.set_verify_change(false);
+            if let Err(e) = state.apply() {
+                // nmstate rolled its checkpoint back; not the global DNS.
+                if let Some(dns) = &saved.global_dns {
+                    dbus::with_nm(async |nm| dns.write(nm).await)?;
+                }
+                return Err(nm(e));
+            }
+            out.path = Some(ApplyPath::Nmstate { why });
+        }
+    }
+    Ok(Some(saved))
 }
 
 /// How long the kernel may take to show an applied state.

@@ -595,6 +595,19 @@ fn unmapped_settings_warn_and_strict_makes_them_errors() {
     assert!(o.stdout.is_empty());
 }
 
+/// NetworkManager writes `timestamp=` (its last activation) into a
+/// profile once it has been up: bookkeeping, not configuration, so a
+/// profile NetworkManager used imports as cleanly as before.
+#[test]
+fn the_activation_timestamp_networkmanager_writes_is_not_a_setting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("eth0.nmconnection");
+    fs::write(&f, "[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\ntimestamp=1795436521\n\n[ipv4]\nmethod=auto\n").unwrap();
+    let o = run(nodenet().args(["import", "--strict"]).arg(&f));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("keyfile-unmapped"));
+}
+
 #[test]
 fn import_into_inventory_adds_then_updates_the_host() {
     let tmp = tempfile::tempdir().unwrap();

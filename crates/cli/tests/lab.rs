@@ -207,7 +207,8 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     assert!(
         out.contains("probe gateway: ok")
             && out.contains("committed")
-            && out.contains("loaded directly"),
+            && out.contains("loaded directly")
+            && out.contains("quick look "),
         "{out}"
     );
     eprintln!("day-2 apply (VLAN 120): {}\n{out}", took(&out));

@@ -56,10 +56,16 @@ pub fn keyfile_paths(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     for entry in std::fs::read_dir(path).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let skip = name.starts_with('.')
-            || name.ends_with('~')
-            || name.ends_with(".swp")
-            || name.ends_with(".tmp");
+        // As NetworkManager's keyfile plugin: `.nmconnection` always,
+        // else not hidden files, backups, package leftovers or its own
+        // metadata files.
+        let skip = !name.ends_with(".nmconnection")
+            && (name.starts_with('.')
+                || name.ends_with('~')
+                || [".swp", ".tmp", ".nmmeta", ".rpmnew", ".rpmsave", ".rpmorig"]
+                    .iter()
+                    .any(|ext| name.ends_with(ext))
+                || name.contains(".dpkg-"));
         if !skip && entry.file_type().map_err(io)?.is_file() {
             files.push(entry.path());
         }

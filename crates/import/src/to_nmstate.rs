@@ -113,6 +113,9 @@ const CONNECTION_KEYS: &[(&str, &str)] = &[
     ("connection", "controller"),
     ("connection", "port-type"),
     ("connection", "autoconnect"),
+    // NetworkManager's record of the last activation (it writes it into
+    // the keyfile), not configuration.
+    ("connection", "timestamp"),
 ];
 
 /// Converts profiles into one NMState document.

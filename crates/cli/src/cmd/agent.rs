@@ -116,7 +116,12 @@ fn guarded_apply(
     eprintln!("timing: {}", split.join(", "));
     match &a.path {
         Some(ApplyPath::Direct) => {
-            eprintln!("new virtual interfaces only: their profiles were loaded directly")
+            eprintln!("new virtual interfaces only: their profiles were loaded directly");
+            if let Some(why) = &a.quick_look_miss {
+                eprintln!(
+                    "(found after nmstate's full read; the quick look could not tell: {why})"
+                );
+            }
         }
         Some(ApplyPath::Nmstate { why }) => eprintln!("merged and applied by nmstate ({why})"),
         None => {}
