@@ -135,6 +135,17 @@ pub(crate) struct QuickLook {
 /// --live`). Anything in doubt is an error: the caller falls back to the
 /// full read.
 pub(crate) fn quick_look(desired: &Value) -> Result<QuickLook, String> {
+    // Without a desired interface the kernel lacks, there is nothing to
+    // look for (one directory read instead of the look's ~0.8 s).
+    let absent_from_kernel = desired["interfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["name"].as_str())
+        .any(|name| !Path::new("/sys/class/net").join(name).exists());
+    if !absent_from_kernel {
+        return Err("no new interface".into());
+    }
     let mut paths = Vec::new();
     for dir in PROFILE_DIRS.iter().map(Path::new).filter(|d| d.is_dir()) {
         match nodenet_import::keyfile_paths(dir) {
