@@ -69,23 +69,29 @@ pub(crate) fn new_interfaces_only(
     }
     for i in &ifaces {
         let name = i["name"].as_str().unwrap_or_default();
-        let kind = i["type"].as_str().unwrap_or_default();
-        if !NEW_KINDS.contains(&kind) {
-            return Err(format!("{name} is a {kind}"));
-        }
+        addable(i, exists)?;
         if exists(name) {
             return Err(format!("{name} exists"));
         }
-        if !matches!(i["state"].as_str(), None | Some("up")) {
-            return Err(format!("{name} is not to be up"));
-        }
-        if let Some(base) = i["vlan"]["base-iface"].as_str() {
-            if !exists(base) {
-                return Err(format!("{name}'s base {base} does not exist yet"));
-            }
-        }
     }
     keyfiles_for(&ifaces)
+}
+
+/// Whether `iface` is of a kind the direct way adds, is to be up, and
+/// (a VLAN) has a base that exists.
+fn addable(iface: &Value, exists: impl Fn(&str) -> bool) -> Result<(), String> {
+    let name = iface["name"].as_str().unwrap_or_default();
+    let kind = iface["type"].as_str().unwrap_or_default();
+    if !NEW_KINDS.contains(&kind) {
+        return Err(format!("{name} is a {kind}"));
+    }
+    if !matches!(iface["state"].as_str(), None | Some("up")) {
+        return Err(format!("{name} is not to be up"));
+    }
+    match iface["vlan"]["base-iface"].as_str() {
+        Some(base) if !exists(base) => Err(format!("{name}'s base {base} does not exist")),
+        _ => Ok(()),
+    }
 }
 
 /// The profiles nmstate's `gen_conf` makes for `ifaces` (new ones, whose
@@ -234,19 +240,7 @@ fn decide(
         return Err("no new interface".into());
     }
     for i in &new {
-        let name = i["name"].as_str().unwrap_or_default();
-        let kind = i["type"].as_str().unwrap_or_default();
-        if !NEW_KINDS.contains(&kind) {
-            return Err(format!("{name} is a {kind}"));
-        }
-        if !matches!(i["state"].as_str(), None | Some("up")) {
-            return Err(format!("{name} is not to be up"));
-        }
-        if let Some(base) = i["vlan"]["base-iface"].as_str() {
-            if !running.iter().any(|r| r == base) {
-                return Err(format!("{name}'s base {base} does not exist"));
-            }
-        }
+        addable(i, |base| running.iter().any(|r| r == base))?;
     }
     // Everything else: as desired in the profiles and in the kernel.
     let mut rest = desired.clone();
