@@ -52,7 +52,7 @@ pub(crate) fn new_interfaces_only(
             .any(|i| i["name"] == name)
     };
     for (key, value) in change_json.as_object().into_iter().flatten() {
-        if key != "interfaces" && !is_empty(value) && !already_there(key, value, &current_json) {
+        if key != "interfaces" && !is_empty(value) {
             let mut text: String = value.to_string().chars().take(200).collect();
             if text.len() < value.to_string().len() {
                 text.push('…');
@@ -306,6 +306,26 @@ fn dns_is(global: &dbus::GlobalDns, config: &Value) -> bool {
     servers == list(&config["server"]) && global.searches == list(&config["search"])
 }
 
+/// `change` (nmstate's `gen_diff`) without the sections `current` already
+/// has; `None` when nothing is left. Sent as they are, re-listed routes
+/// make nmstate re-activate the interface carrying them.
+pub(crate) fn without_what_is_there(
+    change: &NetworkState,
+    current: &NetworkState,
+) -> Result<Option<NetworkState>, String> {
+    let mut json = serde_json::to_value(change).map_err(|e| e.to_string())?;
+    let current = serde_json::to_value(current).map_err(|e| e.to_string())?;
+    if let Some(sections) = json.as_object_mut() {
+        sections.retain(|key, value| key == "interfaces" || !already_there(key, value, &current));
+    }
+    if is_empty(&json) {
+        return Ok(None);
+    }
+    serde_json::from_value(json)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
 /// Sections nmstate's `gen_diff` reports although the current state has
 /// them: routes that differ only in fields the desired state leaves out
 /// (metric, table), the same name servers.
@@ -455,32 +475,37 @@ mod tests {
 dns-resolver: {{config: {{server: [192.0.2.53], search: []}}}}
 "
         ));
-        let change = state(
-            "interfaces:
-- {name: d0, type: dummy}
-routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.254, next-hop-interface: bond0}]}
+        let relisted = "routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.254, next-hop-interface: bond0}]}
 dns-resolver: {config: {server: [192.0.2.53]}}
-",
+";
+        // Only what is already there: no change at all.
+        assert!(without_what_is_there(&state(relisted), &current)
+            .unwrap()
+            .is_none());
+        // With a new dummy: the dummy alone, which the direct way adds.
+        let change = without_what_is_there(
+            &state(&format!(
+                "interfaces:\n- {{name: d0, type: dummy}}\n{relisted}"
+            )),
+            &current,
+        )
+        .unwrap()
+        .unwrap();
+        let json = serde_json::to_value(&change).unwrap();
+        assert!(
+            is_empty(&json["routes"]) && is_empty(&json["dns-resolver"]),
+            "{json}"
         );
-        if let Err(e) = new_interfaces_only(&change, &current) {
-            panic!("{e}");
+        assert!(new_interfaces_only(&change, &current).is_ok());
+        // Another gateway or another name server stays in the change.
+        for (other, section) in [
+            ("routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.1, next-hop-interface: bond0}]}\n", "routes"),
+            ("dns-resolver: {config: {server: [192.0.2.54]}}\n", "dns-resolver"),
+        ] {
+            let change = without_what_is_there(&state(other), &current).unwrap().unwrap();
+            let json = serde_json::to_value(&change).unwrap();
+            assert!(!is_empty(&json[section]), "{other}: {json}");
         }
-        let other_gateway = state(
-            "interfaces:
-- {name: d0, type: dummy}
-routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.1, next-hop-interface: bond0}]}
-",
-        );
-        let err = new_interfaces_only(&other_gateway, &current).unwrap_err();
-        assert!(err.contains("the change has `routes`"), "{err}");
-        let other_server = state(
-            "interfaces:
-- {name: d0, type: dummy}
-dns-resolver: {config: {server: [192.0.2.54]}}
-",
-        );
-        let err = new_interfaces_only(&other_server, &current).unwrap_err();
-        assert!(err.contains("the change has `dns-resolver`"), "{err}");
     }
 
     fn yaml(text: &str) -> Value {

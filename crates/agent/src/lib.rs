@@ -229,7 +229,10 @@ fn changes(
     current: &NetworkState,
 ) -> Result<Option<NetworkState>, AgentError> {
     let diff = desired.gen_diff(current).map_err(nm)?;
-    Ok((!diff.is_empty()).then_some(diff))
+    if diff.is_empty() {
+        return Ok(None);
+    }
+    direct::without_what_is_there(&diff, current).map_err(AgentError::Nmstate)
 }
 
 /// Applies `desired` under a checkpoint, probes, then commits or rolls back.

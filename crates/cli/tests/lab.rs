@@ -229,6 +229,14 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "grep -qx 'nameserver 192.168.110.1' /etc/resolv.conf",
         "NetworkManager does not use the name server",
     );
+    //    The same state again: nothing to do (nmstate's gen_diff re-lists
+    //    routes that are in place; they are not sent again).
+    let out = must(
+        &mut node,
+        "nodenet apply /run/cfg/day2.yml 2>&1",
+        "re-applying the day-2 state failed",
+    );
+    assert!(out.contains("nothing to apply"), "{out}");
     assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
     must(
         &mut node,
