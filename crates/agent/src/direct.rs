@@ -388,7 +388,8 @@ pub(crate) fn apply(
             .await
             .map_err(dbus)?;
         log::info!("created checkpoint {}", checkpoint.as_str());
-        let result = load_and_activate(nm, dir, keyfiles).await;
+        let mut written = Vec::new();
+        let result = load_and_activate(nm, dir, keyfiles, &mut written).await;
         if result.is_err() {
             log::warn!("rolling back {}", checkpoint.as_str());
             let _: std::collections::HashMap<String, u32> = nm
@@ -396,20 +397,27 @@ pub(crate) fn apply(
                 .call("CheckpointRollback", &(&checkpoint,))
                 .await
                 .map_err(dbus)?;
+            // The rollback deletes the profiles NetworkManager loaded;
+            // one it did not load is still only our file.
+            for path in written.iter().filter(|p| p.exists()) {
+                let _ = std::fs::remove_file(path);
+            }
         }
         result
     })
 }
 
+/// Writes the keyfiles into `dir` (each one's path into `paths` once
+/// written), has NetworkManager load them and activates them.
 async fn load_and_activate(
     nm: &dbus::Nm,
     dir: &Path,
     keyfiles: &[(String, String)],
+    paths: &mut Vec<PathBuf>,
 ) -> Result<(), AgentError> {
     let io =
         |path: &Path, e: std::io::Error| AgentError::Nmstate(format!("{}: {e}", path.display()));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let mut paths: Vec<PathBuf> = Vec::new();
     for (name, content) in keyfiles {
         let path = dir.join(name);
         nodenet_model::write_atomic(&path, content.as_bytes()).map_err(|e| io(&path, e))?;
