@@ -23,6 +23,15 @@ use nodenet_import::diff::route_matches;
 use crate::dbus::{self, dbus};
 use crate::AgentError;
 
+/// The names of `state`'s interfaces.
+fn iface_names(state: &Value) -> impl Iterator<Item = &str> {
+    state["interfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["name"].as_str())
+}
+
 /// Types a change may add this way: virtual, no ports.
 const NEW_KINDS: &[&str] = &["vlan", "dummy"];
 
@@ -44,17 +53,12 @@ pub(crate) fn new_interfaces_only(
 ) -> Result<Vec<(String, String)>, String> {
     let change_json = serde_json::to_value(change).map_err(|e| e.to_string())?;
     let current_json = serde_json::to_value(current).map_err(|e| e.to_string())?;
-    let exists = |name: &str| {
-        current_json["interfaces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|i| i["name"] == name)
-    };
+    let exists = |name: &str| iface_names(&current_json).any(|n| n == name);
     for (key, value) in change_json.as_object().into_iter().flatten() {
         if key != "interfaces" && !is_empty(value) {
-            let mut text: String = value.to_string().chars().take(200).collect();
-            if text.len() < value.to_string().len() {
+            let full = value.to_string();
+            let mut text: String = full.chars().take(200).collect();
+            if text.len() < full.len() {
                 text.push('…');
             }
             return Err(format!("the change has `{key}`: {text}"));
@@ -143,12 +147,8 @@ pub(crate) struct QuickLook {
 pub(crate) fn quick_look(desired: &Value) -> Result<QuickLook, String> {
     // Without a desired interface the kernel lacks, there is nothing to
     // look for (one directory read instead of the look's ~0.8 s).
-    let absent_from_kernel = desired["interfaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["name"].as_str())
-        .any(|name| !Path::new("/sys/class/net").join(name).exists());
+    let absent_from_kernel =
+        iface_names(desired).any(|name| !Path::new("/sys/class/net").join(name).exists());
     if !absent_from_kernel {
         return Err("no new interface".into());
     }
@@ -163,39 +163,14 @@ pub(crate) fn quick_look(desired: &Value) -> Result<QuickLook, String> {
     let mut files = Vec::new();
     for path in paths {
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        // NetworkManager's own notes in a profile under /run: profiles it
-        // generated for devices it found configured (loopback) are not
-        // the desired state's business unless it names their interface;
-        // any other note (a profile shadowing another) means the profile
-        // files do not say what NetworkManager holds.
         if let Ok(kf) = nodenet_import::keyfile::parse("", &bytes, 0) {
-            if kf.group(".nmmeta").is_some() {
-                let generated = kf
-                    .get(".nmmeta", "nm-generated")
-                    .is_some_and(|e| e.value() == "true");
-                let iface = kf
-                    .get("connection", "interface-name")
-                    .map(|e| e.value().to_string())
-                    .unwrap_or_default();
-                let named = desired["interfaces"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|i| i["name"] == iface.as_str());
-                if generated && !named {
-                    continue;
-                }
-                let notes: Vec<String> = kf
-                    .group(".nmmeta")
-                    .into_iter()
-                    .flat_map(|g| &g.entries)
-                    .map(|e| format!("{}={}", e.key, e.value()))
-                    .collect();
-                return Err(format!(
-                    "{} carries NetworkManager's notes ({})",
-                    path.display(),
-                    notes.join(", ")
-                ));
+            if nm_generated_elsewhere(&kf, desired).map_err(|notes| {
+                format!(
+                    "{} carries NetworkManager's notes ({notes})",
+                    path.display()
+                )
+            })? {
+                continue;
             }
         }
         files.push((path, bytes));
@@ -210,6 +185,32 @@ pub(crate) fn quick_look(desired: &Value) -> Result<QuickLook, String> {
     decide(desired, &profiles.state, &live, global_dns)
 }
 
+/// NetworkManager's own notes in a profile (under /run): a profile it
+/// generated for a device it found configured (loopback) is not the
+/// desired state's business unless the state names its interface (true:
+/// leave it out); any other note (a profile shadowing another) means the
+/// profile files do not say what NetworkManager holds (the notes, as the
+/// error). No notes: false.
+fn nm_generated_elsewhere(kf: &nodenet_import::Keyfile, desired: &Value) -> Result<bool, String> {
+    let Some(notes) = kf.group(".nmmeta") else {
+        return Ok(false);
+    };
+    let generated = notes
+        .get("nm-generated")
+        .is_some_and(|e| e.value() == "true");
+    let iface = kf.get("connection", "interface-name").map(|e| e.value());
+    let named = iface.is_some_and(|iface| iface_names(desired).any(|n| n == iface));
+    if generated && !named {
+        return Ok(true);
+    }
+    Err(notes
+        .entries
+        .iter()
+        .map(|e| format!("{}={}", e.key, e.value()))
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
 /// The quick look's verdict on `desired` given the profiles' state, the
 /// kernel's, and (asked only when `desired` names name servers)
 /// NetworkManager's global DNS.
@@ -219,28 +220,21 @@ fn decide(
     live: &Value,
     global_dns: impl FnOnce() -> Result<dbus::GlobalDns, String>,
 ) -> Result<QuickLook, String> {
-    let names = |state: &Value| -> Vec<String> {
-        state["interfaces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|i| i["name"].as_str().map(str::to_string))
-            .collect()
-    };
-    let (configured, running) = (names(profiles), names(live));
+    let configured: Vec<&str> = iface_names(profiles).collect();
+    let running: Vec<&str> = iface_names(live).collect();
     let ifaces = desired["interfaces"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     let (new, known): (Vec<Value>, Vec<Value>) = ifaces.into_iter().partition(|i| {
-        let name = i["name"].as_str().unwrap_or_default().to_string();
+        let name = i["name"].as_str().unwrap_or_default();
         !configured.contains(&name) && !running.contains(&name)
     });
     if new.is_empty() {
         return Err("no new interface".into());
     }
     for i in &new {
-        addable(i, |base| running.iter().any(|r| r == base))?;
+        addable(i, |base| running.contains(&base))?;
     }
     // Everything else: as desired in the profiles and in the kernel.
     let mut rest = desired.clone();
@@ -256,12 +250,19 @@ fn decide(
     let change = rest_state
         .gen_diff(&current)
         .map_err(|e| e.msg().to_string())?;
-    let change = serde_json::to_value(&change).map_err(|e| e.to_string())?;
-    let current = serde_json::to_value(&current).map_err(|e| e.to_string())?;
-    for (key, value) in change.as_object().into_iter().flatten() {
-        if !is_empty(value) && !already_there(key, value, &current) {
-            return Err(format!("the profiles differ in `{key}`"));
-        }
+    if let Some(left) = without_what_is_there(&change, &current)? {
+        let left = serde_json::to_value(&left).map_err(|e| e.to_string())?;
+        let sections: Vec<&str> = left
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| !is_empty(v))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        return Err(format!(
+            "the profiles differ in `{}`",
+            sections.join("`, `")
+        ));
     }
     let in_kernel =
         nodenet_import::diff::diff_with(&rest, live, nodenet_import::diff::Actual::Live)
