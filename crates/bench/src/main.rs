@@ -295,6 +295,11 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<
     let rss = children_peak_rss_mib();
     println!("peak RSS:         {rss:8.1} MiB (largest nodenet process)");
     let out = dir.join("out");
+    let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
+    println!(
+        "files alone:      {floor:8.3} s  ({files} files of the static render written again, nothing else; {:.0} % of its check+render)",
+        floor / render * 100.0
+    );
 
     // The per-host pipeline: one nmstatectl process per host state.
     let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?
@@ -367,6 +372,77 @@ fn write_keyfiles(dir: &Path, n: usize) -> Result<()> {
         std::fs::write(dir.join(format!("{name}.nmconnection")), text)?;
     }
     Ok(())
+}
+
+/// The file system's share of a render: the same files (read back from
+/// `out`) created again in `copy` by as many threads as cores, with
+/// nothing else to do — what writing them costs on this machine alone.
+fn write_floor(out: &Path, copy: &Path, runs: usize) -> Result<(f64, usize)> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    fn collect(dir: &Path, rel: &str, files: &mut Vec<(String, Vec<u8>, u32)>) -> Result<()> {
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if e.file_type()?.is_dir() {
+                collect(&e.path(), &rel, files)?;
+            } else {
+                let mode = e.metadata()?.permissions().mode() & 0o777;
+                files.push((rel, std::fs::read(e.path())?, mode));
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    collect(out, "", &mut files)?;
+    files.sort();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let secs = best(runs, || {
+        if copy.exists() {
+            std::fs::remove_dir_all(copy)?;
+        }
+        let start = Instant::now();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    let files = &files;
+                    scope.spawn(move || -> Result<()> {
+                        for (rel, content, mode) in files.iter().skip(t).step_by(threads) {
+                            let path = copy.join(rel);
+                            let mut f = match std::fs::OpenOptions::new()
+                                .write(true)
+                                .create_new(true)
+                                .mode(*mode)
+                                .open(&path)
+                            {
+                                Ok(f) => f,
+                                Err(_) => {
+                                    std::fs::create_dir_all(path.parent().expect("under copy"))?;
+                                    std::fs::OpenOptions::new()
+                                        .write(true)
+                                        .create_new(true)
+                                        .mode(*mode)
+                                        .open(&path)?
+                                }
+                            };
+                            std::io::Write::write_all(&mut f, content)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .try_for_each(|w| w.join().expect("writer thread"))
+        })?;
+        Ok(start.elapsed().as_secs_f64())
+    })?;
+    std::fs::remove_dir_all(copy)?;
+    Ok((secs, files.len()))
 }
 
 fn count_files(dir: &Path) -> Result<usize> {

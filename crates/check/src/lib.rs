@@ -23,10 +23,9 @@ pub struct HostReport {
     /// NetworkManager keyfiles from nmstate's gen_conf, in its order;
     /// `None` when the host has no network or nmstate rejected it.
     pub keyfiles: Option<Vec<Keyfile>>,
-    /// The NMState the keyfiles came from (copy-mac-from pinned to MACs).
-    pub resolved: Option<serde_json::Value>,
-    /// `resolved` differs from the host's network (copy-mac-from pinned).
-    pub pinned: bool,
+    /// The NMState the keyfiles came from when it differs from the host's
+    /// network (copy-mac-from pinned to MACs).
+    pub pinned_state: Option<serde_json::Value>,
     /// Static addresses of the host's interfaces, as written.
     pub addresses: Vec<network::Address>,
 }
@@ -56,8 +55,7 @@ fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>) {
     let outcome = nmstate_bridge::evaluate(host, node, &mut diags);
     let report = HostReport {
         keyfiles: outcome.keyfiles,
-        resolved: outcome.resolved,
-        pinned: outcome.pinned,
+        pinned_state: outcome.pinned_state,
         addresses: net.addresses,
     };
     (report, diags)

@@ -94,10 +94,10 @@ fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
 /// What nmstate made of one host.
 pub struct Outcome {
     pub keyfiles: Option<Vec<Keyfile>>,
-    /// The state the keyfiles were generated from (copy-mac-from resolved).
-    pub resolved: Option<serde_json::Value>,
-    /// Whether `resolved` differs from the input by pinned MACs.
-    pub pinned: bool,
+    /// The state the keyfiles were generated from, when it is not the
+    /// host's network as written (copy-mac-from pinned to MACs). Kept only
+    /// then: a 10,000-host fleet would otherwise hold every state twice.
+    pub pinned_state: Option<serde_json::Value>,
 }
 
 fn has_copy_mac(network: &Node) -> bool {
@@ -132,8 +132,7 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
     match result {
         Ok(keyfiles) => Outcome {
             keyfiles: Some(keyfiles),
-            resolved: Some(json),
-            pinned,
+            pinned_state: pinned.then_some(json),
         },
         Err(msg) => {
             let span = locate(&msg, network);
@@ -154,8 +153,7 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
             );
             Outcome {
                 keyfiles: None,
-                resolved: None,
-                pinned,
+                pinned_state: None,
             }
         }
     }

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use base64::Engine;
 use serde_json::{json, Map, Value as J};
 
-use nodenet_check::{HostReport, Report};
+use nodenet_check::HostReport;
 use nodenet_model::{Code, Credentials, Diagnostic, Host, Inventory, PasswordSource, Role, Secret};
 
 use crate::output::OutFile;
@@ -109,11 +109,12 @@ pub fn host_files(
             ));
         }
     }
-    if let Some(resolved) = &report.resolved {
-        // Same as the intent unless copy-mac-from was pinned.
-        let text = match intent_text {
-            Some(t) if !report.pinned => t.clone(),
-            _ => yaml(resolved),
+    if report.keyfiles.is_some() {
+        // The state as written unless copy-mac-from was pinned.
+        let text = match (&report.pinned_state, intent_text) {
+            (Some(pinned), _) => yaml(pinned),
+            (None, Some(t)) => t.clone(),
+            (None, None) => return,
         };
         out.push(OutFile::new(format!("{dir}/nmstate.yml"), text, 0o644));
     }
@@ -530,53 +531,53 @@ pub fn scale_out(
     ));
 }
 
-/// All artifacts of a checked inventory.
-pub fn all(
-    inv: &Inventory,
-    report: &Report,
-    addresses: &[Vec<IpAddr>],
-    warnings: &mut Vec<Diagnostic>,
+/// One host's own files: keyfiles, nmstate.yml and its scale-out file.
+pub fn host_artifacts(
+    host: &Host,
+    report: &HostReport,
+    text: Option<&String>,
+    passwords: &Passwords,
 ) -> Vec<OutFile> {
-    use rayon::prelude::*;
-    let passwords = resolve_passwords(inv, warnings);
-    let texts = intent_texts(inv);
-    let per_host: Vec<Vec<OutFile>> = inv
-        .hosts
-        .par_iter()
-        .zip(&report.hosts)
-        .zip(&texts)
-        .map(|((h, r), text)| {
-            let mut files = Vec::new();
-            host_files(h, r, text.as_ref(), &mut files);
-            scale_out(h, text.as_ref(), &passwords, &mut files);
-            files
-        })
-        .collect();
-    let mut out: Vec<OutFile> = per_host.into_iter().flatten().collect();
+    let mut files = Vec::new();
+    host_files(host, report, text, &mut files);
+    scale_out(host, text, passwords, &mut files);
+    files
+}
+
+/// The files that carry the whole fleet: install-config, agent-config,
+/// MachineConfigs and policies (each one long document, built side by
+/// side).
+pub fn fleet_artifacts(
+    inv: &Inventory,
+    texts: &[Option<String>],
+    addresses: &[Vec<IpAddr>],
+) -> Vec<OutFile> {
     let ((ic, ac), (mcs, policies)) = rayon::join(
         || {
             rayon::join(
-                || install_config(inv, &texts),
-                || agent_config(inv, addresses, &texts),
+                || install_config(inv, texts),
+                || agent_config(inv, addresses, texts),
             )
         },
         || {
             rayon::join(
                 || {
                     let mut v = Vec::new();
-                    machine_configs(inv, &texts, &mut v);
+                    machine_configs(inv, texts, &mut v);
                     v
                 },
                 || {
                     let mut v = Vec::new();
-                    nncps(inv, &texts, &mut v);
+                    nncps(inv, texts, &mut v);
                     v
                 },
             )
         },
     );
-    out.push(OutFile::new("install-config.yaml", ic, 0o644));
-    out.push(OutFile::new("agent-config.yaml", ac, 0o644));
+    let mut out = vec![
+        OutFile::new("install-config.yaml", ic, 0o644),
+        OutFile::new("agent-config.yaml", ac, 0o644),
+    ];
     out.extend(mcs);
     out.extend(policies);
     out

@@ -8,6 +8,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use rustix::fs::{Mode, OFlags};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -49,81 +50,159 @@ fn io_err(path: &Path, source: std::io::Error) -> RenderError {
 /// file with its sha256) as the new content of `dir`.
 pub fn write_tree(
     dir: &Path,
-    mut files: Vec<OutFile>,
+    files: Vec<OutFile>,
     manifest: bool,
 ) -> Result<Vec<ManifestEntry>, RenderError> {
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    if let Some(w) = files.windows(2).find(|w| w[0].path == w[1].path) {
-        return Err(RenderError::Conflict(w[0].path.clone()));
-    }
-    guard_existing(dir)?;
-    umask();
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&parent).map_err(|e| io_err(&parent, e))?;
-    let base = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{base}.nodenet-"))
-        .tempdir_in(&parent)
-        .map_err(|e| io_err(&parent, e))?;
-    let root = tmp.path();
-
-    // Directories first (sequential, shallow), then files in parallel.
-    let mut dirs: Vec<&str> = files
-        .iter()
-        .filter_map(|f| f.path.rsplit_once('/').map(|(d, _)| d))
-        .collect();
-    dirs.dedup();
-    for d in dirs {
-        let p = root.join(d);
-        fs::create_dir_all(&p).map_err(|e| io_err(&p, e))?;
-    }
-    let mut entries: Vec<ManifestEntry> = files
+    let tree = Tree::begin(dir)?;
+    let entries = files
         .par_iter()
-        .map(|f| {
-            let p = root.join(&f.path);
-            write_file(&p, &f.content, f.mode)?;
-            Ok(ManifestEntry {
-                path: f.path.clone(),
-                sha256: nodenet_model::hex(&Sha256::digest(&f.content)),
-                mode: format!("{:04o}", f.mode),
-                size: f.content.len(),
-            })
-        })
-        .collect::<Result<_, RenderError>>()?;
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    if manifest {
-        let mut json = serde_json::to_vec_pretty(&serde_json::json!({ "files": entries }))
-            .expect("manifest serialises");
-        json.push(b'\n');
-        write_file(&root.join("manifest.json"), &json, 0o644)?;
-    }
-    fs::set_permissions(root, fs::Permissions::from_mode(0o755)).map_err(|e| io_err(root, e))?;
+        .map(|f| tree.write(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    tree.commit(entries, manifest)
+}
 
-    let tmp_path = tmp.keep();
-    let result = if dir.exists() {
-        // Swap in one step, then delete what was there.
-        rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            &tmp_path,
-            rustix::fs::CWD,
-            dir,
-            rustix::fs::RenameFlags::EXCHANGE,
+/// A new output tree being written: files go into a temporary directory
+/// beside the target as soon as they are made (from any thread), and
+/// [`Tree::commit`] swaps it in. Dropping it unfinished removes it.
+pub struct Tree {
+    target: PathBuf,
+    tmp: tempfile::TempDir,
+    /// Files are created relative to this descriptor: no walk of the
+    /// temporary directory's absolute path for each of 50,000 files.
+    root: std::os::fd::OwnedFd,
+}
+
+impl Tree {
+    /// Refuses a target nodenet did not write, then makes the temporary
+    /// directory.
+    pub fn begin(dir: &Path) -> Result<Tree, RenderError> {
+        guard_existing(dir)?;
+        umask();
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(|e| io_err(&parent, e))?;
+        let base = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{base}.nodenet-"))
+            .tempdir_in(&parent)
+            .map_err(|e| io_err(&parent, e))?;
+        let root = rustix::fs::open(
+            tmp.path(),
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
         )
-        .map_err(|e| io_err(dir, e.into()))
-        .and_then(|_| remove_tree(&tmp_path).map_err(|e| io_err(&tmp_path, e)))
-    } else {
-        fs::rename(&tmp_path, dir).map_err(|e| io_err(dir, e))
-    };
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&tmp_path);
+        .map_err(|e| io_err(tmp.path(), e.into()))?;
+        Ok(Tree {
+            target: dir.to_path_buf(),
+            tmp,
+            root,
+        })
     }
-    result.map(|_| entries)
+
+    /// Writes one file (creating its directories); two files on one path
+    /// are a [`RenderError::Conflict`].
+    pub fn write(&self, file: &OutFile) -> Result<ManifestEntry, RenderError> {
+        let path = file.path.as_str();
+        let create = || {
+            rustix::fs::openat(
+                &self.root,
+                path,
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::from_raw_mode(file.mode),
+            )
+        };
+        let fd = match create() {
+            Err(rustix::io::Errno::NOENT) => {
+                if let Some((parents, _)) = path.rsplit_once('/') {
+                    self.make_dirs(parents)?;
+                }
+                create()
+            }
+            other => other,
+        };
+        let fd = fd.map_err(|e| match e {
+            rustix::io::Errno::EXIST => RenderError::Conflict(path.to_string()),
+            e => io_err(&self.tmp.path().join(path), e.into()),
+        })?;
+        let mut f = fs::File::from(fd);
+        let fail = |e| io_err(&self.tmp.path().join(path), e);
+        f.write_all(&file.content).map_err(fail)?;
+        // The umask may have cut bits the consumer expects.
+        if file.mode & !umask() != file.mode {
+            f.set_permissions(fs::Permissions::from_mode(file.mode))
+                .map_err(fail)?;
+        }
+        Ok(ManifestEntry {
+            path: file.path.clone(),
+            sha256: nodenet_model::hex(&Sha256::digest(&file.content)),
+            mode: format!("{:04o}", file.mode),
+            size: file.content.len(),
+        })
+    }
+
+    /// `mkdir -p` below the root; other threads may be making the same
+    /// directories.
+    fn make_dirs(&self, rel: &str) -> Result<(), RenderError> {
+        let mut end = 0;
+        for part in rel.split('/') {
+            end += part.len();
+            match rustix::fs::mkdirat(&self.root, &rel[..end], Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(io_err(&self.tmp.path().join(&rel[..end]), e.into())),
+            }
+            end += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes `manifest.json` (when asked) over `entries` and puts the
+    /// tree in the target's place in one step.
+    pub fn commit(
+        self,
+        mut entries: Vec<ManifestEntry>,
+        manifest: bool,
+    ) -> Result<Vec<ManifestEntry>, RenderError> {
+        let root = self.tmp.path();
+        entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        if manifest {
+            #[derive(Serialize)]
+            struct Manifest<'a> {
+                files: &'a [ManifestEntry],
+            }
+            let mut json = serde_json::to_vec_pretty(&Manifest { files: &entries })
+                .expect("manifest serialises");
+            json.push(b'\n');
+            write_file(&root.join("manifest.json"), &json, 0o644)?;
+        }
+        fs::set_permissions(root, fs::Permissions::from_mode(0o755))
+            .map_err(|e| io_err(root, e))?;
+        drop(self.root);
+        let dir = self.target.as_path();
+        let tmp_path = self.tmp.keep();
+        let result = if dir.exists() {
+            // Swap in one step, then delete what was there.
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &tmp_path,
+                rustix::fs::CWD,
+                dir,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .map_err(|e| io_err(dir, e.into()))
+            .and_then(|_| remove_tree(&tmp_path).map_err(|e| io_err(&tmp_path, e)))
+        } else {
+            fs::rename(&tmp_path, dir).map_err(|e| io_err(dir, e))
+        };
+        if result.is_err() {
+            let _ = fs::remove_dir_all(&tmp_path);
+        }
+        result.map(|_| entries)
+    }
 }
 
 /// `rm -r`, directories in parallel: the old tree of a 10,000-host render
@@ -249,6 +328,30 @@ mod tests {
             "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa"
         );
         // No temporary directories left beside the output.
+        let left: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("out")]);
+    }
+
+    #[test]
+    fn two_files_on_one_path_conflict_and_nothing_is_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        write_tree(&out, vec![OutFile::new("keep.txt", "old", 0o644)], true).unwrap();
+        // Many files in fresh nested directories, made from both threads,
+        // and one path twice.
+        let mut files: Vec<OutFile> = (0..200)
+            .map(|i| OutFile::new(format!("hosts/h{i}/sc/a.nmconnection"), "x", 0o600))
+            .collect();
+        files.push(OutFile::new("hosts/h7/sc/a.nmconnection", "y", 0o600));
+        let err = write_tree(&out, files, true).unwrap_err();
+        assert!(
+            matches!(&err, RenderError::Conflict(p) if p == "hosts/h7/sc/a.nmconnection"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(out.join("keep.txt")).unwrap(), "old");
         let left: Vec<_> = fs::read_dir(tmp.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())

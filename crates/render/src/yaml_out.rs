@@ -52,6 +52,10 @@ fn emit_map(
         if i > 0 || !inline_first {
             pad(indent, out);
         }
+        // libyaml writes keys longer than 128 as `? key`.
+        if k.len() > 128 {
+            return None;
+        }
         string(k, out)?;
         match v {
             J::Object(child) if !child.is_empty() => {
@@ -109,11 +113,31 @@ fn scalar(v: &J, out: &mut String) -> Option<()> {
 /// Plain when serde_yaml writes it plain, single-quoted when it would
 /// read back as a number, boolean or null; `None` when unsure.
 fn string(s: &str, out: &mut String) -> Option<()> {
+    // Inside a block-context plain scalar, `,;=%{}` are ordinary (they
+    // only matter in flow context, which is never written here) and need
+    // no parse check: the data: URLs of MachineConfigs and `${VAR}`
+    // placeholders stay on this path.
     let simple = !s.is_empty()
         && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b':' | b'+' | b'-')
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'.' | b'_'
+                        | b'/'
+                        | b':'
+                        | b'+'
+                        | b'-'
+                        | b','
+                        | b';'
+                        | b'='
+                        | b'%'
+                        | b'$'
+                        | b'{'
+                        | b'}'
+                )
         })
         && (s.as_bytes()[0].is_ascii_alphanumeric()
+            || (s.as_bytes()[0] == b'$' && s.len() > 1)
             || (matches!(s.as_bytes()[0], b'-' | b'+')
                 && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit)))
         && !s.ends_with(':');
@@ -145,7 +169,7 @@ fn string(s: &str, out: &mut String) -> Option<()> {
     Some(())
 }
 
-/// Whether a YAML 1.1 reader takes `s` (made of `[A-Za-z0-9._/:+-]`) for
+/// Whether a YAML 1.1 reader takes `s` (made of `[A-Za-z0-9._/:+-,;=%${}]`) for
 /// a boolean, or for an integer or float where YAML 1.2 does not: base 60
 /// (`1:20`, MAC addresses of decimal digits) or with `_` separators.
 fn yaml11_reads_as_non_string(s: &str) -> bool {
@@ -216,7 +240,7 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
 }
 
 /// Whether YAML's core schema (as serde_yaml resolves plain scalars)
-/// reads `s`, made of `[A-Za-z0-9._/:+-]`, as other than a string.
+/// reads `s`, made of `[A-Za-z0-9._/:+-,;=%${}]`, as other than a string.
 fn reads_as_non_string(s: &str) -> bool {
     if matches!(
         s,
@@ -225,8 +249,10 @@ fn reads_as_non_string(s: &str) -> bool {
         return true;
     }
     let digits = s.trim_start_matches(['-', '+']);
-    if ["0x", "0o", "0b"].iter().any(|p| digits.starts_with(p)) {
-        return true;
+    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
+        if let Some(rest) = digits.strip_prefix(prefix) {
+            return !rest.is_empty() && rest.chars().all(|c| c.is_digit(radix));
+        }
     }
     // Rust's float syntax covers YAML's decimal ints and floats here
     // (no `_`); "inf"/"nan" words without digits are strings to serde_yaml.
@@ -333,6 +359,33 @@ mod tests {
             "infinity",
             "<<",
             "a,b",
+            ",a",
+            "a;b",
+            "a=b",
+            "a=",
+            "50%",
+            "%",
+            "$",
+            "$a",
+            "${BMC_PASSWORD}",
+            "${a b}",
+            "{a}b",
+            "a{b}",
+            "a}",
+            "1,000",
+            "1;2",
+            "1=2",
+            "1%",
+            "0x1,2",
+            "0x",
+            "0xg",
+            "0x1f",
+            "0o8",
+            "0b102",
+            "-0x1",
+            "true,",
+            "data:text/plain;charset=utf-8;base64,aW50ZXJmYWNlczoKLSBuYW1lOiBlbnMxZjA=",
+            "data:,a%20b",
             "a\tb",
             "é",
             "0",
