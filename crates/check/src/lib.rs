@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod host;
 pub mod network;
 pub mod nmstate_bridge;
+mod shapes;
 
 use rayon::prelude::*;
 
@@ -42,29 +43,64 @@ impl Report {
     }
 }
 
-fn check_one(inv: &Inventory, host: &Host) -> (HostReport, Vec<Diagnostic>) {
+/// A host after every check but nmstate's, with the state nmstate is to
+/// judge (and whether copy-mac-from was pinned in it).
+struct Prepared {
+    diags: Vec<Diagnostic>,
+    addresses: Vec<network::Address>,
+    state: Option<(serde_json::Value, bool)>,
+}
+
+fn prepare(inv: &Inventory, host: &Host) -> Prepared {
     let mut diags = Vec::new();
     let Some(node) = host.network.as_ref() else {
         let net = network::Network::default();
         fleet::check_host_in_cluster(inv, host, &net, &mut diags);
-        return (HostReport::default(), diags);
+        return Prepared {
+            diags,
+            addresses: Vec::new(),
+            state: None,
+        };
     };
     let net = network::Network::read(node);
     host::check_host(host, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
-    let outcome = nmstate_bridge::evaluate(host, node, &mut diags);
-    let report = HostReport {
-        keyfiles: outcome.keyfiles,
-        pinned_state: outcome.pinned_state,
+    Prepared {
+        diags,
         addresses: net.addresses,
-    };
-    (report, diags)
+        state: Some(nmstate_bridge::state_of(host, node)),
+    }
 }
 
 /// Checks every host and the fleet; `loading` are the diagnostics found
 /// while loading, which come first in the report.
 pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
-    let per_host: Vec<_> = inv.hosts.par_iter().map(|h| check_one(inv, h)).collect();
+    let prepared: Vec<Prepared> = inv.hosts.par_iter().map(|h| prepare(inv, h)).collect();
+    let states: Vec<Option<&serde_json::Value>> = prepared
+        .iter()
+        .map(|p| p.state.as_ref().map(|(json, _)| json))
+        .collect();
+    let judged = shapes::judge_fleet(&states);
+    let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
+        .into_par_iter()
+        .zip(judged)
+        .zip(&inv.hosts)
+        .map(|((p, judged), host)| {
+            let mut diags = p.diags;
+            let mut report = HostReport {
+                addresses: p.addresses,
+                ..HostReport::default()
+            };
+            if let (Some((json, pinned)), Some(judged), Some(node)) =
+                (p.state, judged, host.network.as_ref())
+            {
+                let outcome = nmstate_bridge::outcome(host, node, json, pinned, judged, &mut diags);
+                report.keyfiles = outcome.keyfiles;
+                report.pinned_state = outcome.pinned_state;
+            }
+            (report, diags)
+        })
+        .collect();
     let mut diagnostics = loading;
     let mut hosts = Vec::with_capacity(per_host.len());
     for (report, diags) in per_host {

@@ -110,17 +110,36 @@ fn has_copy_mac(network: &Node) -> bool {
 /// Parses and generates keyfiles for one host; every nmstate complaint is
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
-    let pinned = has_copy_mac(network);
-    let json = if pinned {
-        resolve_copy_mac(host, network).to_json()
+    let (json, pinned) = state_of(host, network);
+    let judged = judge_cached(&json);
+    outcome(host, network, json, pinned, judged, out)
+}
+
+/// The state nmstate judges for a host: its network as JSON, with
+/// `copy-mac-from` pinned to MACs (then `true`).
+pub fn state_of(host: &Host, network: &Node) -> (serde_json::Value, bool) {
+    if has_copy_mac(network) {
+        (resolve_copy_mac(host, network).to_json(), true)
     } else {
-        network.to_json()
-    };
+        (network.to_json(), false)
+    }
+}
+
+/// Turns nmstate's verdict on a host's state into its keyfiles and
+/// located diagnostics.
+pub fn outcome(
+    host: &Host,
+    network: &Node,
+    json: serde_json::Value,
+    pinned: bool,
+    judged: Judged,
+    out: &mut Vec<Diagnostic>,
+) -> Outcome {
     let Judged {
         result,
         parsed,
         logs,
-    } = judge_cached(&json);
+    } = judged;
     for msg in logs {
         let span = locate(&msg, network);
         out.push(
@@ -161,16 +180,16 @@ pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outco
 
 /// nmstate's verdict on one state.
 #[derive(Clone)]
-struct Judged {
+pub struct Judged {
     /// Keyfiles in nmstate's own order (which `nodenet gc` prints
     /// unchanged), or its error message.
-    result: Result<Vec<Keyfile>, String>,
+    pub result: Result<Vec<Keyfile>, String>,
     /// Whether the state deserialised (the error came from gen_conf).
-    parsed: bool,
-    logs: Vec<String>,
+    pub parsed: bool,
+    pub logs: Vec<String>,
 }
 
-fn judge(json: &serde_json::Value) -> Judged {
+pub fn judge(json: &serde_json::Value) -> Judged {
     let ((result, parsed), logs) =
         capture(
             || match serde_json::from_value::<NetworkState>(json.clone()) {
@@ -193,7 +212,7 @@ fn judge(json: &serde_json::Value) -> Judged {
 
 /// gen_conf is a pure function of the state, and hosts of one template
 /// with DHCP have identical states: judge each distinct state once.
-fn judge_cached(json: &serde_json::Value) -> Judged {
+pub fn judge_cached(json: &serde_json::Value) -> Judged {
     use std::collections::HashMap;
     use std::hash::{Hash, Hasher};
     use std::sync::{Mutex, OnceLock};

@@ -1,0 +1,539 @@
+//! nmstate once per shape, not once per host.
+//!
+//! Hosts made from one template differ only in their addresses, and
+//! nmstate's `gen_conf` is about half of a check's CPU: a 10,000-host
+//! fleet would run it 10,000 times on what is one state with other
+//! numbers. Hosts are grouped by shape — their state with the address at
+//! every address position (an interface's `ip`, a route's
+//! `next-hop-address`, a DNS `server`) blanked to its family — nmstate
+//! judges the first host of each shape, and the others get its keyfiles
+//! with their own addresses where the first host's stood.
+//!
+//! This is done only where it gives nmstate's own bytes:
+//! - every address at an address position is written as nmstate writes it
+//!   back (canonical) and is ordinary (not unspecified, loopback,
+//!   multicast, link-local, broadcast or IPv4-in-IPv6), so none takes a
+//!   special path in nmstate;
+//! - a host's addresses compare (as numbers and as text) and repeat among
+//!   themselves exactly as the first host's do, so whatever nmstate sorts
+//!   or merges comes out in the same order;
+//! - the first host was accepted without a warning, and each of its
+//!   addresses stands in its keyfiles as a whole token;
+//! - nmstate itself also judges a sample of every shape (the second host,
+//!   the last, every 64th) and must give exactly the substituted bytes;
+//!   a shape that fails any of this is judged host by host.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::net::IpAddr;
+
+use rayon::prelude::*;
+use serde_json::Value as J;
+
+use crate::nmstate_bridge::{judge_cached, Judged, Keyfile};
+
+/// Shapes smaller than this are judged host by host.
+const MIN_SHAPE: usize = 4;
+/// Every this many hosts of a shape, one is judged by nmstate as well.
+const SAMPLE_EVERY: usize = 64;
+
+/// nmstate's verdict for every state (`None`: the host has no network).
+pub fn judge_fleet(states: &[Option<&J>]) -> Vec<Option<Judged>> {
+    judge_fleet_counted(states).0
+}
+
+/// [`judge_fleet`], and how many verdicts came from a shape.
+fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
+    let shapes: Vec<Option<Shape>> = states.par_iter().map(|s| s.and_then(Shape::of)).collect();
+    let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, shape) in shapes.iter().enumerate() {
+        if let Some(shape) = shape {
+            groups.entry(shape.hash).or_default().push(i);
+        }
+    }
+    // Hosts nmstate judges itself: every host outside a large shape, and
+    // each shape's first host and its sample.
+    let mut by_nmstate = vec![false; states.len()];
+    let mut first_of = vec![None; states.len()];
+    let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
+    groups.sort_unstable();
+    for members in &groups {
+        if members.len() < MIN_SHAPE {
+            members.iter().for_each(|&i| by_nmstate[i] = true);
+            continue;
+        }
+        for (n, &i) in members.iter().enumerate() {
+            first_of[i] = Some(members[0]);
+            if n == 0 || n == 1 || n == members.len() - 1 || n % SAMPLE_EVERY == 0 {
+                by_nmstate[i] = true;
+            }
+        }
+    }
+    for (i, shape) in shapes.iter().enumerate() {
+        if shape.is_none() {
+            by_nmstate[i] = true;
+        }
+    }
+    let mut judged: Vec<Option<Judged>> = states
+        .par_iter()
+        .zip(&by_nmstate)
+        .map(|(s, &own)| if own { s.map(judge_cached) } else { None })
+        .collect();
+
+    // A shape is used only when its first host's keyfiles, refilled with
+    // each sampled host's addresses, are what nmstate gave that host.
+    let mut templates: HashMap<usize, Vec<KeyfileTemplate>> = HashMap::new();
+    for members in groups.iter().filter(|m| m.len() >= MIN_SHAPE) {
+        let first = members[0];
+        let (Some(state), Some(shape)) = (states[first], &shapes[first]) else {
+            continue;
+        };
+        let Some(template) = judged[first]
+            .as_ref()
+            .and_then(|j| KeyfileTemplate::of(j, shape))
+        else {
+            continue;
+        };
+        // Sampled hosts the shape would not take (other order, say) were
+        // judged by nmstate anyway and prove nothing.
+        let mut checked = 0;
+        let sample_agrees = members[1..]
+            .iter()
+            .filter(|&&i| by_nmstate[i])
+            .filter_map(|&i| Some((states[i]?, shapes[i].as_ref()?, judged[i].as_ref()?)))
+            .filter(|(other, other_shape, _)| shape.admits(state, other, other_shape))
+            .all(|(_, other_shape, verdict)| {
+                checked += 1;
+                verdict.logs.is_empty()
+                    && verdict
+                        .result
+                        .as_ref()
+                        .is_ok_and(|keyfiles| fill(&template, other_shape) == *keyfiles)
+            });
+        if sample_agrees && checked > 0 {
+            templates.insert(first, template);
+        }
+    }
+
+    let filled: Vec<(Option<Judged>, bool)> = (0..states.len())
+        .into_par_iter()
+        .map(|i| {
+            if by_nmstate[i] {
+                return (None, false);
+            }
+            let (Some(state), Some(shape), Some(first)) = (states[i], &shapes[i], first_of[i])
+            else {
+                return (None, false);
+            };
+            let via_shape = templates.get(&first).filter(|_| {
+                shapes[first]
+                    .as_ref()
+                    .zip(states[first])
+                    .is_some_and(|(f, fs)| f.admits(fs, state, shape))
+            });
+            match via_shape {
+                Some(template) => (
+                    Some(Judged {
+                        result: Ok(fill(template, shape)),
+                        parsed: true,
+                        logs: Vec::new(),
+                    }),
+                    true,
+                ),
+                None => (Some(judge_cached(state)), false),
+            }
+        })
+        .collect();
+    let mut from_shape = 0;
+    for (slot, (f, by_shape)) in judged.iter_mut().zip(filled) {
+        if f.is_some() {
+            *slot = f;
+            from_shape += usize::from(by_shape);
+        }
+    }
+    (judged, from_shape)
+}
+
+/// A state's addresses (at address positions, in document order) and the
+/// hash of everything else.
+struct Shape {
+    hash: u64,
+    addresses: Vec<(IpAddr, String)>,
+}
+
+/// Where a state holds an address: the value of these keys...
+const ADDRESS_KEYS: [&str; 2] = ["ip", "next-hop-address"];
+/// ...and the items of these lists.
+const ADDRESS_LISTS: [&str; 1] = ["server"];
+
+#[derive(Clone, Copy, PartialEq)]
+enum At {
+    Other,
+    Address,
+    AddressList,
+}
+
+fn at(key: &str) -> At {
+    if ADDRESS_KEYS.contains(&key) {
+        At::Address
+    } else if ADDRESS_LISTS.contains(&key) {
+        At::AddressList
+    } else {
+        At::Other
+    }
+}
+
+impl Shape {
+    /// `None` when the state has no address, or one that is not canonical
+    /// and ordinary.
+    fn of(state: &J) -> Option<Shape> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut addresses = Vec::new();
+        walk(state, At::Other, &mut h, &mut addresses)?;
+        if addresses.is_empty() {
+            return None;
+        }
+        Some(Shape {
+            hash: h.finish(),
+            addresses,
+        })
+    }
+
+    /// Whether `other` (with shape `other_shape`) is this state with other
+    /// addresses, ordered and repeated alike; `this` is this shape's state.
+    fn admits(&self, this: &J, other: &J, other_shape: &Shape) -> bool {
+        same_but_addresses(this, other, At::Other)
+            && self.addresses.len() == other_shape.addresses.len()
+            && alike(&self.addresses, &other_shape.addresses)
+    }
+}
+
+fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(IpAddr, String)>) -> Option<()> {
+    match v {
+        J::String(s) if at_ == At::Address => {
+            let ip = ordinary(s)?;
+            (0u8, ip.is_ipv4()).hash(h);
+            out.push((ip, s.clone()));
+        }
+        J::Null => 1u8.hash(h),
+        J::Bool(b) => (2u8, b).hash(h),
+        J::Number(n) => (3u8, n.to_string()).hash(h),
+        J::String(s) => (4u8, s).hash(h),
+        J::Array(items) => {
+            (5u8, items.len()).hash(h);
+            let item_at = if at_ == At::AddressList {
+                At::Address
+            } else {
+                At::Other
+            };
+            for item in items {
+                walk(item, item_at, h, out)?;
+            }
+        }
+        J::Object(map) => {
+            (6u8, map.len()).hash(h);
+            for (k, x) in map {
+                k.hash(h);
+                walk(x, at(k), h, out)?;
+            }
+        }
+    }
+    Some(())
+}
+
+/// Equal, except that at address positions both hold ordinary addresses
+/// of one family.
+fn same_but_addresses(a: &J, b: &J, at_: At) -> bool {
+    match (a, b) {
+        (J::String(x), J::String(y)) if at_ == At::Address => match (ordinary(x), ordinary(y)) {
+            (Some(x), Some(y)) => x.is_ipv4() == y.is_ipv4(),
+            _ => false,
+        },
+        (J::Array(x), J::Array(y)) => {
+            let item_at = if at_ == At::AddressList {
+                At::Address
+            } else {
+                At::Other
+            };
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|(p, q)| same_but_addresses(p, q, item_at))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, vx), (ky, vy))| kx == ky && same_but_addresses(vx, vy, at(kx)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The address `s` names, when written as nmstate writes it back and not
+/// one nmstate treats specially.
+fn ordinary(s: &str) -> Option<IpAddr> {
+    let ip: IpAddr = s.parse().ok()?;
+    if ip.to_string() != s {
+        return None;
+    }
+    let special = match ip {
+        IpAddr::V4(v4) => {
+            v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+                || v4.is_link_local()
+        }
+        IpAddr::V6(v6) => {
+            v6.segments()[..6].iter().all(|&s| s == 0)
+                || v6.to_ipv4_mapped().is_some()
+                || v6.is_multicast()
+                || v6.is_unicast_link_local()
+        }
+    };
+    (!special).then_some(ip)
+}
+
+/// Same order and the same repeats among `a` as among `b`, comparing
+/// addresses both as numbers and as text.
+fn alike(a: &[(IpAddr, String)], b: &[(IpAddr, String)]) -> bool {
+    let order = |x: &(IpAddr, String), y: &(IpAddr, String)| -> (Ordering, Ordering) {
+        (x.0.cmp(&y.0), x.1.cmp(&y.1))
+    };
+    (0..a.len()).all(|i| (i + 1..a.len()).all(|j| order(&a[i], &a[j]) == order(&b[i], &b[j])))
+}
+
+/// A keyfile with its addresses cut out.
+struct KeyfileTemplate {
+    name: String,
+    pieces: Vec<Piece>,
+}
+
+enum Piece {
+    Text(String),
+    /// The i-th address of the shape.
+    Address(usize),
+}
+
+impl KeyfileTemplate {
+    /// The first host's keyfiles as templates; `None` when nmstate warned
+    /// or refused, or an address is not in them as a whole token.
+    fn of(judged: &Judged, shape: &Shape) -> Option<Vec<KeyfileTemplate>> {
+        let Judged {
+            result: Ok(keyfiles),
+            logs,
+            ..
+        } = judged
+        else {
+            return None;
+        };
+        if !logs.is_empty() {
+            return None;
+        }
+        let mut seen = vec![false; shape.addresses.len()];
+        let templates: Vec<KeyfileTemplate> = keyfiles
+            .iter()
+            .map(|(name, content)| KeyfileTemplate {
+                name: name.clone(),
+                pieces: cut(content, &shape.addresses, &mut seen),
+            })
+            .collect();
+        // An address missing from the text may have been written in
+        // another form; no guessing.
+        let found = shape.addresses.iter().enumerate().all(|(i, (ip, _))| {
+            seen[i]
+                || shape
+                    .addresses
+                    .iter()
+                    .enumerate()
+                    .any(|(j, (o, _))| seen[j] && o == ip)
+        });
+        found.then_some(templates)
+    }
+}
+
+/// Splits `content` at every whole token (a run of hex digits, `.` and
+/// `:`) that is one of `addresses`.
+fn cut(content: &str, addresses: &[(IpAddr, String)], seen: &mut [bool]) -> Vec<Piece> {
+    let token_byte = |b: u8| b.is_ascii_hexdigit() || b == b'.' || b == b':';
+    let bytes = content.as_bytes();
+    let mut pieces = Vec::new();
+    let mut text_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !token_byte(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && token_byte(bytes[i]) {
+            i += 1;
+        }
+        let token = &content[start..i];
+        if let Some(k) = addresses.iter().position(|(_, s)| s == token) {
+            seen[k] = true;
+            if text_start < start {
+                pieces.push(Piece::Text(content[text_start..start].to_string()));
+            }
+            pieces.push(Piece::Address(k));
+            text_start = i;
+        }
+    }
+    if text_start < bytes.len() {
+        pieces.push(Piece::Text(content[text_start..].to_string()));
+    }
+    pieces
+}
+
+fn fill(templates: &[KeyfileTemplate], shape: &Shape) -> Vec<Keyfile> {
+    templates
+        .iter()
+        .map(|t| {
+            let mut content = String::new();
+            for piece in &t.pieces {
+                match piece {
+                    Piece::Text(s) => content.push_str(s),
+                    Piece::Address(k) => content.push_str(&shape.addresses[*k].1),
+                }
+            }
+            (t.name.clone(), content)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nmstate_bridge::judge;
+    use serde_json::json;
+
+    /// A dual-stack bond with a VLAN: addresses, routes through both
+    /// families (two default routes told apart by metric) and DNS.
+    fn dual_stack(v4: [&str; 3], v6: [&str; 2], dns: [&str; 2]) -> J {
+        json!({
+            "interfaces": [
+                {"name": "eno1", "type": "ethernet", "state": "up"},
+                {"name": "eno2", "type": "ethernet", "state": "up"},
+                {"name": "bond0", "type": "bond", "state": "up",
+                 "link-aggregation": {"mode": "active-backup", "port": ["eno1", "eno2"]},
+                 "ipv4": {"enabled": true, "dhcp": false,
+                          "address": [{"ip": v4[0], "prefix-length": 24}, {"ip": v4[1], "prefix-length": 24}]},
+                 "ipv6": {"enabled": true, "dhcp": false, "autoconf": false,
+                          "address": [{"ip": v6[0], "prefix-length": 64}]}},
+                {"name": "bond0.110", "type": "vlan", "state": "up",
+                 "vlan": {"base-iface": "bond0", "id": 110},
+                 "ipv4": {"enabled": false}, "ipv6": {"enabled": false}}
+            ],
+            "routes": {"config": [
+                {"destination": "0.0.0.0/0", "next-hop-address": v4[2], "next-hop-interface": "bond0", "metric": 100},
+                {"destination": "0.0.0.0/0", "next-hop-address": v4[1], "next-hop-interface": "bond0", "metric": 200},
+                {"destination": "::/0", "next-hop-address": v6[1], "next-hop-interface": "bond0"}
+            ]},
+            "dns-resolver": {"config": {"server": dns}}
+        })
+    }
+
+    /// Every host's verdict through shapes equals nmstate's own verdict on
+    /// that host: addresses whose text and numeric order differ (…9,
+    /// …10, …100), repeats, IPv6 forms, and hosts the rules must send to
+    /// nmstate (link-local, non-canonical, reordered next hops).
+    #[test]
+    fn verdicts_through_shapes_are_nmstates_own() {
+        let mut owned: Vec<J> = Vec::new();
+        for i in 0..150u32 {
+            let a = format!("192.168.{}.{}", i / 200, 2 + i % 200);
+            let b = format!("192.168.{}.{}", i / 200, 100 + i % 50);
+            let gw = format!("192.168.{}.1", i / 200);
+            let v6 = format!("2001:db8:{:x}::{:x}", i % 3, i + 9);
+            let v6gw = format!("2001:db8:{:x}::1", i % 3);
+            let dns = [format!("10.0.{}.53", i % 7), "fd00::53".to_string()];
+            let (a, gw) = match i {
+                // Same address twice (the first host had none).
+                40 => (b.clone(), gw),
+                // Next hops in the other order.
+                41 => (a, "192.168.0.250".to_string()),
+                // Not ordinary / not canonical: nmstate judges these.
+                42 => ("169.254.0.7".to_string(), gw),
+                43 => (a, "192.168.000.1".to_string()),
+                _ => (a, gw),
+            };
+            owned.push(dual_stack([&a, &b, &gw], [&v6, &v6gw], [&dns[0], &dns[1]]));
+        }
+        // A second shape of another template, and a host without network.
+        for i in 0..70u32 {
+            owned.push(json!({"interfaces": [{"name": "eth0", "type": "ethernet", "state": "up",
+                "ipv4": {"enabled": true, "dhcp": false, "address": [{"ip": format!("10.9.{}.{}", i / 10, i % 10 + 1), "prefix-length": 16}]}}]}));
+        }
+        let mut states: Vec<Option<&J>> = owned.iter().map(Some).collect();
+        states.insert(3, None);
+        let (fleet, from_shape) = judge_fleet_counted(&states);
+        assert_eq!(fleet.len(), states.len());
+        for (i, (state, got)) in states.iter().zip(&fleet).enumerate() {
+            let Some(state) = state else {
+                assert!(got.is_none());
+                continue;
+            };
+            let want = judge(state);
+            let got = got.as_ref().expect("a verdict for every state");
+            assert_eq!(got.result, want.result, "host {i}");
+            assert_eq!(got.logs, want.logs, "host {i}");
+            assert_eq!(got.parsed, want.parsed, "host {i}");
+        }
+        // Both shapes were used: the second gives 66 (70 less its first,
+        // second, 65th and last, which nmstate judges), so at least 34
+        // came from the dual-stack one, whose hosts with their addresses
+        // in another order and hosts 40-43 went to nmstate.
+        assert!(from_shape >= 100, "{from_shape} verdicts from shapes");
+    }
+
+    #[test]
+    fn only_whole_tokens_are_addresses() {
+        let addresses = vec![("10.1.0.1".parse().unwrap(), "10.1.0.1".to_string())];
+        let mut seen = vec![false];
+        let pieces = cut(
+            "address0=10.1.0.10/8\nroute0=10.1.0.1/32,10.1.0.1\n",
+            &addresses,
+            &mut seen,
+        );
+        let template = KeyfileTemplate {
+            name: "x".into(),
+            pieces,
+        };
+        let other = Shape {
+            hash: 0,
+            addresses: vec![("10.2.0.2".parse().unwrap(), "10.2.0.2".to_string())],
+        };
+        assert!(seen[0]);
+        assert_eq!(
+            fill(&[template], &other)[0].1,
+            "address0=10.1.0.10/8\nroute0=10.2.0.2/32,10.2.0.2\n"
+        );
+    }
+
+    #[test]
+    fn special_and_non_canonical_addresses_are_not_ordinary() {
+        for s in [
+            "0.0.0.0",
+            "127.0.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+            "169.254.1.1",
+            "::",
+            "::1",
+            "::10.1.0.1",
+            "::ffff:10.1.0.1",
+            "fe80::1",
+            "ff02::1",
+            "2001:DB8::1",
+            "2001:db8:0::1",
+            "010.1.0.1",
+        ] {
+            assert!(ordinary(s).is_none(), "{s}");
+        }
+        for s in ["10.1.0.1", "192.0.2.7", "2001:db8::1", "fd00::53"] {
+            assert!(ordinary(s).is_some(), "{s}");
+        }
+    }
+}
