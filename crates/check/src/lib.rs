@@ -43,12 +43,10 @@ impl Report {
     }
 }
 
-/// A host after every check but nmstate's, with the state nmstate is to
-/// judge (and whether copy-mac-from was pinned in it).
+/// A host after every check but nmstate's.
 struct Prepared {
     diags: Vec<Diagnostic>,
     addresses: Vec<network::Address>,
-    state: Option<(serde_json::Value, bool)>,
 }
 
 fn prepare(inv: &Inventory, host: &Host) -> Prepared {
@@ -59,7 +57,6 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
         return Prepared {
             diags,
             addresses: Vec::new(),
-            state: None,
         };
     };
     let net = network::Network::read(node);
@@ -68,7 +65,6 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
     Prepared {
         diags,
         addresses: net.addresses,
-        state: Some(nmstate_bridge::state_of(host, node)),
     }
 }
 
@@ -76,11 +72,13 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
 /// while loading, which come first in the report.
 pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     let prepared: Vec<Prepared> = inv.hosts.par_iter().map(|h| prepare(inv, h)).collect();
-    let states: Vec<Option<&serde_json::Value>> = prepared
-        .iter()
-        .map(|p| p.state.as_ref().map(|(json, _)| json))
-        .collect();
-    let judged = shapes::judge_fleet(&states);
+    let state = |i: usize| {
+        let host = &inv.hosts[i];
+        host.network
+            .as_ref()
+            .map(|n| nmstate_bridge::state_of(host, n))
+    };
+    let judged = shapes::judge_fleet(inv.hosts.len(), &state);
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
         .into_par_iter()
         .zip(judged)
@@ -91,10 +89,9 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                 addresses: p.addresses,
                 ..HostReport::default()
             };
-            if let (Some((json, pinned)), Some(judged), Some(node)) =
-                (p.state, judged, host.network.as_ref())
-            {
-                let outcome = nmstate_bridge::outcome(host, node, json, pinned, judged, &mut diags);
+            if let (Some(judged), Some(node)) = (judged, host.network.as_ref()) {
+                let pinned = nmstate_bridge::pinned_state(host, node);
+                let outcome = nmstate_bridge::outcome(host, node, pinned, judged, &mut diags);
                 report.keyfiles = outcome.keyfiles;
                 report.pinned_state = outcome.pinned_state;
             }

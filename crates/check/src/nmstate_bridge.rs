@@ -110,19 +110,20 @@ fn has_copy_mac(network: &Node) -> bool {
 /// Parses and generates keyfiles for one host; every nmstate complaint is
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
-    let (json, pinned) = state_of(host, network);
-    let judged = judge_cached(&json);
-    outcome(host, network, json, pinned, judged, out)
+    let pinned = pinned_state(host, network);
+    let judged = judge_cached(pinned.as_ref().unwrap_or(&network.to_json()));
+    outcome(host, network, pinned, judged, out)
 }
 
 /// The state nmstate judges for a host: its network as JSON, with
-/// `copy-mac-from` pinned to MACs (then `true`).
-pub fn state_of(host: &Host, network: &Node) -> (serde_json::Value, bool) {
-    if has_copy_mac(network) {
-        (resolve_copy_mac(host, network).to_json(), true)
-    } else {
-        (network.to_json(), false)
-    }
+/// `copy-mac-from` pinned to MACs.
+pub fn state_of(host: &Host, network: &Node) -> serde_json::Value {
+    pinned_state(host, network).unwrap_or_else(|| network.to_json())
+}
+
+/// The host's state with `copy-mac-from` pinned to MACs, when it has any.
+pub fn pinned_state(host: &Host, network: &Node) -> Option<serde_json::Value> {
+    has_copy_mac(network).then(|| resolve_copy_mac(host, network).to_json())
 }
 
 /// Turns nmstate's verdict on a host's state into its keyfiles and
@@ -130,8 +131,7 @@ pub fn state_of(host: &Host, network: &Node) -> (serde_json::Value, bool) {
 pub fn outcome(
     host: &Host,
     network: &Node,
-    json: serde_json::Value,
-    pinned: bool,
+    pinned_state: Option<serde_json::Value>,
     judged: Judged,
     out: &mut Vec<Diagnostic>,
 ) -> Outcome {
@@ -151,7 +151,7 @@ pub fn outcome(
     match result {
         Ok(keyfiles) => Outcome {
             keyfiles: Some(keyfiles),
-            pinned_state: pinned.then_some(json),
+            pinned_state,
         },
         Err(msg) => {
             let span = locate(&msg, network);

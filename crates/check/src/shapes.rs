@@ -5,9 +5,10 @@
 //! fleet would run it 10,000 times on what is one state with other
 //! numbers. Hosts are grouped by shape — their state with the address at
 //! every address position (an interface's `ip`, a route's
-//! `next-hop-address`, a DNS `server`) blanked to its family — nmstate
-//! judges the first host of each shape, and the others get its keyfiles
-//! with their own addresses where the first host's stood.
+//! `next-hop-address`, a DNS `server`) blanked to its family, compared by
+//! a 128-bit keyed hash — nmstate judges the first host of each shape,
+//! and the others get its keyfiles with their own addresses where the
+//! first host's stood.
 //!
 //! This is done only where it gives nmstate's own bytes:
 //! - every address at an address position is written as nmstate writes it
@@ -24,8 +25,9 @@
 //!   a shape that fails any of this is judged host by host.
 
 use std::cmp::Ordering;
+use std::collections::hash_map::{DefaultHasher, RandomState};
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::IpAddr;
 
 use rayon::prelude::*;
@@ -38,24 +40,38 @@ const MIN_SHAPE: usize = 4;
 /// Every this many hosts of a shape, one is judged by nmstate as well.
 const SAMPLE_EVERY: usize = 64;
 
-/// nmstate's verdict for every state (`None`: the host has no network).
-pub fn judge_fleet(states: &[Option<&J>]) -> Vec<Option<Judged>> {
-    judge_fleet_counted(states).0
+/// nmstate's verdict for each of `n` hosts; `state(i)` is the i-th host's
+/// state (`None`: it has no network). States are made again when needed
+/// rather than held: for 10,000 hosts they would be the check's largest
+/// allocation.
+pub fn judge_fleet(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> Vec<Option<Judged>> {
+    judge_fleet_counted(n, state).0
 }
 
 /// [`judge_fleet`], and how many verdicts came from a shape.
-fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
-    let shapes: Vec<Option<Shape>> = states.par_iter().map(|s| s.and_then(Shape::of)).collect();
-    let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (i, shape) in shapes.iter().enumerate() {
+fn judge_fleet_counted(
+    n: usize,
+    state: &(dyn Fn(usize) -> Option<J> + Sync),
+) -> (Vec<Option<Judged>>, usize) {
+    let keys = (RandomState::new(), RandomState::new());
+    // Per host: whether it has a state, and its shape if it has one.
+    let shapes: Vec<(bool, Option<Shape>)> = (0..n)
+        .into_par_iter()
+        .map(|i| match state(i) {
+            None => (false, None),
+            Some(s) => (true, Shape::of(&s, &keys)),
+        })
+        .collect();
+    let mut groups: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
+    for (i, (_, shape)) in shapes.iter().enumerate() {
         if let Some(shape) = shape {
             groups.entry(shape.hash).or_default().push(i);
         }
     }
     // Hosts nmstate judges itself: every host outside a large shape, and
     // each shape's first host and its sample.
-    let mut by_nmstate = vec![false; states.len()];
-    let mut first_of = vec![None; states.len()];
+    let mut by_nmstate: Vec<bool> = shapes.iter().map(|(_, s)| s.is_none()).collect();
+    let mut first_of = vec![None; n];
     let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
     groups.sort_unstable();
     for members in &groups {
@@ -63,22 +79,22 @@ fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
             members.iter().for_each(|&i| by_nmstate[i] = true);
             continue;
         }
-        for (n, &i) in members.iter().enumerate() {
+        for (k, &i) in members.iter().enumerate() {
             first_of[i] = Some(members[0]);
-            if n == 0 || n == 1 || n == members.len() - 1 || n % SAMPLE_EVERY == 0 {
+            if k <= 1 || k == members.len() - 1 || k % SAMPLE_EVERY == 0 {
                 by_nmstate[i] = true;
             }
         }
     }
-    for (i, shape) in shapes.iter().enumerate() {
-        if shape.is_none() {
-            by_nmstate[i] = true;
-        }
-    }
-    let mut judged: Vec<Option<Judged>> = states
-        .par_iter()
-        .zip(&by_nmstate)
-        .map(|(s, &own)| if own { s.map(judge_cached) } else { None })
+    let mut judged: Vec<Option<Judged>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            if by_nmstate[i] && shapes[i].0 {
+                state(i).map(|s| judge_cached(&s))
+            } else {
+                None
+            }
+        })
         .collect();
 
     // A shape is used only when its first host's keyfiles, refilled with
@@ -86,7 +102,7 @@ fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
     let mut templates: HashMap<usize, Vec<KeyfileTemplate>> = HashMap::new();
     for members in groups.iter().filter(|m| m.len() >= MIN_SHAPE) {
         let first = members[0];
-        let (Some(state), Some(shape)) = (states[first], &shapes[first]) else {
+        let Some(shape) = &shapes[first].1 else {
             continue;
         };
         let Some(template) = judged[first]
@@ -101,38 +117,35 @@ fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
         let sample_agrees = members[1..]
             .iter()
             .filter(|&&i| by_nmstate[i])
-            .filter_map(|&i| Some((states[i]?, shapes[i].as_ref()?, judged[i].as_ref()?)))
-            .filter(|(other, other_shape, _)| shape.admits(state, other, other_shape))
-            .all(|(_, other_shape, verdict)| {
+            .filter_map(|&i| Some((shapes[i].1.as_ref()?, judged[i].as_ref()?)))
+            .filter(|(other, _)| shape.admits(other))
+            .all(|(other, verdict)| {
                 checked += 1;
                 verdict.logs.is_empty()
                     && verdict
                         .result
                         .as_ref()
-                        .is_ok_and(|keyfiles| fill(&template, other_shape) == *keyfiles)
+                        .is_ok_and(|keyfiles| fill(&template, other) == *keyfiles)
             });
         if sample_agrees && checked > 0 {
             templates.insert(first, template);
         }
     }
 
-    let filled: Vec<(Option<Judged>, bool)> = (0..states.len())
+    let filled: Vec<(Option<Judged>, bool)> = (0..n)
         .into_par_iter()
         .map(|i| {
-            if by_nmstate[i] {
-                return (None, false);
-            }
-            let (Some(state), Some(shape), Some(first)) = (states[i], &shapes[i], first_of[i])
+            let (Some(shape), Some(first), false) = (&shapes[i].1, first_of[i], by_nmstate[i])
             else {
                 return (None, false);
             };
-            let via_shape = templates.get(&first).filter(|_| {
+            let template = templates.get(&first).filter(|_| {
                 shapes[first]
+                    .1
                     .as_ref()
-                    .zip(states[first])
-                    .is_some_and(|(f, fs)| f.admits(fs, state, shape))
+                    .is_some_and(|first| first.admits(shape))
             });
-            match via_shape {
+            match template {
                 Some(template) => (
                     Some(Judged {
                         result: Ok(fill(template, shape)),
@@ -141,7 +154,7 @@ fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
                     }),
                     true,
                 ),
-                None => (Some(judge_cached(state)), false),
+                None => (state(i).map(|s| judge_cached(&s)), false),
             }
         })
         .collect();
@@ -155,10 +168,10 @@ fn judge_fleet_counted(states: &[Option<&J>]) -> (Vec<Option<Judged>>, usize) {
     (judged, from_shape)
 }
 
-/// A state's addresses (at address positions, in document order) and the
-/// hash of everything else.
+/// A state's addresses (at address positions, in document order) and a
+/// 128-bit hash of everything else: hosts with equal hashes are one shape.
 struct Shape {
-    hash: u64,
+    hash: (u64, u64),
     addresses: Vec<(IpAddr, String)>,
 }
 
@@ -187,25 +200,39 @@ fn at(key: &str) -> At {
 impl Shape {
     /// `None` when the state has no address, or one that is not canonical
     /// and ordinary.
-    fn of(state: &J) -> Option<Shape> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+    fn of(state: &J, keys: &(RandomState, RandomState)) -> Option<Shape> {
+        let mut h = Both(keys.0.build_hasher(), keys.1.build_hasher());
         let mut addresses = Vec::new();
         walk(state, At::Other, &mut h, &mut addresses)?;
         if addresses.is_empty() {
             return None;
         }
         Some(Shape {
-            hash: h.finish(),
+            hash: (h.0.finish(), h.1.finish()),
             addresses,
         })
     }
 
-    /// Whether `other` (with shape `other_shape`) is this state with other
-    /// addresses, ordered and repeated alike; `this` is this shape's state.
-    fn admits(&self, this: &J, other: &J, other_shape: &Shape) -> bool {
-        same_but_addresses(this, other, At::Other)
-            && self.addresses.len() == other_shape.addresses.len()
-            && alike(&self.addresses, &other_shape.addresses)
+    /// Whether a host of this shape with `other`'s addresses has them
+    /// ordered and repeated alike.
+    fn admits(&self, other: &Shape) -> bool {
+        self.hash == other.hash
+            && self.addresses.len() == other.addresses.len()
+            && alike(&self.addresses, &other.addresses)
+    }
+}
+
+/// Two independently keyed hashers fed the same bytes.
+struct Both(DefaultHasher, DefaultHasher);
+
+impl Hasher for Both {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+        self.1.write(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.finish() ^ self.1.finish()
     }
 }
 
@@ -240,35 +267,6 @@ fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(IpAddr, String)>) ->
         }
     }
     Some(())
-}
-
-/// Equal, except that at address positions both hold ordinary addresses
-/// of one family.
-fn same_but_addresses(a: &J, b: &J, at_: At) -> bool {
-    match (a, b) {
-        (J::String(x), J::String(y)) if at_ == At::Address => match (ordinary(x), ordinary(y)) {
-            (Some(x), Some(y)) => x.is_ipv4() == y.is_ipv4(),
-            _ => false,
-        },
-        (J::Array(x), J::Array(y)) => {
-            let item_at = if at_ == At::AddressList {
-                At::Address
-            } else {
-                At::Other
-            };
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|(p, q)| same_but_addresses(p, q, item_at))
-        }
-        (J::Object(x), J::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((kx, vx), (ky, vy))| kx == ky && same_but_addresses(vx, vy, at(kx)))
-        }
-        _ => a == b,
-    }
 }
 
 /// The address `s` names, when written as nmstate writes it back and not
@@ -468,7 +466,7 @@ mod tests {
         }
         let mut states: Vec<Option<&J>> = owned.iter().map(Some).collect();
         states.insert(3, None);
-        let (fleet, from_shape) = judge_fleet_counted(&states);
+        let (fleet, from_shape) = judge_fleet_counted(states.len(), &|i| states[i].cloned());
         assert_eq!(fleet.len(), states.len());
         for (i, (state, got)) in states.iter().zip(&fleet).enumerate() {
             let Some(state) = state else {
@@ -502,7 +500,7 @@ mod tests {
             pieces,
         };
         let other = Shape {
-            hash: 0,
+            hash: (0, 0),
             addresses: vec![("10.2.0.2".parse().unwrap(), "10.2.0.2".to_string())],
         };
         assert!(seen[0]);
