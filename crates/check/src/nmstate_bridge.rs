@@ -111,7 +111,10 @@ fn has_copy_mac(network: &Node) -> bool {
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
     let pinned = pinned_state(host, network);
-    let judged = judge_cached(pinned.as_ref().unwrap_or(&network.to_json()));
+    let judged = match &pinned {
+        Some(state) => judge_cached(state),
+        None => judge_cached(&network.to_json()),
+    };
     outcome(host, network, pinned, judged, out)
 }
 
