@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::fields::Decoder;
 use crate::inventory::*;
-use crate::template::{Expander, Pool, PoolAllocator, Vars};
+use crate::template::{Draw, Expander, Pool, PoolAllocator, Predrawn, Recording, Vars};
 use crate::yaml::{self, FileId, Node, Span, Value};
 
 /// Result of loading: the inventory plus everything wrong with the input
@@ -627,55 +627,155 @@ fn expand_host_entry(
         d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(entry.span));
         return;
     };
-    for i in 0..count {
-        let mut vars = Vars::default();
-        if let Some(start) = start {
-            vars.set("index", Value::Int(start + i));
-        }
-        // Vars may use `${index}` (a per-host BMC id, say).
-        for (k, v) in field("vars").and_then(Node::as_map).unwrap_or_default() {
-            if let Some(key) = k.scalar_text() {
-                let mut v = v.clone();
-                let host = name_node.scalar_text().unwrap_or_default();
-                Expander {
-                    pools: alloc,
-                    diags: d.diags,
-                    host,
-                }
-                .expand(&mut v, &mut vars);
-                vars.set(key, v.value);
-            }
-        }
-        let raw_name = Located::new(name_node.scalar_text().unwrap_or_default(), name_node.span);
-        let mut ex = Expander {
-            pools: alloc,
-            diags: d.diags,
-            host: raw_name.value.clone(),
+    let index = |i: usize| start.map(|s| s + i as i64);
+    let count = count as usize;
+    let mut built = 0;
+    if count >= PARALLEL_COUNT {
+        // The first host draws live, noting which pools it draws from;
+        // the others are built in parallel on addresses drawn for them in
+        // advance, in host order — what drawing one host after another
+        // gives. A finding, or a host that draws otherwise, sends the rest
+        // back to one at a time.
+        let findings = d.diags.len();
+        let mut recording = Recording {
+            inner: alloc,
+            drawn: Vec::new(),
         };
-        let name = ex.expand_string(&raw_name, &mut vars);
-        ex.host = name.value.clone();
-        vars.set("name", Value::Str(name.value.clone()));
-        d.host = Some(name.value.clone());
-        // Explicit per-host pool addresses.
-        if let Some(ips) = entry.get("ips") {
-            for (k, v) in ips.as_map().unwrap_or_default() {
-                let mut ex = Expander {
-                    pools: alloc,
-                    diags: d.diags,
-                    host: name.value.clone(),
-                };
-                let mut v = v.clone();
-                ex.expand(&mut v, &mut vars);
-                if let Some(ip) = d.ip(&v) {
-                    vars.pool_ips
-                        .insert(k.scalar_text().unwrap_or_default(), ip.value);
-                }
+        out.push(expand_one(
+            d,
+            entry,
+            &field,
+            name_node,
+            index(0),
+            &mut recording,
+        ));
+        let drawn = recording.drawn;
+        built = 1;
+        if d.diags.len() == findings {
+            if let Some(hosts) =
+                expand_in_parallel(entry, &field, name_node, &index, 1..count, &drawn, alloc)
+            {
+                out.extend(hosts);
+                built = count;
             }
         }
-        let host = build_host(d, entry, &field, name, &mut vars, alloc);
-        out.push(host);
+    }
+    for i in built..count {
+        out.push(expand_one(d, entry, &field, name_node, index(i), alloc));
     }
     d.host = None;
+}
+
+/// `count` entries this large are expanded in parallel.
+const PARALLEL_COUNT: usize = 64;
+
+/// Hosts `range` of an entry, built in parallel; `drawn` are the pools the
+/// first host drew from, in order. `None` (and the allocator as it was)
+/// when a pool runs out or any host has a finding or draws otherwise.
+fn expand_in_parallel<'n>(
+    entry: &Node,
+    field: &(dyn Fn(&str) -> Option<&'n Node> + Sync),
+    name_node: &Node,
+    index: &(dyn Fn(usize) -> Option<i64> + Sync),
+    range: std::ops::Range<usize>,
+    drawn: &[String],
+    alloc: &mut PoolAllocator,
+) -> Option<Vec<Host>> {
+    use rayon::prelude::*;
+    let before = alloc.clone();
+    let mut exhausted = Vec::new();
+    let mut queue = Vec::with_capacity(range.len() * drawn.len());
+    for _ in range.clone() {
+        for pool in drawn {
+            match alloc.allocate(pool, &mut exhausted) {
+                Some(ip) => queue.push((pool.clone(), ip)),
+                None => {
+                    *alloc = before;
+                    return None;
+                }
+            }
+        }
+    }
+    let pools: &PoolAllocator = alloc;
+    let per_host = drawn.len();
+    let hosts: Option<Vec<Host>> = range
+        .clone()
+        .into_par_iter()
+        .map(|i| {
+            let k = i - range.start;
+            let mut findings = Vec::new();
+            let mut d = Decoder::new(&mut findings);
+            let mut predrawn = Predrawn {
+                pools,
+                queue: &queue[k * per_host..(k + 1) * per_host],
+                next: 0,
+                diverged: false,
+            };
+            let host = expand_one(&mut d, entry, field, name_node, index(i), &mut predrawn);
+            let clean = findings.is_empty() && !predrawn.diverged && predrawn.next == per_host;
+            clean.then_some(host)
+        })
+        .collect();
+    if hosts.is_none() {
+        *alloc = before;
+    }
+    hosts
+}
+
+/// One host of an entry: its variables, name, explicit addresses, and
+/// the host built from its fields.
+fn expand_one<'n>(
+    d: &mut Decoder,
+    entry: &Node,
+    field: &dyn Fn(&str) -> Option<&'n Node>,
+    name_node: &Node,
+    index: Option<i64>,
+    alloc: &mut dyn Draw,
+) -> Host {
+    let mut vars = Vars::default();
+    if let Some(index) = index {
+        vars.set("index", Value::Int(index));
+    }
+    // Vars may use `${index}` (a per-host BMC id, say).
+    for (k, v) in field("vars").and_then(Node::as_map).unwrap_or_default() {
+        if let Some(key) = k.scalar_text() {
+            let mut v = v.clone();
+            let host = name_node.scalar_text().unwrap_or_default();
+            Expander {
+                pools: alloc,
+                diags: d.diags,
+                host,
+            }
+            .expand(&mut v, &mut vars);
+            vars.set(key, v.value);
+        }
+    }
+    let raw_name = Located::new(name_node.scalar_text().unwrap_or_default(), name_node.span);
+    let name = Expander {
+        pools: alloc,
+        diags: d.diags,
+        host: raw_name.value.clone(),
+    }
+    .expand_string(&raw_name, &mut vars);
+    vars.set("name", Value::Str(name.value.clone()));
+    d.host = Some(name.value.clone());
+    // Explicit per-host pool addresses.
+    if let Some(ips) = entry.get("ips") {
+        for (k, v) in ips.as_map().unwrap_or_default() {
+            let mut ex = Expander {
+                pools: alloc,
+                diags: d.diags,
+                host: name.value.clone(),
+            };
+            let mut v = v.clone();
+            ex.expand(&mut v, &mut vars);
+            if let Some(ip) = d.ip(&v) {
+                vars.pool_ips
+                    .insert(k.scalar_text().unwrap_or_default(), ip.value);
+            }
+        }
+    }
+    build_host(d, entry, field, name, &mut vars, alloc)
 }
 
 fn build_host<'n>(
@@ -684,7 +784,7 @@ fn build_host<'n>(
     field: &dyn Fn(&str) -> Option<&'n Node>,
     name: Located<String>,
     vars: &mut Vars,
-    alloc: &mut PoolAllocator,
+    alloc: &mut dyn Draw,
 ) -> Host {
     let host_name = name.value.clone();
     let mut expand = |d: &mut Decoder, n: &Node, vars: &mut Vars| {
@@ -947,4 +1047,118 @@ fn load_agent_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         d.host = None;
     }
     inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `count` entry of `n` hosts after a 3-host entry; pool
+    /// 10.0.0.1-`last` with gateway .1 and DNS .2, VIP .5, and .7 written
+    /// literally on the small entry's hosts.
+    fn inventory(n: usize, last: &str, extra_vars: &str) -> String {
+        format!(
+            r#"nodenet: v1
+cluster: {{name: c, baseDomain: example.com, machineNetworks: [10.0.0.0/16], apiVIPs: [10.0.0.5], ingressVIPs: [10.0.0.6]}}
+pools:
+  bm: {{range: 10.0.0.1-{last}, prefix: 16, gateway: 10.0.0.1, dns: [10.0.0.2]}}
+templates:
+  w:
+    role: worker
+    vars: {{rack: "r${{index}}"{extra_vars}}}
+    nics: {{eno1: "${{index:mac 52:54:00:00:00:00}}"}}
+    network:
+      interfaces:
+      - {{name: eno1, type: ethernet, state: up, ipv4: {{enabled: true, address: [{{ip: "${{ip.bm}}", prefix-length: 16}}]}}}}
+hosts:
+- name: m-${{index}}
+  count: 3
+  network:
+    interfaces:
+    - {{name: eno1, type: ethernet, state: up, ipv4: {{enabled: true, address: [{{ip: 10.0.0.7, prefix-length: 16}}]}}}}
+- name: w-${{index:04}}
+  template: w
+  count: {n}
+"#
+        )
+    }
+
+    fn load(text: String) -> Loaded {
+        load_texts(vec![("c.yaml".into(), text)])
+    }
+
+    fn address(h: &Host) -> String {
+        h.network
+            .as_ref()
+            .unwrap()
+            .get("interfaces")
+            .unwrap()
+            .as_seq()
+            .unwrap()[0]
+            .get("ipv4")
+            .and_then(|v| v.get("address"))
+            .and_then(Node::as_seq)
+            .map(|a| a[0].get("ip").unwrap().scalar_text().unwrap())
+            .unwrap_or_default()
+    }
+
+    /// Large entries are built in parallel on addresses drawn in advance:
+    /// host i still gets the i-th free address in ascending order, every
+    /// literal and reserved address skipped, and its own name, MAC and
+    /// variables.
+    #[test]
+    fn a_large_entry_draws_addresses_in_host_order() {
+        let loaded = load(inventory(300, "10.0.3.255", ""));
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let reserved = ["10.0.0.1", "10.0.0.2", "10.0.0.5", "10.0.0.6", "10.0.0.7"];
+        let expected: Vec<String> = (1u32..)
+            .map(|n| std::net::Ipv4Addr::from(0x0a00_0000 + n).to_string())
+            .filter(|ip| !reserved.contains(&ip.as_str()))
+            .take(300)
+            .collect();
+        let workers: Vec<&Host> = loaded.inventory.hosts.iter().skip(3).collect();
+        assert_eq!(workers.len(), 300);
+        for (i, h) in workers.iter().enumerate() {
+            assert_eq!(h.name.value, format!("w-{i:04}"));
+            assert_eq!(address(h), expected[i], "{}", h.name.value);
+            assert_eq!(
+                h.nics[0].mac.as_ref().unwrap().value,
+                format!("52:54:00:00:{:02x}:{:02x}", i / 256, i % 256)
+            );
+        }
+    }
+
+    /// A pool that runs out part way is reported once, at the pool, as
+    /// when hosts are expanded one at a time; the hosts before it have
+    /// their addresses.
+    #[test]
+    fn a_large_entry_that_exhausts_its_pool_is_reported_once() {
+        let loaded = load(inventory(100, "10.0.0.80", ""));
+        let exhausted: Vec<&Diagnostic> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::PoolExhausted)
+            .collect();
+        assert_eq!(exhausted.len(), 1, "{:?}", loaded.diagnostics);
+        let workers: Vec<&Host> = loaded.inventory.hosts.iter().skip(3).collect();
+        assert_eq!(workers.len(), 100);
+        // .1 .2 .5 .6 .7 are taken: 75 of .1-.80 are left.
+        assert_eq!(address(workers[0]), "10.0.0.3");
+        assert_eq!(address(workers[74]), "10.0.0.80");
+        // The rest keep the placeholder (the finding is at the pool).
+        assert_eq!(address(workers[75]), "${ip.bm}");
+    }
+
+    /// A mistake that shows on every host is found on every host.
+    #[test]
+    fn a_large_entry_reports_each_hosts_own_finding() {
+        let loaded = load(inventory(80, "10.0.3.255", ", bad: \"${nope}\""));
+        let unknown = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::TemplateVariable)
+            .count();
+        assert_eq!(unknown, 80, "{:?}", loaded.diagnostics.first());
+        assert_eq!(loaded.inventory.hosts.len(), 83);
+    }
 }

@@ -24,7 +24,7 @@ pub struct Pool {
 }
 
 /// Hands out pool addresses in order; one instance per inventory.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PoolAllocator {
     pools: BTreeMap<String, Pool>,
     next: BTreeMap<String, u128>,
@@ -98,6 +98,70 @@ impl PoolAllocator {
     }
 }
 
+/// Where `${ip.P}` placeholders draw their addresses from.
+pub trait Draw {
+    fn pool(&self, name: &str) -> Option<&Pool>;
+    fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr>;
+}
+
+impl Draw for PoolAllocator {
+    fn pool(&self, name: &str) -> Option<&Pool> {
+        PoolAllocator::pool(self, name)
+    }
+
+    fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
+        PoolAllocator::allocate(self, pool, diags)
+    }
+}
+
+/// Draws from the allocator and notes which pools were drawn from, in
+/// order: how one host of a `count` entry draws, which every other host
+/// of it repeats.
+pub struct Recording<'a> {
+    pub inner: &'a mut PoolAllocator,
+    pub drawn: Vec<String>,
+}
+
+impl Draw for Recording<'_> {
+    fn pool(&self, name: &str) -> Option<&Pool> {
+        self.inner.pool(name)
+    }
+
+    fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
+        self.drawn.push(pool.to_string());
+        self.inner.allocate(pool, diags)
+    }
+}
+
+/// Addresses drawn in advance for one host, handed out in the order they
+/// were drawn; a host that asks for another pool than the one next in
+/// line has `diverged` (and must be expanded again, drawing live).
+pub struct Predrawn<'a> {
+    pub pools: &'a PoolAllocator,
+    pub queue: &'a [(String, IpAddr)],
+    pub next: usize,
+    pub diverged: bool,
+}
+
+impl Draw for Predrawn<'_> {
+    fn pool(&self, name: &str) -> Option<&Pool> {
+        self.pools.pool(name)
+    }
+
+    fn allocate(&mut self, pool: &str, _: &mut Vec<Diagnostic>) -> Option<IpAddr> {
+        match self.queue.get(self.next) {
+            Some((p, ip)) if p == pool => {
+                self.next += 1;
+                Some(*ip)
+            }
+            _ => {
+                self.diverged = true;
+                None
+            }
+        }
+    }
+}
+
 /// Values placeholders can name for one host.
 #[derive(Debug, Default)]
 pub struct Vars {
@@ -115,7 +179,7 @@ impl Vars {
 
 /// Everything substitution needs besides the host's own values.
 pub struct Expander<'a> {
-    pub pools: &'a mut PoolAllocator,
+    pub pools: &'a mut dyn Draw,
     pub diags: &'a mut Vec<Diagnostic>,
     pub host: String,
 }

@@ -28,7 +28,12 @@ pub fn run(args: Args) -> ExitCode {
             report::summary(&report.diagnostics)
         );
     }
-    if report.has_errors() {
+    let failed = report.has_errors();
+    // As in render: the kernel frees a 10,000-host inventory faster at
+    // exit than dropping it node by node.
+    std::mem::forget(loaded.inventory);
+    std::mem::forget(report.hosts);
+    if failed {
         super::problems()
     } else {
         ExitCode::SUCCESS
