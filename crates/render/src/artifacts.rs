@@ -225,9 +225,9 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
         bm.insert("clusterOSImage".into(), json!(img.value));
     }
     bm.insert("hosts".into(), J::Array(hosts));
-    let platform = json!({ "baremetal": bm });
+    let platform = object([("baremetal", J::Object(bm))]);
     let doc = if !c.is_complete() {
-        json!({ "platform": platform })
+        object([("platform", platform)])
     } else {
         let count = |r: Role| inv.hosts.iter().filter(|h| h.role.value == r).count();
         let mut doc = Map::new();
@@ -329,15 +329,33 @@ pub fn ignition_config(hosts: &[(&Host, &str)]) -> J {
     let files: Vec<J> = hosts
         .iter()
         .map(|(h, state)| {
-            json!({
-                "path": format!("/etc/nmstate/openshift/{}.yml", short_name(h)),
-                "mode": 0o644,
-                "overwrite": true,
-                "contents": {"source": format!("data:text/plain;charset=utf-8;base64,{}", b64.encode(state))},
-            })
+            let source = format!("data:text/plain;charset=utf-8;base64,{}", b64.encode(state));
+            object([
+                (
+                    "path",
+                    J::String(format!("/etc/nmstate/openshift/{}.yml", short_name(h))),
+                ),
+                ("mode", json!(0o644)),
+                ("overwrite", J::Bool(true)),
+                ("contents", object([("source", J::String(source))])),
+            ])
         })
         .collect();
-    json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}})
+    object([
+        ("ignition", json!({"version": "3.2.0"})),
+        ("storage", object([("files", J::Array(files))])),
+    ])
+}
+
+/// A JSON object of `entries`, moved in: `json!` would serialise (copy)
+/// every value it is given, and these carry all 10,000 hosts.
+fn object<const N: usize>(entries: [(&str, J); N]) -> J {
+    J::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// Hosts with a network, by MachineConfigPool role, with their state text.
@@ -357,12 +375,18 @@ fn by_role<'a>(
 pub fn machine_configs(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<OutFile>) {
     for (role, hosts) in by_role(inv, texts) {
         let name = format!("10-nodenet-nmstate-{role}");
-        let mc = json!({
-            "apiVersion": "machineconfiguration.openshift.io/v1",
-            "kind": "MachineConfig",
-            "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
-            "spec": {"config": ignition_config(&hosts)},
-        });
+        let mc = object([
+            (
+                "apiVersion",
+                J::from("machineconfiguration.openshift.io/v1"),
+            ),
+            ("kind", J::from("MachineConfig")),
+            (
+                "metadata",
+                json!({"name": name, "labels": {"machineconfiguration.openshift.io/role": role}}),
+            ),
+            ("spec", object([("config", ignition_config(&hosts))])),
+        ]);
         out.push(OutFile::new(
             format!("openshift/{name}.yaml"),
             yaml(&mc),
