@@ -1,8 +1,9 @@
 //! The check stage: every mistake in an inventory, found in one run, each
 //! with a stable code and the place it was written.
 //!
-//! Hosts are checked in parallel (each also goes through nmstate, whose
-//! keyfiles the render stage reuses); fleet rules run once afterwards.
+//! Hosts are checked in parallel, then go through nmstate (once per shape
+//! of hosts that differ only in addresses, see [`shapes`]), whose keyfiles
+//! the render stage reuses; fleet rules run once afterwards.
 
 pub mod fleet;
 pub mod host;
