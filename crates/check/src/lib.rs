@@ -2,7 +2,7 @@
 //! with a stable code and the place it was written.
 //!
 //! Hosts are checked in parallel, then go through nmstate (once per shape
-//! of hosts that differ only in addresses, see [`shapes`]), whose keyfiles
+//! of hosts that differ only in addresses, see `shapes.rs`), whose keyfiles
 //! the render stage reuses; fleet rules run once afterwards.
 
 pub mod fleet;
