@@ -113,6 +113,10 @@ fn scalar(v: &J, out: &mut String) -> Option<()> {
 /// Plain when serde_yaml writes it plain, single-quoted when it would
 /// read back as a number, boolean or null; `None` when unsure.
 fn string(s: &str, out: &mut String) -> Option<()> {
+    if s.is_empty() {
+        out.push_str("''");
+        return Some(());
+    }
     // Inside a block-context plain scalar, `,;=%{}` are ordinary (they
     // only matter in flow context, which is never written here) and need
     // no parse check: the data: URLs of MachineConfigs and `${VAR}`
@@ -137,6 +141,7 @@ fn string(s: &str, out: &mut String) -> Option<()> {
                 )
         })
         && (s.as_bytes()[0].is_ascii_alphanumeric()
+            || matches!(s.as_bytes()[0], b'_' | b'/')
             || (s.as_bytes()[0] == b'$' && s.len() > 1)
             || (matches!(s.as_bytes()[0], b'-' | b'+')
                 && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit)))
@@ -386,6 +391,16 @@ mod tests {
             "true,",
             "data:text/plain;charset=utf-8;base64,aW50ZXJmYWNlczoKLSBuYW1lOiBlbnMxZjA=",
             "data:,a%20b",
+            "_",
+            "_a",
+            "__nodenet_embedded__",
+            "_1",
+            "_1_000",
+            "/",
+            "/etc/nmstate/openshift/w-1.yml",
+            "/1",
+            "/1:20",
+            "//",
             "a\tb",
             "é",
             "0",
