@@ -413,20 +413,18 @@ fn write_floor(out: &Path, copy: &Path, runs: usize) -> Result<(f64, usize)> {
                     scope.spawn(move || -> Result<()> {
                         for (rel, content, mode) in files.iter().skip(t).step_by(threads) {
                             let path = copy.join(rel);
-                            let mut f = match std::fs::OpenOptions::new()
-                                .write(true)
-                                .create_new(true)
-                                .mode(*mode)
-                                .open(&path)
-                            {
+                            let open = || {
+                                std::fs::OpenOptions::new()
+                                    .write(true)
+                                    .create_new(true)
+                                    .mode(*mode)
+                                    .open(&path)
+                            };
+                            let mut f = match open() {
                                 Ok(f) => f,
                                 Err(_) => {
                                     std::fs::create_dir_all(path.parent().expect("under copy"))?;
-                                    std::fs::OpenOptions::new()
-                                        .write(true)
-                                        .create_new(true)
-                                        .mode(*mode)
-                                        .open(&path)?
+                                    open()?
                                 }
                             };
                             std::io::Write::write_all(&mut f, content)?;

@@ -340,20 +340,13 @@ impl KeyfileTemplate {
             .collect();
         // An address missing from the text may have been written in
         // another form; no guessing.
-        let found = shape.addresses.iter().enumerate().all(|(i, (ip, _))| {
-            seen[i]
-                || shape
-                    .addresses
-                    .iter()
-                    .enumerate()
-                    .any(|(j, (o, _))| seen[j] && o == ip)
-        });
-        found.then_some(templates)
+        seen.iter().all(|&s| s).then_some(templates)
     }
 }
 
 /// Splits `content` at every whole token (a run of hex digits, `.` and
-/// `:`) that is one of `addresses`.
+/// `:`) that is one of `addresses`, marking in `seen` every address (and
+/// its repeats) found.
 fn cut(content: &str, addresses: &[(IpAddr, String)], seen: &mut [bool]) -> Vec<Piece> {
     let token_byte = |b: u8| b.is_ascii_hexdigit() || b == b'.' || b == b':';
     let bytes = content.as_bytes();
@@ -371,7 +364,9 @@ fn cut(content: &str, addresses: &[(IpAddr, String)], seen: &mut [bool]) -> Vec<
         }
         let token = &content[start..i];
         if let Some(k) = addresses.iter().position(|(_, s)| s == token) {
-            seen[k] = true;
+            for (found, (_, s)) in seen.iter_mut().zip(addresses) {
+                *found |= s == token;
+            }
             if text_start < start {
                 pieces.push(Piece::Text(content[text_start..start].to_string()));
             }

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -107,21 +107,30 @@ impl Tree {
     /// Writes one file (creating its directories); two files on one path
     /// are a [`RenderError::Conflict`].
     pub fn write(&self, file: &OutFile) -> Result<ManifestEntry, RenderError> {
-        let path = file.path.as_str();
-        let create = || {
+        self.create(&file.path, &file.content, file.mode)?;
+        Ok(ManifestEntry {
+            path: file.path.clone(),
+            sha256: nodenet_model::hex(&Sha256::digest(&file.content)),
+            mode: format!("{:04o}", file.mode),
+            size: file.content.len(),
+        })
+    }
+
+    fn create(&self, path: &str, content: &[u8], mode: u32) -> Result<(), RenderError> {
+        let open = || {
             rustix::fs::openat(
                 &self.root,
                 path,
                 OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::from_raw_mode(file.mode),
+                Mode::from_raw_mode(mode),
             )
         };
-        let fd = match create() {
+        let fd = match open() {
             Err(rustix::io::Errno::NOENT) => {
                 if let Some((parents, _)) = path.rsplit_once('/') {
                     self.make_dirs(parents)?;
                 }
-                create()
+                open()
             }
             other => other,
         };
@@ -131,18 +140,13 @@ impl Tree {
         })?;
         let mut f = fs::File::from(fd);
         let fail = |e| io_err(&self.tmp.path().join(path), e);
-        f.write_all(&file.content).map_err(fail)?;
+        f.write_all(content).map_err(fail)?;
         // The umask may have cut bits the consumer expects.
-        if file.mode & !umask() != file.mode {
-            f.set_permissions(fs::Permissions::from_mode(file.mode))
+        if mode & !umask() != mode {
+            f.set_permissions(fs::Permissions::from_mode(mode))
                 .map_err(fail)?;
         }
-        Ok(ManifestEntry {
-            path: file.path.clone(),
-            sha256: nodenet_model::hex(&Sha256::digest(&file.content)),
-            mode: format!("{:04o}", file.mode),
-            size: file.content.len(),
-        })
+        Ok(())
     }
 
     /// `mkdir -p` below the root; other threads may be making the same
@@ -177,7 +181,7 @@ impl Tree {
             let mut json = serde_json::to_vec_pretty(&Manifest { files: &entries })
                 .expect("manifest serialises");
             json.push(b'\n');
-            write_file(&root.join("manifest.json"), &json, 0o644)?;
+            self.create("manifest.json", &json, 0o644)?;
         }
         fs::set_permissions(root, fs::Permissions::from_mode(0o755))
             .map_err(|e| io_err(root, e))?;
@@ -237,22 +241,6 @@ fn guard_existing(dir: &Path) -> Result<(), RenderError> {
             }
         }
     }
-}
-
-pub fn write_file(path: &Path, content: &[u8], mode: u32) -> Result<(), RenderError> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)
-        .map_err(|e| io_err(path, e))?;
-    f.write_all(content).map_err(|e| io_err(path, e))?;
-    // The umask may have cut bits the consumer expects.
-    if mode & !umask() != mode {
-        f.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(|e| io_err(path, e))?;
-    }
-    Ok(())
 }
 
 /// The process umask, read once (reading it means setting it, so do it
