@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use nodenet_model::{
-    Code, Diagnostic, Host, InputKind, Inventory, ProvisioningNetwork, Role, Span,
+    Code, Diagnostic, Host, InputKind, Inventory, ProvisioningNetwork, Role, Scope, Span,
 };
 
 use crate::network::{Address, Network};
@@ -118,7 +118,7 @@ pub fn check_host_in_cluster(
     }
 
     // agent-config maps NMState interface names to NICs by MAC.
-    if inv.kind == Some(InputKind::AgentConfig) {
+    if matches!(host.kind, InputKind::AgentConfig | InputKind::NmStateConfig) {
         for iface in net.ifaces.iter().filter(|i| i.is("ethernet") && !i.absent) {
             let mapped = host.nics.iter().any(|n| n.name.value == iface.name)
                 || iface.get("mac-address").is_some();
@@ -173,7 +173,7 @@ pub fn check_host_in_cluster(
             Some(_) => {}
         }
         if let Some(cred) = &bmc.credentials {
-            if !inv.credentials.contains_key(&cred.value) && inv.kind == Some(InputKind::Inventory)
+            if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory
             {
                 push(
                     Diagnostic::error(
@@ -253,8 +253,20 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     for h in &hosts {
         let host = h.host;
         let name = host.name.value.as_str();
-        // A bare NMState file's host is named after the file: not a choice.
-        if inv.kind != Some(InputKind::NmState) && !dns1123(name) {
+        // Partial states (a bare NMState file, an NNCP, a MachineConfig's
+        // file) are changes to hosts, named after their file or policy:
+        // the host rules below are for hosts.
+        let partial = host.scope() == Scope::Partial;
+        if partial {
+            shared_static_addresses(host, h.addresses, out);
+            for a in h.addresses.iter().filter(|_| host.applies_to.is_none()) {
+                if let Some((other, span)) = ips.claim(a.ip, name, a.span) {
+                    out.push(duplicate_ip(a, name, other, span));
+                }
+            }
+            continue;
+        }
+        if !dns1123(name) {
             out.push(
                 Diagnostic::error(Code::HostNameInvalid, format!("host name `{name}` is not a DNS-1123 name"))
                     .at(host.name.span)
@@ -322,15 +334,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
         for a in h.addresses {
             if let Some((other, span)) = ips.claim(a.ip, name, a.span) {
-                out.push(
-                    Diagnostic::error(
-                        Code::DuplicateIp,
-                        format!("{} is also an address of `{other}`", a.ip),
-                    )
-                    .at(a.span)
-                    .host(name)
-                    .related(span, "first used here"),
-                );
+                out.push(duplicate_ip(a, name, other, span));
             }
         }
         // The node IP must be on a machine network; other VLANs (storage,
@@ -455,6 +459,40 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                 );
             }
         }
+    }
+}
+
+fn duplicate_ip(a: &Address, name: &str, other: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::DuplicateIp,
+        format!("{} is also an address of `{other}`", a.ip),
+    )
+    .at(a.span)
+    .host(name)
+    .related(first, "first used here")
+}
+
+/// A static address in a state that reaches several nodes (an NNCP
+/// selecting by role, a MachineConfig's `cluster.yml`) is given to every
+/// one of them.
+fn shared_static_addresses(host: &Host, addresses: &[Address], out: &mut Vec<Diagnostic>) {
+    let Some(reach) = &host.applies_to else {
+        return;
+    };
+    // A host route or loopback address may be meant for every node.
+    for a in addresses.iter().filter(|a| !a.ip.is_loopback() && a.prefix.is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })) {
+        out.push(
+            Diagnostic::error(
+                Code::DuplicateIp,
+                format!(
+                    "{} is a static address in a state applied to {reach}: every one of them gets it",
+                    a.ip
+                ),
+            )
+            .at(a.span)
+            .host(host.name.value.clone())
+            .help("give each node its own address (a policy per node, `<host>.yml` per host, or DHCP)"),
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use nodenet_model::{Code, Diagnostic, Host, Node, Span};
+use nodenet_model::{Code, Diagnostic, Host, Node, Scope, Span};
 
 use crate::network::{Family, Iface, Network, INTERFACE_TYPES};
 
@@ -23,7 +23,6 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
             );
         }
     }
-    let known_nic = |name: &str| host.nics.iter().any(|n| n.name.value == name);
     // name+type pairs seen, to find duplicates nmstate would merge silently.
     let mut seen: HashMap<(&str, &str), Span> = HashMap::new();
     // port name -> (controller, span) for "port of two controllers".
@@ -71,32 +70,22 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
             continue;
         }
         if iface.is("vlan") {
-            check_vlan(iface, net, &known_nic, &mut push);
+            check_vlan(host, iface, net, &mut push);
         }
         if iface.is("bond") {
             check_bond(iface, &mut push);
         }
         for port in &iface.ports {
             if !net.has(&port.name) {
-                let help = if known_nic(&port.name) {
-                    format!(
-                        "add `- name: {}\n  type: ethernet\n  state: up` to interfaces",
-                        port.name
-                    )
-                } else {
-                    "ports must be interfaces defined in the same state".to_string()
-                };
-                push(
-                    Diagnostic::error(
-                        Code::PortUndefined,
-                        format!(
-                            "port `{}` of `{}` is not an interface of this host",
-                            port.name, iface.name
-                        ),
-                    )
-                    .at(port.node.span)
-                    .help(help),
-                );
+                if let Some(d) = undefined_name(
+                    host,
+                    &port.name,
+                    Code::PortUndefined,
+                    &format!("port `{}` of `{}`", port.name, iface.name),
+                    &format!("the node's `{}` becomes a port of `{}`", port.name, iface.name),
+                ) {
+                    push(d.at(port.node.span));
+                }
             }
             if let Some((owner, span)) = port_owner.get(port.name.as_str()) {
                 if *owner != iface.name {
@@ -130,7 +119,15 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
                 || net
                     .iface(&target)
                     .is_some_and(|i| i.get("mac-address").is_some());
-            if !known {
+            if !known && host.scope() == Scope::Partial {
+                push(
+                    Diagnostic::warning(
+                        Code::CopyMacFromUnknown,
+                        format!("`copy-mac-from: {target}`: applied on a node, nmstate reads the MAC of the node's `{target}` (it must exist)"),
+                    )
+                    .at(src.span),
+                );
+            } else if !known {
                 push(
                     Diagnostic::error(
                         Code::CopyMacFromUnknown,
@@ -144,7 +141,50 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
         check_addresses(iface, &mut push);
     }
     check_duplicate_ips(net, &mut push);
-    check_routes(network, net, &mut push);
+    check_routes(network, net, host.scope(), &mut push);
+}
+
+/// A name the state uses but does not define (a port, a VLAN's base).
+/// NMState is partial: in a change applied to a node it is the node's
+/// interface of that name, and on a first boot nmstate writes a profile
+/// for it; only a host whose NICs are listed can tell that it does not
+/// exist. `what` names the use, `then` says what the node does with it.
+fn undefined_name(
+    host: &Host,
+    name: &str,
+    code: Code,
+    what: &str,
+    then: &str,
+) -> Option<Diagnostic> {
+    let is_nic = host.nics.iter().any(|n| n.name.value == name);
+    if host.nics_known() {
+        if is_nic {
+            return None;
+        }
+        let nics: Vec<&str> = host.nics.iter().map(|n| n.name.value.as_str()).collect();
+        let mut d = Diagnostic::error(
+            code,
+            format!(
+                "{what} is neither an interface of this state nor a NIC of the host ({}): on first boot it does not exist",
+                nics.join(", ")
+            ),
+        );
+        if let Some(s) = nodenet_model::fields::suggest(name, &nics) {
+            d = d.help(format!("did you mean `{s}`?"));
+        }
+        return Some(d);
+    }
+    Some(match host.scope() {
+        Scope::Partial => Diagnostic::warning(
+            code,
+            format!("{what} is not in this state: applied on a node, {then} (nmstate leaves interfaces it is not given as they are, and fails if there is none)"),
+        ),
+        Scope::FirstBoot => Diagnostic::warning(
+            code,
+            format!("{what} is not in this state and the host's NICs are not listed: the host must have a NIC named `{name}`"),
+        )
+        .help(format!("list the host's NICs (with MACs) to have this checked, or add `- name: {name}\n  type: ethernet` to interfaces")),
+    })
 }
 
 fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnostic {
@@ -156,12 +196,7 @@ fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnost
     .help(format!("raise the MTU of `{lower}` to at least {up}"))
 }
 
-fn check_vlan(
-    iface: &Iface,
-    net: &Network,
-    known_nic: &dyn Fn(&str) -> bool,
-    push: &mut dyn FnMut(Diagnostic),
-) {
+fn check_vlan(host: &Host, iface: &Iface, net: &Network, push: &mut dyn FnMut(Diagnostic)) {
     let Some(vlan) = iface.get("vlan") else {
         push(
             Diagnostic::error(
@@ -191,17 +226,16 @@ fn check_vlan(
         ),
         Some(base) => {
             let b = base.scalar_text().unwrap_or_default();
-            if !net.has(&b) && !known_nic(&b) {
-                push(
-                    Diagnostic::error(
-                        Code::VlanBaseMissing,
-                        format!(
-                            "base-iface `{b}` of VLAN `{}` is not an interface or NIC of this host",
-                            iface.name
-                        ),
-                    )
-                    .at(base.span),
-                );
+            if !net.has(&b) {
+                if let Some(d) = undefined_name(
+                    host,
+                    &b,
+                    Code::VlanBaseMissing,
+                    &format!("base-iface `{b}` of VLAN `{}`", iface.name),
+                    &format!("NetworkManager creates `{}` on the node's `{b}`", iface.name),
+                ) {
+                    push(d.at(base.span));
+                }
             } else if let (Some((up, span)), Some(parent)) = (iface.mtu(), net.iface(&b)) {
                 // An unset MTU is the kernel's default 1500.
                 let low = parent.mtu().map(|m| m.0).unwrap_or(1500);
@@ -358,7 +392,7 @@ fn check_duplicate_ips(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
     }
 }
 
-fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+fn check_routes(network: &Node, net: &Network, scope: Scope, push: &mut dyn FnMut(Diagnostic)) {
     let Some(routes) = network
         .get("routes")
         .and_then(|r| r.get("config"))
@@ -426,6 +460,16 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
         };
         let if_name = if_node.scalar_text().unwrap_or_default();
         let Some(iface) = net.iface(&if_name).filter(|i| !i.absent) else {
+            if scope == Scope::Partial && net.iface(&if_name).is_none() {
+                push(
+                    Diagnostic::warning(
+                        Code::RouteInterfaceMissing,
+                        format!("next-hop-interface `{if_name}` is not in this state: applied on a node, the route goes on the node's `{if_name}` (which must exist and have {} enabled)", fam.key()),
+                    )
+                    .at(if_node.span),
+                );
+                continue;
+            }
             push(
                 Diagnostic::error(
                     Code::RouteInterfaceMissing,
@@ -435,7 +479,9 @@ fn check_routes(network: &Node, net: &Network, push: &mut dyn FnMut(Diagnostic))
             );
             continue;
         };
-        if !iface.family_enabled(fam) {
+        // In a change, a family left out is left as the node has it.
+        let left_as_is = scope == Scope::Partial && iface.get(fam.key()).is_none();
+        if !left_as_is && !iface.family_enabled(fam) {
             push(
                 Diagnostic::error(
                     Code::RouteInterfaceIpDisabled,

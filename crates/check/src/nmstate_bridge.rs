@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::sync::Once;
 
 use nmstate::NetworkState;
-use nodenet_model::{Code, Diagnostic, Host, Node, Span, Value};
+use nodenet_model::{Code, Diagnostic, Host, Node, Scope, Span, Value};
 
 /// A generated keyfile: file name (`<id>.nmconnection`) and content.
 pub type Keyfile = (String, String);
@@ -143,7 +143,15 @@ pub fn outcome(
         parsed,
         logs,
     } = judged;
+    let partial = host.scope() == Scope::Partial;
     for msg in logs {
+        // The host checks say what becomes of a port the state does not
+        // define; in a change, an interface without `type` is the node's.
+        if msg.starts_with("Assuming undefined port")
+            || partial && msg.starts_with("Setting unknown type interface")
+        {
+            continue;
+        }
         let span = locate(&msg, network);
         out.push(
             Diagnostic::warning(Code::NmstateWarning, format!("nmstate: {msg}"))
@@ -156,6 +164,23 @@ pub fn outcome(
             keyfiles: Some(keyfiles),
             pinned_state,
         },
+        Err(msg) if partial && parsed && needs_the_node(&msg) => {
+            out.push(
+                Diagnostic::warning(
+                    Code::NmstateWarning,
+                    format!(
+                        "nmstate cannot write keyfiles for this change on its own ({}): applied on a node, it takes that from the node's current state",
+                        strip_location(&msg)
+                    ),
+                )
+                .at(locate(&msg, network))
+                .host(host.name.value.clone()),
+            );
+            Outcome {
+                keyfiles: None,
+                pinned_state: None,
+            }
+        }
         Err(msg) => {
             let span = locate(&msg, network);
             let what = if parsed {
@@ -179,6 +204,14 @@ pub fn outcome(
             }
         }
     }
+}
+
+/// gen_conf errors about what a partial state leaves to the node: an
+/// interface it routes through or puts name servers on, a MAC it copies.
+fn needs_the_node(msg: &str) -> bool {
+    msg.contains("next hop interface") && msg.contains("not found")
+        || msg.contains("Failed to find suitable(IP enabled) interface for DNS")
+        || msg.contains("Failed to find mac address of interface")
 }
 
 /// nmstate's verdict on one state.

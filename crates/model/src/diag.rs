@@ -94,6 +94,8 @@ codes! {
     RendezvousIpIsWorker = "rendezvous-ip-is-worker": "agent-config's rendezvousIP is a worker's IP.",
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
+    Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
+    CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",
     // import
     KeyfileSyntax = "keyfile-syntax": "A NetworkManager keyfile is not in keyfile format (binary, a line outside any group, too large).",
     KeyfileInvalid = "keyfile-invalid": "A keyfile setting has an impossible value (bad address, VLAN without parent or id, unknown type or controller).",
@@ -177,11 +179,39 @@ pub struct SourceFile {
     /// The text as it may be shown in a snippet: secrets (BMC passwords
     /// written inline, as install-config does) blanked out.
     pub display: Option<String>,
+    /// Set for a text carried inside another file (a MachineConfig's
+    /// data: URL, a Secret's value): where findings in it are shown.
+    pub embedded: Option<Embedding>,
 }
 
 impl SourceFile {
     pub fn shown(&self) -> &str {
         self.display.as_deref().unwrap_or(&self.text)
+    }
+}
+
+/// Where a text embedded in another file sits in it.
+#[derive(Clone, Debug)]
+pub struct Embedding {
+    /// The value that carries the text.
+    pub parent: Span,
+    /// What the text is, for messages ("/etc/nmstate/openshift/m0.yml").
+    pub label: String,
+    /// For a literal block (`|`) the text is the file's own lines: line 1
+    /// of the text is line `first_line` of the file, shifted by `indent`
+    /// columns. Otherwise findings point at the value and say where in
+    /// the embedded text they are.
+    pub block: Option<(u32, u32)>,
+}
+
+impl Embedding {
+    /// Findings inside point at `parent`, naming their line in `label`.
+    pub fn relocated(parent: Span, label: impl Into<String>) -> Self {
+        Embedding {
+            parent,
+            label: label.into(),
+            block: None,
+        }
     }
 }
 
@@ -197,8 +227,45 @@ impl SourceMap {
             name: name.into(),
             text,
             display: None,
+            embedded: None,
         }));
         (self.files.len() - 1) as FileId
+    }
+
+    /// Adds a text carried inside another file.
+    pub fn add_embedded(&mut self, name: impl Into<String>, text: String, at: Embedding) -> FileId {
+        let id = self.add(name, text);
+        if let Some(f) = self.files.last_mut().and_then(Arc::get_mut) {
+            f.embedded = Some(at);
+        }
+        id
+    }
+
+    /// How the string value at `span` embeds its text: line for line when
+    /// it is a literal block scalar (`|`, `|-`, `|+`) whose lines are all
+    /// indented alike, else relocated to the value.
+    pub fn embedding_of(&self, span: Span, label: &str) -> Embedding {
+        let relocated = Embedding::relocated(span, label);
+        let Some(file) = self.get(span.file) else {
+            return relocated;
+        };
+        let text = &file.text[(span.offset as usize).min(file.text.len())..];
+        if !text.starts_with('|') {
+            return relocated;
+        }
+        let header = text.split('\n').next().unwrap_or("");
+        // An explicit indentation indicator (`|2`) is rare: not mapped.
+        if header.chars().any(|c| c.is_ascii_digit()) {
+            return relocated;
+        }
+        let Some(first) = text.split('\n').skip(1).find(|l| !l.trim().is_empty()) else {
+            return relocated;
+        };
+        let indent = first.len() - first.trim_start_matches(' ').len();
+        Embedding {
+            block: Some((span.line + 1, indent as u32)),
+            ..relocated
+        }
     }
 
     /// Masks byte ranges (offset, len) of a file wherever it is shown.
@@ -206,11 +273,13 @@ impl SourceMap {
         let Some(file) = self.files.get_mut(id as usize) else {
             return;
         };
-        let mut shown = file.text.clone().into_bytes();
+        let mut shown = file.shown().as_bytes().to_vec();
         for &(start, len) in ranges {
             let end = (start + len).min(shown.len());
             for b in &mut shown[start.min(end)..end] {
-                *b = b'*';
+                if *b != b'\n' {
+                    *b = b'*';
+                }
             }
         }
         let display = String::from_utf8_lossy(&shown).into_owned();
@@ -218,6 +287,7 @@ impl SourceMap {
             name: file.name.clone(),
             text: file.text.clone(),
             display: Some(display),
+            embedded: file.embedded.clone(),
         });
     }
 
@@ -228,6 +298,85 @@ impl SourceMap {
     pub fn name(&self, id: FileId) -> &str {
         self.get(id).map(|f| f.name.as_str()).unwrap_or("<unknown>")
     }
+
+    /// The place in a real file that `span` shows at, and, when the text
+    /// there is embedded (a data: URL), where inside it the span is.
+    pub fn resolve(&self, span: Span) -> (Span, Option<String>) {
+        let mut span = span;
+        let mut note: Option<String> = None;
+        // Embedded texts may nest (a Secret in a List): a few levels at most.
+        for _ in 0..8 {
+            let Some(embedding) = self.get(span.file).and_then(|f| f.embedded.as_ref()) else {
+                break;
+            };
+            let parent = embedding.parent;
+            match embedding.block {
+                Some((first_line, indent)) => {
+                    let line = first_line + span.line.saturating_sub(1);
+                    let column = indent + span.column;
+                    let offset = self
+                        .get(parent.file)
+                        .and_then(|f| byte_offset(&f.text, line, column))
+                        .unwrap_or(parent.offset);
+                    span = Span {
+                        file: parent.file,
+                        line,
+                        column,
+                        offset,
+                        len: span.len,
+                    };
+                }
+                None => {
+                    if note.is_none() {
+                        note = Some(format!(
+                            "in `{}`, line {} column {}",
+                            embedding.label, span.line, span.column
+                        ));
+                    }
+                    span = parent;
+                }
+            }
+        }
+        (span, note)
+    }
+
+    /// Points every finding inside an embedded text at the real file
+    /// (its message says where inside the embedded text it is), then
+    /// sorts them again.
+    pub fn relocate(&self, diags: &mut [Diagnostic]) {
+        if !self.files.iter().any(|f| f.embedded.is_some()) {
+            return;
+        }
+        for d in diags.iter_mut() {
+            if let Some(span) = d.span {
+                let (span, note) = self.resolve(span);
+                d.span = Some(span);
+                if let Some(note) = note {
+                    d.message = format!("{} ({note})", d.message);
+                }
+            }
+            if let Some((span, _)) = &mut d.related {
+                *span = self.resolve(*span).0;
+            }
+        }
+        sort(diags);
+    }
+}
+
+/// Byte offset of 1-based `line` and `column` (in characters) in `text`.
+fn byte_offset(text: &str, line: u32, column: u32) -> Option<u32> {
+    let start: usize = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line as usize - 2)?.0 + 1
+    };
+    let rest = &text[start..];
+    let col: usize = rest
+        .chars()
+        .take(column.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    Some((start + col) as u32)
 }
 
 /// Sorts diagnostics by file and position so output is stable whatever

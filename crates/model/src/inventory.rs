@@ -21,13 +21,23 @@ impl<T> Located<T> {
     }
 }
 
-/// Which format the input file was in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which format an input document was in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum InputKind {
     Inventory,
     InstallConfig,
     AgentConfig,
     NmState,
+    /// A MachineConfig writing NMState files under `/etc/nmstate`.
+    MachineConfig,
+    /// kubernetes-nmstate's NodeNetworkConfigurationPolicy.
+    Nncp,
+    /// The agent installer's / assisted-service's NMStateConfig.
+    NmStateConfig,
+    /// Metal3's BareMetalHost, with its network Secret.
+    BareMetalHost,
+    /// The agent installer's AgentClusterInstall (cluster fields only).
+    AgentClusterInstall,
 }
 
 impl InputKind {
@@ -37,8 +47,33 @@ impl InputKind {
             InputKind::InstallConfig => "install-config.yaml",
             InputKind::AgentConfig => "agent-config.yaml",
             InputKind::NmState => "NMState file",
+            InputKind::MachineConfig => "MachineConfig",
+            InputKind::Nncp => "NodeNetworkConfigurationPolicy",
+            InputKind::NmStateConfig => "NMStateConfig",
+            InputKind::BareMetalHost => "BareMetalHost",
+            InputKind::AgentClusterInstall => "AgentClusterInstall",
         }
     }
+
+    /// What a network state of this kind describes.
+    pub fn scope(self) -> Scope {
+        match self {
+            InputKind::NmState | InputKind::MachineConfig | InputKind::Nncp => Scope::Partial,
+            _ => Scope::FirstBoot,
+        }
+    }
+}
+
+/// Whether a state is the whole of a host's networking or a change to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the host has at first boot: profiles not described here
+    /// do not exist yet, so a name nothing defines is a mistake.
+    FirstBoot,
+    /// Applied by nmstate on a running node (a bare state, an NNCP, a
+    /// MachineConfig's `/etc/nmstate` file): interfaces it does not name
+    /// are left as they are, so they may exist on the node.
+    Partial,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -201,6 +236,13 @@ pub struct Nic {
 #[derive(Clone, Debug)]
 pub struct Host {
     pub name: Located<String>,
+    /// The format the host was read from (the first one when several
+    /// inputs describe it).
+    pub kind: InputKind,
+    /// For a partial state that applies to several nodes (an NNCP selecting
+    /// by label, a MachineConfig's `cluster.yml`): what it applies to. Its
+    /// name is then the policy's, not a host's.
+    pub applies_to: Option<String>,
     /// The host's entry in the input (or its generator / template).
     pub span: Span,
     pub role: Located<Role>,
@@ -209,6 +251,8 @@ pub struct Host {
     pub boot_mode: Option<Located<String>>,
     pub root_device_hints: Option<Node>,
     pub nics: Vec<Nic>,
+    /// The input lists the host's NICs (not only MACs pinned in its state).
+    pub nics_listed: bool,
     /// Network intent as NMState, placeholders already expanded.
     pub network: Option<Node>,
     /// PXE/provisioning NIC name when it differs from the cluster's.
@@ -218,6 +262,37 @@ pub struct Host {
 }
 
 impl Host {
+    /// A host with only its name, read from `kind`; loaders fill in the rest.
+    pub fn new(name: Located<String>, kind: InputKind) -> Host {
+        Host {
+            span: name.span,
+            kind,
+            applies_to: None,
+            role: Located::new(Role::Unset, name.span),
+            bmc: None,
+            boot_mac: None,
+            boot_mode: None,
+            root_device_hints: None,
+            nics: Vec::new(),
+            nics_listed: false,
+            network: None,
+            pxe_interface: None,
+            pool_ips: BTreeMap::new(),
+            name,
+        }
+    }
+
+    pub fn scope(&self) -> Scope {
+        self.kind.scope()
+    }
+
+    /// Whether the host's NICs are listed (inventory `nics`, agent-config
+    /// or NMStateConfig `interfaces`): only then is a name that is neither
+    /// in the state nor a NIC known to be wrong.
+    pub fn nics_known(&self) -> bool {
+        self.scope() == Scope::FirstBoot && self.nics_listed
+    }
+
     /// MAC of a NIC by interface name: the NIC list first, then an ethernet
     /// interface in the network state that pins `mac-address`.
     pub fn mac_of(&self, iface: &str) -> Option<&Located<String>> {
@@ -243,6 +318,7 @@ impl Host {
 
 #[derive(Clone, Debug, Default)]
 pub struct Inventory {
+    /// The format of the first input (what a single-file command read).
     pub kind: Option<InputKind>,
     pub cluster: Cluster,
     pub hosts: Vec<Host>,

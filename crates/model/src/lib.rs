@@ -9,7 +9,7 @@ pub mod load;
 pub mod template;
 pub mod yaml;
 
-pub use diag::{Code, Diagnostic, Severity, SourceFile, SourceMap};
+pub use diag::{Code, Diagnostic, Embedding, Severity, SourceFile, SourceMap};
 pub use inventory::*;
 pub use load::{detect, load_files, load_texts, LoadError, Loaded};
 pub use yaml::{Node, Span, Value};

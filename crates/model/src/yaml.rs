@@ -222,13 +222,26 @@ pub const MAX_DEPTH: usize = 128;
 
 /// Parses one YAML document. An empty document is `Null`.
 pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
+    let mut docs = parse_all(text, file)?;
+    if docs.len() > 1 {
+        return Err(YamlError {
+            message: "more than one YAML document in the file; nodenet reads one here".into(),
+            span: docs[1].span,
+        });
+    }
+    Ok(docs.pop().unwrap_or_else(|| empty_document(file)))
+}
+
+/// Parses every document of a YAML stream (`---`-separated, as
+/// Kubernetes manifests are written). Documents that hold nothing are
+/// left out; an empty stream gives no document.
+pub fn parse_all(text: &str, file: FileId) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder {
         file,
         text,
         stack: Vec::new(),
         anchors: Vec::new(),
-        root: None,
-        docs: 0,
+        roots: Vec::new(),
         line_starts: None,
         error: None,
         too_deep: 0,
@@ -244,19 +257,12 @@ pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
     if let Some(err) = builder.error {
         return Err(err);
     }
-    if builder.docs > 1 {
-        return Err(YamlError {
-            message: "more than one YAML document in the file; nodenet reads one".into(),
-            span: Span {
-                file,
-                line: 1,
-                column: 1,
-                offset: 0,
-                len: 1,
-            },
-        });
-    }
-    Ok(builder.root.unwrap_or(Node::new(
+    builder.roots.retain(|n| !n.is_null());
+    Ok(builder.roots)
+}
+
+fn empty_document(file: FileId) -> Node {
+    Node::new(
         Value::Null,
         Span {
             file,
@@ -265,7 +271,7 @@ pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
             offset: 0,
             len: 0,
         },
-    )))
+    )
 }
 
 fn span_at(file: FileId, m: &Marker, len: usize) -> Span {
@@ -291,8 +297,8 @@ struct Builder<'a> {
     text: &'a str,
     stack: Vec<Frame>,
     anchors: Vec<(usize, Node)>,
-    root: Option<Node>,
-    docs: usize,
+    /// One node per document.
+    roots: Vec<Node>,
     line_starts: Option<Vec<usize>>,
     error: Option<YamlError>,
     /// Open collections below MAX_DEPTH, skipped.
@@ -326,7 +332,7 @@ impl Builder<'_> {
             self.anchors.push((anchor, node.clone()));
         }
         match self.stack.last_mut() {
-            None => self.root = Some(node),
+            None => self.roots.push(node),
             Some(Frame::Seq(_, _, items)) => items.push(node),
             Some(Frame::Map(_, _, entries, pending, merged)) => match pending.take() {
                 None => *pending = Some(node),
@@ -392,7 +398,7 @@ fn scalar_value(text: String, style: TScalarStyle, tag: &Option<Tag>) -> Value {
 impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         match ev {
-            Event::DocumentStart => self.docs += 1,
+            Event::DocumentStart => self.anchors.clear(),
             Event::Scalar(text, style, anchor, tag) => {
                 let quoted = matches!(
                     style,
@@ -517,6 +523,17 @@ mod tests {
         let text = String::from_utf8_lossy(&bytes);
         // Either a syntax error or some scalar: never a panic.
         let _ = parse(&text, 0);
+    }
+
+    #[test]
+    fn every_document_of_a_stream_is_read_with_its_own_lines() {
+        let text = "---\nkind: A\n---\n# nothing\n---\nkind: B\nx: [1]\n...\n";
+        let docs = parse_all(text, 0).unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].get("kind").unwrap().as_str(), Some("B"));
+        assert_eq!(docs[1].get("x").unwrap().span.line, 7);
+        assert!(parse(text, 0).is_err());
+        assert!(parse_all("", 0).unwrap().is_empty());
     }
 
     #[test]

@@ -1,318 +1,14 @@
-//! Loading any accepted input format into an [`Inventory`].
+//! The nodenet inventory (`nodenet: v1`): cluster, credentials, pools,
+//! templates and hosts, expanded into one host each (`count` entries in
+//! parallel, on addresses drawn in host order).
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::path::Path;
 
-use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::diag::{Code, Diagnostic};
 use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::template::{Draw, Expander, Pool, PoolAllocator, Predrawn, Recording, Vars};
-use crate::yaml::{self, FileId, Node, Span, Value};
-
-/// Result of loading: the inventory plus everything wrong with the input
-/// that can be seen while loading it.
-pub struct Loaded {
-    pub sources: SourceMap,
-    pub inventory: Inventory,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-/// Fatal problems: nothing can be checked.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// Reads and loads one or more files into one inventory (install-config
-/// + agent-config together describe one agent-based cluster).
-pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
-    let mut texts = Vec::new();
-    for p in paths {
-        let p = p.as_ref();
-        let bytes = std::fs::read(p).map_err(|source| LoadError::Io {
-            path: p.display().to_string(),
-            source,
-        })?;
-        texts.push((
-            p.display().to_string(),
-            String::from_utf8_lossy(&bytes).into_owned(),
-        ));
-    }
-    Ok(load_texts(texts))
-}
-
-/// Loads named texts (the first file's cluster fields win; hosts add up).
-pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
-    let mut sources = SourceMap::default();
-    let mut diagnostics = Vec::new();
-    let mut inventory = Inventory::default();
-    for (name, text) in texts {
-        let stem = Path::new(&name)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "host".into());
-        let file = sources.add(name, text);
-        let text = &sources.get(file).expect("just added").text;
-        let root = match yaml::parse(text, file) {
-            Ok(root) => root,
-            Err(mut e) => {
-                // The scanner reports a tab at the start of the token it was
-                // reading; point at the tab itself.
-                if e.message.contains("tab") {
-                    if let Some(i) = text[e.span.offset as usize..].find('\t') {
-                        e.span = span_of_offset(text, file, e.span.offset as usize + i);
-                    }
-                }
-                diagnostics.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
-                continue;
-            }
-        };
-        let secrets = secret_spans(&root);
-        if !secrets.is_empty() {
-            sources.redact(file, &secrets);
-        }
-        let part = load_node(&root, file, &stem, &mut diagnostics);
-        merge(&mut inventory, part);
-    }
-    Loaded {
-        sources,
-        inventory,
-        diagnostics,
-    }
-}
-
-fn span_of_offset(text: &str, file: FileId, offset: usize) -> Span {
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    Span {
-        file,
-        line: line as u32,
-        column: col as u32,
-        offset: offset as u32,
-        len: 1,
-    }
-}
-
-/// Byte ranges of every `password:` value, so no snippet ever shows one.
-fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut visit = |n: &Node| {
-        for (k, v) in n.as_map().unwrap_or_default() {
-            if k.as_str()
-                .is_some_and(|k| k.eq_ignore_ascii_case("password"))
-            {
-                // The value's length in the source (quotes included).
-                out.push((v.span.offset as usize, v.span.len as usize));
-            }
-        }
-        false
-    };
-    root.find(&mut visit);
-    out
-}
-
-fn merge(into: &mut Inventory, part: Inventory) {
-    if into.kind.is_none()
-        || into.kind == Some(InputKind::AgentConfig) && part.kind == Some(InputKind::InstallConfig)
-    {
-        into.kind = part.kind;
-    }
-    let c = &mut into.cluster;
-    let p = part.cluster;
-    c.name = c.name.take().or(p.name);
-    c.base_domain = c.base_domain.take().or(p.base_domain);
-    if c.machine_networks.is_empty() {
-        c.machine_networks = p.machine_networks;
-    }
-    if c.api_vips.is_empty() {
-        c.api_vips = p.api_vips;
-    }
-    if c.ingress_vips.is_empty() {
-        c.ingress_vips = p.ingress_vips;
-    }
-    if c.provisioning.network.is_none() {
-        c.provisioning.network = p.provisioning.network;
-    }
-    c.provisioning.cidr = c.provisioning.cidr.take().or(p.provisioning.cidr);
-    c.provisioning.interface = c.provisioning.interface.take().or(p.provisioning.interface);
-    c.provisioning.allow_lacp |= p.provisioning.allow_lacp;
-    c.cluster_os_image = c.cluster_os_image.take().or(p.cluster_os_image);
-    c.ssh_key = c.ssh_key.take().or(p.ssh_key);
-    c.span = c.span.or(p.span);
-    into.hosts.extend(part.hosts);
-    into.credentials.extend(part.credentials);
-    into.rendezvous_ip = into.rendezvous_ip.take().or(part.rendezvous_ip);
-}
-
-/// Which format a document is, from its content.
-pub fn detect(root: &Node) -> Option<InputKind> {
-    let has = |k: &str| root.get(k).is_some();
-    let kind = root.get("kind").and_then(Node::as_str);
-    if has("nodenet") {
-        Some(InputKind::Inventory)
-    } else if kind == Some("AgentConfig") {
-        Some(InputKind::AgentConfig)
-    } else if kind == Some("InstallConfig")
-        || has("platform")
-        || (has("baseDomain") && has("metadata"))
-    {
-        Some(InputKind::InstallConfig)
-    } else if has("interfaces")
-        || has("routes")
-        || has("dns-resolver")
-        || has("route-rules")
-        || has("ovs-db")
-    {
-        Some(InputKind::NmState)
-    } else if has("hosts") && (has("cluster") || has("templates")) {
-        Some(InputKind::Inventory)
-    } else {
-        None
-    }
-}
-
-fn load_node(root: &Node, file: FileId, stem: &str, diags: &mut Vec<Diagnostic>) -> Inventory {
-    let kind = match detect(root) {
-        Some(k) => k,
-        None => {
-            diags.push(
-                Diagnostic::error(
-                    Code::UnknownFormat,
-                    "not a nodenet inventory, install-config.yaml, agent-config.yaml or NMState file",
-                )
-                .at(root.span)
-                .help("an inventory starts with `nodenet: v1`; NMState has `interfaces:`; install-config has `platform:`; agent-config has `kind: AgentConfig`"),
-            );
-            return Inventory::default();
-        }
-    };
-    let mut inv = match kind {
-        InputKind::Inventory => load_inventory(root, diags),
-        InputKind::InstallConfig => load_install_config(root, diags),
-        InputKind::AgentConfig => load_agent_config(root, diags),
-        InputKind::NmState => load_nmstate(root, file, stem),
-    };
-    inv.kind = Some(kind);
-    for host in &mut inv.hosts {
-        add_nics_from_network(host);
-    }
-    inv
-}
-
-/// A bare NMState file is one host named after the file.
-fn load_nmstate(root: &Node, file: FileId, stem: &str) -> Inventory {
-    let span = Span {
-        file,
-        line: 1,
-        column: 1,
-        offset: 0,
-        len: 1,
-    };
-    Inventory {
-        hosts: vec![Host {
-            name: Located::new(stem.to_string(), span),
-            span,
-            role: Located::new(Role::Unset, span),
-            bmc: None,
-            boot_mac: None,
-            boot_mode: None,
-            root_device_hints: None,
-            nics: Vec::new(),
-            network: Some(root.clone()),
-            pxe_interface: None,
-            pool_ips: BTreeMap::new(),
-        }],
-        ..Inventory::default()
-    }
-}
-
-/// Ethernet interfaces that pin `mac-address` in NMState are NICs with a
-/// known MAC even when the input lists no NICs (install-config).
-fn add_nics_from_network(host: &mut Host) {
-    let Some(ifaces) = host
-        .network
-        .as_ref()
-        .and_then(|n| n.get("interfaces"))
-        .and_then(Node::as_seq)
-    else {
-        return;
-    };
-    for iface in ifaces {
-        let (Some(name), Some(mac)) = (iface.get("name"), iface.get("mac-address")) else {
-            continue;
-        };
-        let is_eth = iface
-            .get("type")
-            .and_then(Node::as_str)
-            .is_none_or(|t| t == "ethernet");
-        let (Some(name_s), Some(mac_s)) = (name.scalar_text(), mac.scalar_text()) else {
-            continue;
-        };
-        if !is_eth || !crate::fields::is_mac(&mac_s) {
-            continue;
-        }
-        if !host.nics.iter().any(|n| n.name.value == name_s) {
-            host.nics.push(Nic {
-                name: Located::new(name_s, name.span),
-                mac: Some(Located::new(mac_s, mac.span)),
-            });
-        }
-    }
-}
-
-fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNetwork>> {
-    let s = v.scalar_text()?;
-    let mode = match s.as_str() {
-        "Managed" => ProvisioningNetwork::Managed,
-        "Unmanaged" => ProvisioningNetwork::Unmanaged,
-        "Disabled" => ProvisioningNetwork::Disabled,
-        _ => {
-            d.push(
-                Diagnostic::error(
-                    Code::InvalidValue,
-                    format!("provisioning network `{s}` is not Managed, Unmanaged or Disabled"),
-                )
-                .at(v.span),
-            );
-            return None;
-        }
-    };
-    Some(Located::new(mode, v.span))
-}
-
-fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
-    let Some(v) = v else {
-        return Located::new(Role::Unset, fallback);
-    };
-    let s = v.scalar_text().unwrap_or_default();
-    match Role::parse(&s) {
-        Some(r) => Located::new(r, v.span),
-        None => {
-            d.push(
-                Diagnostic::error(
-                    Code::InvalidValue,
-                    format!("role `{s}` is not master, worker or arbiter"),
-                )
-                .at(v.span),
-            );
-            Located::new(Role::Unset, v.span)
-        }
-    }
-}
-
-// ---------------------------------------------------------------- native
+use crate::yaml::{Node, Value};
 
 const TOP_FIELDS: &[&str] = &[
     "nodenet",
@@ -355,7 +51,7 @@ const HOST_FIELDS: &[&str] = &[
 ];
 const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
 
-fn load_inventory(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     let mut d = Decoder::new(diags);
     d.check_fields(root, "the inventory", TOP_FIELDS);
     if let Some(v) = root.get("nodenet") {
@@ -467,7 +163,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     }
     if let Some(p) = c.get("provisioning") {
         if d.check_fields(p, "cluster.provisioning", PROVISIONING_FIELDS) {
-            cluster.provisioning.network = p.get("network").and_then(|v| provisioning_mode(d, v));
+            cluster.provisioning.network = p.get("network").and_then(|v| super::provisioning_mode(d, v));
             cluster.provisioning.cidr = p.get("cidr").and_then(|v| d.cidr(v));
             cluster.provisioning.interface = d.string(p, "interface");
             cluster.provisioning.allow_lacp = d.bool(p, "allowLacp").unwrap_or(false);
@@ -879,9 +575,12 @@ fn build_host<'n>(
             }
         }),
     };
-    let role = role(d, field("role"), entry.span);
+    let role = super::role(d, field("role"), entry.span);
     Host {
         span: entry.span,
+        kind: InputKind::Inventory,
+        applies_to: None,
+        nics_listed: field("nics").is_some(),
         role,
         bmc,
         boot_mac,
@@ -896,162 +595,10 @@ fn build_host<'n>(
     }
 }
 
-// ---------------------------------------------------------- install-config
-
-fn load_install_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
-    let mut d = Decoder::new(diags);
-    let mut inv = Inventory::default();
-    let c = &mut inv.cluster;
-    c.span = Some(root.span);
-    c.name = root.get("metadata").and_then(|m| d.string(m, "name"));
-    c.base_domain = d.string(root, "baseDomain");
-    if let Some(net) = root.get("networking") {
-        for n in d.seq(net, "machineNetwork") {
-            if let Some(cidr) = n.get("cidr") {
-                c.machine_networks.extend(d.cidr(cidr));
-            }
-        }
-    }
-    c.ssh_key = d.string(root, "sshKey").map(|s| s.value);
-    let Some(bm) = root.get("platform").and_then(|p| p.get("baremetal")) else {
-        return inv;
-    };
-    for key in ["apiVIPs", "apiVIP"] {
-        if let Some(v) = bm.get(key) {
-            c.api_vips.extend(d.ips(v));
-        }
-    }
-    for key in ["ingressVIPs", "ingressVIP"] {
-        if let Some(v) = bm.get(key) {
-            c.ingress_vips.extend(d.ips(v));
-        }
-    }
-    c.provisioning.network = bm
-        .get("provisioningNetwork")
-        .and_then(|v| provisioning_mode(&mut d, v));
-    c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.cidr(v));
-    c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
-    c.cluster_os_image = d.string(bm, "clusterOSImage");
-    for (i, h) in d.seq(bm, "hosts").iter().enumerate() {
-        if h.as_map().is_none() {
-            d.type_error(h, "hosts[]", "a mapping");
-            continue;
-        }
-        let name = d.string(h, "name").unwrap_or_else(|| {
-            d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(h.span));
-            Located::new(format!("hosts[{i}]"), h.span)
-        });
-        d.host = Some(name.value.clone());
-        let bmc = h.get("bmc").and_then(|b| {
-            let address = d.required_string(b, "address", "bmc")?;
-            let cred_name = format!("{}-bmc", name.value);
-            if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
-                inv.credentials.insert(
-                    cred_name.clone(),
-                    Located::new(
-                        Credentials {
-                            username: user.value,
-                            password: PasswordSource::Inline(Secret::new(pw.value)),
-                        },
-                        b.span,
-                    ),
-                );
-            }
-            Some(Bmc {
-                address,
-                credentials: Some(Located::new(cred_name, b.span)),
-                disable_certificate_verification: d
-                    .bool(b, "disableCertificateVerification")
-                    .unwrap_or(false),
-            })
-        });
-        inv.hosts.push(Host {
-            span: h.span,
-            role: role(&mut d, h.get("role"), h.span),
-            bmc,
-            boot_mac: h.get("bootMACAddress").and_then(|m| d.mac(m)),
-            boot_mode: d.string(h, "bootMode"),
-            root_device_hints: h.get("rootDeviceHints").cloned(),
-            nics: Vec::new(),
-            network: h.get("networkConfig").filter(|n| !n.is_null()).cloned(),
-            pxe_interface: None,
-            pool_ips: BTreeMap::new(),
-            name,
-        });
-        d.host = None;
-    }
-    inv
-}
-
-// ------------------------------------------------------------ agent-config
-
-fn load_agent_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
-    let mut d = Decoder::new(diags);
-    let mut inv = Inventory::default();
-    inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
-    inv.cluster.span = Some(root.span);
-    inv.rendezvous_ip = root.get("rendezvousIP").and_then(|v| d.ip(v));
-    for (i, h) in d.seq(root, "hosts").iter().enumerate() {
-        if h.as_map().is_none() {
-            d.type_error(h, "hosts[]", "a mapping");
-            continue;
-        }
-        let name = d
-            .string(h, "hostname")
-            .unwrap_or_else(|| Located::new(format!("hosts[{i}]"), h.span));
-        d.host = Some(name.value.clone());
-        let mut nics = Vec::new();
-        let ifaces = d.seq(h, "interfaces");
-        if ifaces.is_empty() {
-            d.push(
-                Diagnostic::error(Code::InterfaceWithoutMac, "host has no `interfaces` with a MAC address")
-                    .at(h.get("interfaces").map(|n| n.span).unwrap_or(h.span))
-                    .help("agent-based installs identify hosts by MAC: add `interfaces: [{name: eno1, macAddress: ...}]`"),
-            );
-        }
-        for iface in ifaces {
-            let Some(nic_name) = d.required_string(iface, "name", "an interface") else {
-                continue;
-            };
-            let mac = match iface.get("macAddress") {
-                Some(m) if !m.is_null() => d.mac(m),
-                _ => {
-                    d.push(
-                        Diagnostic::error(
-                            Code::InterfaceWithoutMac,
-                            format!("interface `{}` has no `macAddress`", nic_name.value),
-                        )
-                        .at(iface.span),
-                    );
-                    None
-                }
-            };
-            nics.push(Nic {
-                name: nic_name,
-                mac,
-            });
-        }
-        inv.hosts.push(Host {
-            span: h.span,
-            role: role(&mut d, h.get("role"), h.span),
-            bmc: None,
-            boot_mac: None,
-            boot_mode: None,
-            root_device_hints: h.get("rootDeviceHints").cloned(),
-            nics,
-            network: h.get("networkConfig").filter(|n| !n.is_null()).cloned(),
-            pxe_interface: None,
-            pool_ips: BTreeMap::new(),
-            name,
-        });
-        d.host = None;
-    }
-    inv
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Diagnostic, Loaded};
 
     /// A `count` entry of `n` hosts after a 3-host entry; pool
     /// 10.0.0.1-`last` with gateway .1 and DNS .2, VIP .5, and .7 written
@@ -1084,7 +631,7 @@ hosts:
     }
 
     fn load(text: String) -> Loaded {
-        load_texts(vec![("c.yaml".into(), text)])
+        super::super::load_texts(vec![("c.yaml".into(), text)])
     }
 
     fn address(h: &Host) -> String {

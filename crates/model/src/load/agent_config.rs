@@ -1,0 +1,97 @@
+//! The agent installer's agent-config.yaml: `rendezvousIP` and hosts with
+//! their NIC name → MAC table and `networkConfig`.
+
+use crate::diag::{Code, Diagnostic};
+use crate::fields::Decoder;
+use crate::inventory::*;
+use crate::yaml::Node;
+
+pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut d = Decoder::new(diags);
+    let mut inv = Inventory::default();
+    inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
+    inv.cluster.span = Some(root.span);
+    inv.rendezvous_ip = root.get("rendezvousIP").and_then(|v| d.ip(v));
+    for (i, h) in d.seq(root, "hosts").iter().enumerate() {
+        if h.as_map().is_none() {
+            d.type_error(h, "hosts[]", "a mapping");
+            continue;
+        }
+        let name = d
+            .string(h, "hostname")
+            .unwrap_or_else(|| Located::new(format!("hosts[{i}]"), h.span));
+        d.host = Some(name.value.clone());
+        let ifaces = d.seq(h, "interfaces");
+        if ifaces.is_empty() {
+            d.push(
+                Diagnostic::error(Code::InterfaceWithoutMac, "host has no `interfaces` with a MAC address")
+                    .at(h.get("interfaces").map(|n| n.span).unwrap_or(h.span))
+                    .help("agent-based installs identify hosts by MAC: add `interfaces: [{name: eno1, macAddress: ...}]`"),
+            );
+        }
+        let nics = nic_table(&mut d, ifaces);
+        let mut host = Host::new(name, InputKind::AgentConfig);
+        host.span = h.span;
+        host.role = super::role(&mut d, h.get("role"), h.span);
+        host.root_device_hints = h.get("rootDeviceHints").cloned();
+        host.nics_listed = !nics.is_empty();
+        host.nics = nics;
+        host.network = h.get("networkConfig").filter(|n| !n.is_null()).cloned();
+        inv.hosts.push(host);
+        d.host = None;
+    }
+    inv
+}
+
+
+/// An `interfaces` list of name + `macAddress` (agent-config hosts,
+/// NMStateConfig): the NICs the installer finds the host by.
+pub(crate) fn nic_table(d: &mut Decoder, ifaces: &[Node]) -> Vec<Nic> {
+    let mut nics = Vec::new();
+    for iface in ifaces {
+        let Some(nic_name) = d.required_string(iface, "name", "an interface") else {
+            continue;
+        };
+        let mac = match iface.get("macAddress") {
+            Some(m) if !m.is_null() => d.mac(m),
+            _ => {
+                d.push(
+                    Diagnostic::error(
+                        Code::InterfaceWithoutMac,
+                        format!("interface `{}` has no `macAddress`", nic_name.value),
+                    )
+                    .at(iface.span),
+                );
+                None
+            }
+        };
+        nics.push(Nic {
+            name: nic_name,
+            mac,
+        });
+    }
+    nics
+}
+
+/// agent-config.yaml as openshift-install reads it: `apiVersion`
+/// v1alpha1/v1beta1 with or without `kind:`, recognised by its fields,
+/// or any such document in a file named agent-config.
+pub(crate) fn looks_like(root: &Node, file_name: &str) -> bool {
+    let api = root.get("apiVersion").and_then(Node::scalar_text);
+    if !matches!(api.as_deref(), Some("v1alpha1" | "v1beta1")) {
+        return false;
+    }
+    let has = |k: &str| root.get(k).is_some();
+    let host_fields = root
+        .get("hosts")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .any(|h| h.get("hostname").is_some() || h.get("interfaces").is_some());
+    has("rendezvousIP")
+        || host_fields
+        || has("additionalNTPSources")
+        || has("bootArtifactsBaseURL")
+        || has("minimalISO")
+        || file_name.starts_with("agent-config")
+}

@@ -1,0 +1,348 @@
+//! Several inputs describe one cluster: install-config and agent-config
+//! name the same hosts, an NMStateConfig joins its host by MAC, a
+//! BareMetalHost adds its BMC. Hosts are merged by name (and MAC), never
+//! added up; where two inputs disagree about a host, a `conflict` says
+//! where each said what. Partial states (NNCPs, MachineConfig files, bare
+//! NMState) are changes applied to hosts, not descriptions of them: they
+//! stay entries of their own.
+
+use std::collections::HashMap;
+
+use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::inventory::*;
+use crate::yaml::{Node, Span};
+
+/// One inventory from the parts each document gave, in input order.
+pub(crate) fn merge(parts: Vec<Inventory>, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut into = Inventory::default();
+    // Whole hosts of earlier documents, by name and by MAC.
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut by_mac: HashMap<String, usize> = HashMap::new();
+    for part in parts {
+        merge_cluster(&mut into, &part);
+        into.credentials.extend(part.credentials);
+        into.rendezvous_ip = into.rendezvous_ip.take().or(part.rendezvous_ip);
+        let first_new = into.hosts.len();
+        for host in part.hosts {
+            let target = (host.scope() == Scope::FirstBoot)
+                .then(|| find(&into.hosts, &by_name, &by_mac, &host))
+                .flatten();
+            match target {
+                Some(i) => merge_host(&mut into.hosts[i], host, sources, diags),
+                None => into.hosts.push(host),
+            }
+        }
+        // Hosts of one document with the same name stay two hosts: the
+        // fleet check reports them as duplicates.
+        for (i, host) in into.hosts.iter().enumerate().skip(first_new) {
+            if host.scope() != Scope::FirstBoot {
+                continue;
+            }
+            by_name.entry(host.name.value.clone()).or_insert(i);
+            for mac in macs(host) {
+                by_mac.entry(mac).or_insert(i);
+            }
+        }
+    }
+    into
+}
+
+/// The earlier host `host` describes too: the same name, or, when either
+/// name is only an object's (NMStateConfig), a MAC in common.
+fn find(
+    hosts: &[Host],
+    by_name: &HashMap<String, usize>,
+    by_mac: &HashMap<String, usize>,
+    host: &Host,
+) -> Option<usize> {
+    if let Some(&i) = by_name.get(&host.name.value) {
+        return Some(i);
+    }
+    macs(host)
+        .filter_map(|m| by_mac.get(&m).copied())
+        .find(|&i| weak_name(&hosts[i]) || weak_name(host))
+}
+
+/// An NMStateConfig's name is its object's, not its host's.
+fn weak_name(host: &Host) -> bool {
+    host.kind == InputKind::NmStateConfig
+}
+
+fn macs(host: &Host) -> impl Iterator<Item = String> + '_ {
+    host.nics
+        .iter()
+        .filter_map(|n| n.mac.as_ref())
+        .chain(host.boot_mac.as_ref())
+        .map(|m| m.value.to_ascii_lowercase())
+}
+
+/// Cluster fields: the first input that gives one wins.
+fn merge_cluster(into: &mut Inventory, part: &Inventory) {
+    if into.kind.is_none() {
+        into.kind = part.kind;
+    }
+    let c = &mut into.cluster;
+    let p = &part.cluster;
+    if c.name.is_none() {
+        c.name = p.name.clone();
+    }
+    if c.base_domain.is_none() {
+        c.base_domain = p.base_domain.clone();
+    }
+    if c.machine_networks.is_empty() {
+        c.machine_networks = p.machine_networks.clone();
+    }
+    if c.api_vips.is_empty() {
+        c.api_vips = p.api_vips.clone();
+    }
+    if c.ingress_vips.is_empty() {
+        c.ingress_vips = p.ingress_vips.clone();
+    }
+    if c.provisioning.network.is_none() {
+        c.provisioning.network = p.provisioning.network.clone();
+    }
+    if c.provisioning.cidr.is_none() {
+        c.provisioning.cidr = p.provisioning.cidr.clone();
+    }
+    if c.provisioning.interface.is_none() {
+        c.provisioning.interface = p.provisioning.interface.clone();
+    }
+    c.provisioning.allow_lacp |= p.provisioning.allow_lacp;
+    if c.cluster_os_image.is_none() {
+        c.cluster_os_image = p.cluster_os_image.clone();
+    }
+    if c.ssh_key.is_none() {
+        c.ssh_key = p.ssh_key.clone();
+    }
+    c.span = c.span.or(p.span);
+}
+
+/// `b` (a later input) into `a`: what `a` lacks is filled in, what both
+/// say differently is a conflict located at `b` and naming `a`'s place.
+fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    let host = if weak_name(a) && !weak_name(&b) {
+        b.name.value.clone()
+    } else {
+        a.name.value.clone()
+    };
+    let mut conflict = |what: &str, here: &str, here_at: Span, there: &str, there_at: Span| {
+        diags.push(
+            Diagnostic::error(
+                Code::Conflict,
+                format!(
+                    "{what} of `{host}` is {here} here but {there} in {}",
+                    place(sources, there_at)
+                ),
+            )
+            .at(here_at)
+            .related(there_at, format!("{what} {there}"))
+            .host(host.clone())
+            .help("both inputs describe this host; make them agree (or leave the value out of one)"),
+        );
+    };
+    if weak_name(a) && !weak_name(&b) {
+        a.name = b.name.clone();
+        a.kind = b.kind;
+    }
+    if a.role.value == Role::Unset {
+        a.role = b.role;
+    } else if b.role.value != Role::Unset && b.role.value != a.role.value {
+        conflict(
+            "the role",
+            &format!("`{}`", b.role.value.as_str()),
+            b.role.span,
+            &format!("`{}`", a.role.value.as_str()),
+            a.role.span,
+        );
+    }
+    match (&a.boot_mac, b.boot_mac) {
+        (None, mac) => a.boot_mac = mac,
+        (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
+            "the boot MAC",
+            &y.value,
+            y.span,
+            &x.value,
+            x.span,
+        ),
+        _ => {}
+    }
+    match (&a.bmc, b.bmc) {
+        (None, bmc) => a.bmc = bmc,
+        (Some(x), Some(y)) if x.address.value != y.address.value => conflict(
+            "the BMC address",
+            &format!("`{}`", y.address.value),
+            y.address.span,
+            &format!("`{}`", x.address.value),
+            x.address.span,
+        ),
+        _ => {}
+    }
+    for nic in b.nics {
+        match a.nics.iter_mut().find(|n| n.name.value == nic.name.value) {
+            None => a.nics.push(nic),
+            Some(mine) => match (&mine.mac, nic.mac) {
+                (None, mac) => mine.mac = mac,
+                (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
+                    &format!("the MAC of `{}`", nic.name.value),
+                    &y.value,
+                    y.span,
+                    &x.value,
+                    x.span,
+                ),
+                _ => {}
+            },
+        }
+    }
+    a.nics_listed |= b.nics_listed;
+    match (&a.network, b.network) {
+        (None, net) => a.network = net,
+        (Some(x), Some(y)) => {
+            if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
+                conflict("the network", &here, here_at, &there, there_at);
+            }
+        }
+        _ => {}
+    }
+    if a.boot_mode.is_none() {
+        a.boot_mode = b.boot_mode;
+    }
+    if a.root_device_hints.is_none() {
+        a.root_device_hints = b.root_device_hints;
+    }
+    if a.pxe_interface.is_none() {
+        a.pxe_interface = b.pxe_interface;
+    }
+    for (pool, ip) in b.pool_ips {
+        a.pool_ips.entry(pool).or_insert(ip);
+    }
+}
+
+fn place(sources: &SourceMap, span: Span) -> String {
+    let (span, _) = sources.resolve(span);
+    format!("{}:{}:{}", sources.name(span.file), span.line, span.column)
+}
+
+/// How two states of one host differ: (what `b` says, where, what `a`
+/// says, where), the static addresses first, else the first other
+/// difference; `None` when they are the same state.
+fn network_difference(a: &Node, b: &Node) -> Option<(String, Span, String, Span)> {
+    let (ja, jb) = (a.to_json(), b.to_json());
+    if ja == jb {
+        return None;
+    }
+    let (ips_a, ips_b) = (addresses(a), addresses(b));
+    let texts = |ips: &[(String, Span)]| ips.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+    if texts(&ips_a) != texts(&ips_b) {
+        let extra_b = ips_b.iter().find(|(t, _)| !texts(&ips_a).contains(t));
+        let extra_a = ips_a.iter().find(|(t, _)| !texts(&ips_b).contains(t));
+        let fmt = |ips: &[(String, Span)]| match ips.len() {
+            0 => "no static address".to_string(),
+            _ => format!("addresses {}", texts(ips).join(", ")),
+        };
+        return Some((
+            fmt(&ips_b),
+            extra_b.map(|(_, s)| *s).unwrap_or(b.span),
+            fmt(&ips_a),
+            extra_a.map(|(_, s)| *s).unwrap_or(a.span),
+        ));
+    }
+    let (path, na, nb) = first_difference(a, b, String::new());
+    Some((
+        format!("different at `{path}` ({})", brief(nb)),
+        nb.map(|n| n.span).unwrap_or(b.span),
+        brief(na),
+        na.map(|n| n.span).unwrap_or(a.span),
+    ))
+}
+
+fn brief(n: Option<&Node>) -> String {
+    match n {
+        None => "unset".into(),
+        Some(n) => {
+            let s = n.to_string();
+            if s.chars().count() > 40 {
+                format!("{}…", s.chars().take(40).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// `ip/prefix` of every static address, with its place.
+fn addresses(state: &Node) -> Vec<(String, Span)> {
+    let mut out = Vec::new();
+    for iface in state.get("interfaces").and_then(Node::as_seq).unwrap_or_default() {
+        for fam in ["ipv4", "ipv6"] {
+            for a in iface
+                .get(fam)
+                .and_then(|f| f.get("address"))
+                .and_then(Node::as_seq)
+                .unwrap_or_default()
+            {
+                if let Some(ip) = a.get("ip") {
+                    let prefix = a
+                        .get("prefix-length")
+                        .and_then(Node::scalar_text)
+                        .unwrap_or_default();
+                    out.push((format!("{}/{prefix}", ip), ip.span));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The path to the first place two trees differ, and the nodes there.
+fn first_difference<'n>(
+    a: &'n Node,
+    b: &'n Node,
+    path: String,
+) -> (String, Option<&'n Node>, Option<&'n Node>) {
+    use crate::yaml::Value;
+    match (&a.value, &b.value) {
+        (Value::Map(ea), Value::Map(eb)) => {
+            for (k, va) in ea {
+                let key = k.scalar_text().unwrap_or_default();
+                let sub = join(&path, &key);
+                match b.get(&key) {
+                    None => return (sub, Some(va), None),
+                    Some(vb) if vb.to_json() != va.to_json() => {
+                        return first_difference(va, vb, sub)
+                    }
+                    _ => {}
+                }
+            }
+            for (k, vb) in eb {
+                let key = k.scalar_text().unwrap_or_default();
+                if a.get(&key).is_none() {
+                    return (join(&path, &key), None, Some(vb));
+                }
+            }
+            (path, Some(a), Some(b))
+        }
+        (Value::Seq(sa), Value::Seq(sb)) => {
+            for (i, (va, vb)) in sa.iter().zip(sb).enumerate() {
+                if va.to_json() != vb.to_json() {
+                    // Interfaces by name read better than by index.
+                    let label = va
+                        .get("name")
+                        .and_then(Node::scalar_text)
+                        .unwrap_or_else(|| i.to_string());
+                    return first_difference(va, vb, format!("{path}[{label}]"));
+                }
+            }
+            let i = sa.len().min(sb.len());
+            (format!("{path}[{i}]"), sa.get(i), sb.get(i))
+        }
+        _ => (path, Some(a), Some(b)),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}

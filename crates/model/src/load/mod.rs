@@ -1,0 +1,608 @@
+//! Loading every accepted input into one [`Inventory`]: files or whole
+//! directories of manifests, each YAML document recognised by its content
+//! (one file per format below), then merged into one cluster by host name
+//! and MAC (`merge.rs`).
+
+mod agent_config;
+mod agent_manifests;
+mod baremetal_host;
+mod install_config;
+mod machine_config;
+mod merge;
+mod native;
+mod nmstate;
+mod nncp;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::diag::{Code, Diagnostic, Embedding, SourceMap};
+use crate::fields::Decoder;
+use crate::inventory::*;
+use crate::yaml::{self, FileId, Node, Span};
+
+/// Result of loading: the inventory plus everything wrong with the input
+/// that can be seen while loading it.
+pub struct Loaded {
+    pub sources: SourceMap,
+    pub inventory: Inventory,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Fatal problems: nothing can be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One text to load.
+struct Input {
+    name: String,
+    text: String,
+    /// Found by walking a directory: documents nodenet does not read are
+    /// skipped there, not reported.
+    in_dir: bool,
+}
+
+/// Directories are walked this deep at most (a symlink loop ends here).
+const MAX_DIR_DEPTH: usize = 16;
+
+/// Reads and loads files and directories into one inventory
+/// (install-config + agent-config + a directory of manifests describe one
+/// cluster).
+pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
+    let mut inputs = Vec::new();
+    let mut dirs = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let io = |source| LoadError::Io {
+            path: p.display().to_string(),
+            source,
+        };
+        if std::fs::metadata(p).map_err(io)?.is_dir() {
+            let before = inputs.len();
+            walk(p, 0, &mut inputs)?;
+            dirs.push((p.display().to_string(), before..inputs.len()));
+        } else {
+            inputs.push(Input {
+                name: p.display().to_string(),
+                text: read_text(p)?,
+                in_dir: false,
+            });
+        }
+    }
+    let mut loaded = load_inputs(inputs);
+    for (dir, _) in dirs.iter().filter(|(_, r)| r.is_empty()) {
+        loaded.diagnostics.push(Diagnostic::error(
+            Code::UnknownFormat,
+            format!("{dir} holds no .yaml, .yml or .json file"),
+        ));
+    }
+    Ok(loaded)
+}
+
+fn read_text(p: &Path) -> Result<String, LoadError> {
+    let bytes = std::fs::read(p).map_err(|source| LoadError::Io {
+        path: p.display().to_string(),
+        source,
+    })?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// Manifest files under `dir`, in name order, as `kubectl apply -R -f`
+/// takes them: `.yaml`, `.yml` and `.json`, hidden files and directories
+/// left out.
+fn walk(dir: &Path, depth: usize, out: &mut Vec<Input>) -> Result<(), LoadError> {
+    let io = |source| LoadError::Io {
+        path: dir.display().to_string(),
+        source,
+    };
+    if depth > MAX_DIR_DEPTH {
+        return Err(io(std::io::Error::other(format!(
+            "directories nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)"
+        ))));
+    }
+    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.as_deref().is_none_or(|n| n.starts_with('.')) {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, depth + 1, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+        {
+            out.push(Input {
+                name: path.display().to_string(),
+                text: read_text(&path)?,
+                in_dir: true,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Loads named texts as if they were files given on the command line.
+pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
+    load_inputs(
+        texts
+            .into_iter()
+            .map(|(name, text)| Input {
+                name,
+                text,
+                in_dir: false,
+            })
+            .collect(),
+    )
+}
+
+/// One YAML document of an input.
+struct Document {
+    root: Node,
+    file: FileId,
+    /// The file's name without directory and extension (a bare NMState
+    /// file's host is named after it).
+    stem: String,
+    /// Position in its file (0 for the first document).
+    index: usize,
+    in_dir: bool,
+}
+
+/// What a document is.
+#[derive(Debug, PartialEq)]
+enum Shape {
+    Input(InputKind),
+    /// A Kubernetes Secret: read when a BareMetalHost names it.
+    Secret,
+    /// A Kubernetes object of a kind that carries no host networking.
+    OtherObject(String),
+    Unknown,
+}
+
+/// Kubernetes Secrets among the inputs, by namespace and name.
+pub(crate) struct Secrets<'a> {
+    by_name: HashMap<(String, String), &'a Node>,
+}
+
+impl<'a> Secrets<'a> {
+    pub(crate) fn get(&self, namespace: &str, name: &str) -> Option<&'a Node> {
+        self.by_name
+            .get(&(namespace.to_string(), name.to_string()))
+            .or_else(|| {
+                // A Secret written without a namespace goes where it is applied.
+                self.by_name.get(&(String::new(), name.to_string()))
+            })
+            .copied()
+    }
+}
+
+/// What a format loader may use besides its document.
+pub(crate) struct Context<'a> {
+    pub sources: &'a mut SourceMap,
+    pub secrets: &'a Secrets<'a>,
+}
+
+impl Context<'_> {
+    /// Parses YAML carried inside a document (a data: URL, a Secret's
+    /// value), so that findings inside it point back at its place.
+    pub(crate) fn parse_embedded(
+        &mut self,
+        name: String,
+        text: String,
+        embedding: Embedding,
+        d: &mut Decoder,
+    ) -> Option<Node> {
+        let parent = embedding.parent;
+        let file = self.sources.add_embedded(name, text, embedding);
+        let text = &self.sources.get(file).expect("just added").text;
+        match yaml::parse(text, file) {
+            Ok(node) if node.is_null() => {
+                d.push(
+                    Diagnostic::error(Code::InvalidValue, "the embedded NMState is empty")
+                        .at(parent),
+                );
+                None
+            }
+            Ok(node) => {
+                let secrets = secret_spans(&node);
+                if !secrets.is_empty() {
+                    self.sources.redact(file, &secrets);
+                }
+                Some(node)
+            }
+            Err(e) => {
+                d.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
+                None
+            }
+        }
+    }
+
+    /// The YAML text of a string value: exact positions when it is a
+    /// literal block (`|`), else findings point at the value itself.
+    pub(crate) fn parse_string_value(
+        &mut self,
+        name: String,
+        value: &Node,
+        d: &mut Decoder,
+    ) -> Option<Node> {
+        let text = value.as_str()?.to_string();
+        let embedding = self.sources.embedding_of(value.span, &name);
+        self.parse_embedded(name, text, embedding, d)
+    }
+}
+
+fn load_inputs(inputs: Vec<Input>) -> Loaded {
+    let mut sources = SourceMap::default();
+    let mut diagnostics = Vec::new();
+    let mut docs = Vec::new();
+    for input in inputs {
+        let stem = Path::new(&input.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "host".into());
+        let file = sources.add(input.name, input.text);
+        let text = &sources.get(file).expect("just added").text;
+        let roots = match yaml::parse_all(text, file) {
+            Ok(roots) => roots,
+            Err(mut e) => {
+                // The scanner reports a tab at the start of the token it was
+                // reading; point at the tab itself.
+                if e.message.contains("tab") {
+                    if let Some(i) = text[e.span.offset as usize..].find('\t') {
+                        e.span = span_of_offset(text, file, e.span.offset as usize + i);
+                    }
+                }
+                diagnostics.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
+                continue;
+            }
+        };
+        let secrets: Vec<(usize, usize)> = roots.iter().flat_map(secret_spans).collect();
+        if !secrets.is_empty() {
+            sources.redact(file, &secrets);
+        }
+        if roots.is_empty() && !input.in_dir {
+            diagnostics.push(
+                Diagnostic::error(Code::UnknownFormat, "the file holds no YAML document")
+                    .at(file_start(file)),
+            );
+        }
+        for (index, root) in roots.into_iter().enumerate() {
+            // `kind: List` (kubectl get -o yaml) holds its objects in `items`.
+            let items = match root.get("kind").and_then(Node::as_str) {
+                Some(k) if k == "List" || k.ends_with("List") && root.get("items").is_some() => {
+                    root.get("items")
+                        .and_then(Node::as_seq)
+                        .map(<[Node]>::to_vec)
+                        .unwrap_or_default()
+                }
+                _ => vec![root],
+            };
+            for root in items {
+                docs.push(Document {
+                    root,
+                    file,
+                    stem: stem.clone(),
+                    index,
+                    in_dir: input.in_dir,
+                });
+            }
+        }
+    }
+    let shapes: Vec<Shape> = docs
+        .iter()
+        .map(|doc| shape(&doc.root, sources.name(doc.file)))
+        .collect();
+    let secrets = Secrets {
+        by_name: docs
+            .iter()
+            .zip(&shapes)
+            .filter(|(_, s)| **s == Shape::Secret)
+            .map(|(doc, _)| {
+                let meta = doc.root.get("metadata");
+                let field = |k: &str| {
+                    meta.and_then(|m| m.get(k))
+                        .and_then(Node::scalar_text)
+                        .unwrap_or_default()
+                };
+                ((field("namespace"), field("name")), &doc.root)
+            })
+            .collect(),
+    };
+    // Files in which some document is read: the others in them are
+    // objects nodenet has no business with, not mistakes.
+    let read: std::collections::HashSet<FileId> = docs
+        .iter()
+        .zip(&shapes)
+        .filter(|(_, s)| matches!(s, Shape::Input(_)))
+        .map(|(d, _)| d.file)
+        .collect();
+    let mut parts = Vec::new();
+    let mut ctx = Context {
+        sources: &mut sources,
+        secrets: &secrets,
+    };
+    for (doc, shape) in docs.iter().zip(&shapes) {
+        match shape {
+            Shape::Input(kind) => {
+                let mut part = load_document(*kind, doc, &mut ctx, &mut diagnostics);
+                part.kind = Some(*kind);
+                for host in &mut part.hosts {
+                    add_nics_from_network(host);
+                }
+                parts.push(part);
+            }
+            Shape::Secret => {}
+            Shape::OtherObject(kind) if !doc.in_dir && !read.contains(&doc.file) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::UnknownFormat,
+                        format!("a Kubernetes `{kind}` carries no host networking nodenet reads"),
+                    )
+                    .at(doc.root.get("kind").map(|k| k.span).unwrap_or(doc.root.span))
+                    .help(READS),
+                );
+            }
+            Shape::OtherObject(_) => {}
+            Shape::Unknown if doc.in_dir => {}
+            Shape::Unknown => diagnostics.push(
+                Diagnostic::error(
+                    Code::UnknownFormat,
+                    "not a nodenet inventory, install-config.yaml, agent-config.yaml, NMState state or Kubernetes manifest nodenet reads",
+                )
+                .at(doc.root.span)
+                .help(READS),
+            ),
+        }
+    }
+    drop(ctx);
+    let inventory = merge::merge(parts, &sources, &mut diagnostics);
+    Loaded {
+        sources,
+        inventory,
+        diagnostics,
+    }
+}
+
+const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), and the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking";
+
+fn load_document(
+    kind: InputKind,
+    doc: &Document,
+    ctx: &mut Context,
+    diags: &mut Vec<Diagnostic>,
+) -> Inventory {
+    let root = &doc.root;
+    match kind {
+        InputKind::Inventory => native::load(root, diags),
+        InputKind::InstallConfig => install_config::load(root, diags),
+        InputKind::AgentConfig => agent_config::load(root, diags),
+        InputKind::NmState => {
+            // Several states in one file: the second is `<stem>-2`, ...
+            let name = match doc.index {
+                0 => doc.stem.clone(),
+                i => format!("{}-{}", doc.stem, i + 1),
+            };
+            nmstate::load(root, doc.file, name)
+        }
+        InputKind::MachineConfig => machine_config::load(root, ctx, diags),
+        InputKind::Nncp => nncp::load(root, diags),
+        InputKind::NmStateConfig => agent_manifests::load_nmstate_config(root, diags),
+        InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
+        InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
+    }
+}
+
+/// What a document is, from its content (and, for agent-config written
+/// without `kind:`, as openshift-install reads it by role, its file name).
+fn shape(root: &Node, file_name: &str) -> Shape {
+    let has = |k: &str| root.get(k).is_some();
+    let kind = root.get("kind").and_then(Node::as_str);
+    let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let group = api.split_once('/').map(|(g, _)| g).unwrap_or("");
+    let base = Path::new(file_name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match kind {
+        _ if has("nodenet") => Shape::Input(InputKind::Inventory),
+        Some("AgentConfig") => Shape::Input(InputKind::AgentConfig),
+        Some("InstallConfig") => Shape::Input(InputKind::InstallConfig),
+        Some("MachineConfig") if machine_config::writes_nmstate(root) => {
+            Shape::Input(InputKind::MachineConfig)
+        }
+        Some("NodeNetworkConfigurationPolicy") => Shape::Input(InputKind::Nncp),
+        Some("NMStateConfig") => Shape::Input(InputKind::NmStateConfig),
+        Some("AgentClusterInstall") => Shape::Input(InputKind::AgentClusterInstall),
+        Some("BareMetalHost") => Shape::Input(InputKind::BareMetalHost),
+        Some("Secret") if group.is_empty() => Shape::Secret,
+        Some(other) => Shape::OtherObject(other.to_string()),
+        None if has("platform") || (has("baseDomain") && has("metadata")) => {
+            Shape::Input(InputKind::InstallConfig)
+        }
+        // openshift-install reads agent-config.yaml by its role; v1alpha1
+        // files have no `kind:` line.
+        None if agent_config::looks_like(root, &base) => Shape::Input(InputKind::AgentConfig),
+        None if nmstate::looks_like(root) => Shape::Input(InputKind::NmState),
+        None if has("hosts") && (has("cluster") || has("templates")) => {
+            Shape::Input(InputKind::Inventory)
+        }
+        None => Shape::Unknown,
+    }
+}
+
+/// Which format a document is, from its content alone.
+pub fn detect(root: &Node) -> Option<InputKind> {
+    match shape(root, "") {
+        Shape::Input(kind) => Some(kind),
+        _ => None,
+    }
+}
+
+fn file_start(file: FileId) -> Span {
+    Span {
+        file,
+        line: 1,
+        column: 1,
+        offset: 0,
+        len: 1,
+    }
+}
+
+fn span_of_offset(text: &str, file: FileId, offset: usize) -> Span {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    Span {
+        file,
+        line: line as u32,
+        column: col as u32,
+        offset: offset as u32,
+        len: 1,
+    }
+}
+
+/// Byte ranges of every `password:` value (and of a Secret's values), so
+/// no snippet ever shows one.
+fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let is_secret = root.get("kind").and_then(Node::as_str) == Some("Secret");
+    let mut visit = |n: &Node| {
+        for (k, v) in n.as_map().unwrap_or_default() {
+            if k.as_str()
+                .is_some_and(|k| k.eq_ignore_ascii_case("password"))
+            {
+                // The value's length in the source (quotes included).
+                out.push((v.span.offset as usize, v.span.len as usize));
+            }
+        }
+        false
+    };
+    root.find(&mut visit);
+    if is_secret {
+        // A Secret's values other than the NMState are credentials.
+        for key in ["data", "stringData"] {
+            for (k, v) in root
+                .get(key)
+                .and_then(Node::as_map)
+                .unwrap_or_default()
+            {
+                if k.as_str() != Some("nmstate") && v.as_str().is_some() {
+                    out.push((v.span.offset as usize, v.span.len as usize));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Ethernet interfaces that pin `mac-address` in NMState are NICs with a
+/// known MAC even when the input lists no NICs (install-config).
+fn add_nics_from_network(host: &mut Host) {
+    let Some(ifaces) = host
+        .network
+        .as_ref()
+        .and_then(|n| n.get("interfaces"))
+        .and_then(Node::as_seq)
+    else {
+        return;
+    };
+    for iface in ifaces {
+        let (Some(name), Some(mac)) = (iface.get("name"), iface.get("mac-address")) else {
+            continue;
+        };
+        let is_eth = iface
+            .get("type")
+            .and_then(Node::as_str)
+            .is_none_or(|t| t == "ethernet");
+        let (Some(name_s), Some(mac_s)) = (name.scalar_text(), mac.scalar_text()) else {
+            continue;
+        };
+        if !is_eth || !crate::fields::is_mac(&mac_s) {
+            continue;
+        }
+        if !host.nics.iter().any(|n| n.name.value == name_s) {
+            host.nics.push(Nic {
+                name: Located::new(name_s, name.span),
+                mac: Some(Located::new(mac_s, mac.span)),
+            });
+        }
+    }
+}
+
+fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNetwork>> {
+    let s = v.scalar_text()?;
+    let mode = match s.as_str() {
+        "Managed" => ProvisioningNetwork::Managed,
+        "Unmanaged" => ProvisioningNetwork::Unmanaged,
+        "Disabled" => ProvisioningNetwork::Disabled,
+        _ => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("provisioning network `{s}` is not Managed, Unmanaged or Disabled"),
+                )
+                .at(v.span),
+            );
+            return None;
+        }
+    };
+    Some(Located::new(mode, v.span))
+}
+
+fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
+    let Some(v) = v else {
+        return Located::new(Role::Unset, fallback);
+    };
+    let s = v.scalar_text().unwrap_or_default();
+    match Role::parse(&s) {
+        Some(r) => Located::new(r, v.span),
+        None => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("role `{s}` is not master, worker or arbiter"),
+                )
+                .at(v.span),
+            );
+            Located::new(Role::Unset, v.span)
+        }
+    }
+}
+
+/// `metadata.name` of a Kubernetes object, located.
+fn object_name(d: &mut Decoder, root: &Node, what: &str) -> Option<Located<String>> {
+    let name = root.get("metadata").and_then(|m| d.string(m, "name"));
+    if name.is_none() {
+        d.push(
+            Diagnostic::error(Code::MissingField, format!("{what} has no `metadata.name`"))
+                .at(root.get("metadata").map(|m| m.span).unwrap_or(root.span)),
+        );
+    }
+    name
+}
+
+/// A value of `metadata.labels`.
+fn label<'n>(root: &'n Node, key: &str) -> Option<&'n Node> {
+    root.get("metadata")?.get("labels")?.get(key)
+}
