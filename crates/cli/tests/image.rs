@@ -300,6 +300,423 @@ fn pxe_initrd_and_appended_form_list_our_files_0600() {
     assert!(!tmp.path().join("x.img").exists());
 }
 
+/// A directory `dir/name` holding `files` (path, contents).
+fn tree(dir: &Path, name: &str, files: &[(&str, &[u8])]) -> PathBuf {
+    let root = dir.join(name);
+    for (path, data) in files {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, data).unwrap();
+    }
+    root
+}
+
+/// `find . | sort | cpio -o -H FORMAT` in `tree`: an archive as GNU cpio
+/// (and dracut) writes it: names without `./`, a `.` entry for the root,
+/// zero padding to 512 bytes after the trailer.
+fn gnu_cpio(tree: &Path, format: &str) -> Vec<u8> {
+    let o = run(Command::new("sh").arg("-c").arg(format!(
+        "cd '{}' && find . | LC_ALL=C sort | cpio -o -H {format} --quiet",
+        tree.display()
+    )));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+/// `data` through the shell filter `cmd` (a compressor).
+fn filter(cmd: &str, data: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(o.status.success(), "{cmd} failed");
+    o.stdout
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    filter("gzip -9 -n -c", data)
+}
+
+/// As dracut compresses (the kernel's xz decoder wants CRC32).
+fn xz(data: &[u8]) -> Vec<u8> {
+    filter("xz --check=crc32 --lzma2=dict=1MiB -c", data)
+}
+
+fn zst(data: &[u8]) -> Vec<u8> {
+    filter("zstd -q -19 -c", data)
+}
+
+/// One newc entry written by hand, its name field padded with `extra`
+/// NULs: the shape of dracut-cpio's `--data-align` archives.
+fn newc_entry(name: &str, mode: u32, data: &[u8], extra: usize) -> Vec<u8> {
+    let namesize = name.len() + 1 + extra;
+    let mut e = format!(
+        "070701{:08X}{mode:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{namesize:08X}{:08X}",
+        1, 0, 0, 1, 0, data.len(), 0, 0, 0, 0, 0
+    )
+    .into_bytes();
+    e.extend_from_slice(name.as_bytes());
+    e.resize(e.len() + 1 + extra, 0);
+    e.resize(e.len().div_ceil(4) * 4, 0);
+    e.extend_from_slice(data);
+    e.resize(e.len().div_ceil(4) * 4, 0);
+    e
+}
+
+/// An archive like `dracut-cpio --data-align=ALIGN`: the data of each
+/// file larger than `align` starts at a multiple of `align` from the
+/// archive's start, the name field padded with NULs to get there (never
+/// past PATH_MAX).
+fn padded_names_cpio(files: &[(&str, &[u8])], align: usize) -> Vec<u8> {
+    let mut a = Vec::new();
+    for (name, data) in files {
+        if let Some((dir, _)) = name.rsplit_once('/') {
+            a.extend(newc_entry(dir, 0o040755, b"", 0));
+        }
+        let mut extra = 0;
+        if data.len() > align {
+            let data_at = a.len() + 110 + name.len() + 1;
+            extra = (align - data_at % align) % align;
+            assert!(name.len() + 1 + extra <= 4096);
+        }
+        a.extend(newc_entry(name, 0o100644, data, extra));
+        if extra > 0 {
+            assert_eq!((a.len() - data.len().div_ceil(4) * 4) % align, 0);
+        }
+    }
+    a.extend(newc_entry("TRAILER!!!", 0, b"", 0));
+    a
+}
+
+/// What coreos-installer lists, and each file's contents as it extracts
+/// them (`dev extract initrd`).
+fn coreos_installer_files(dir: &Path, initrd: &Path) -> Vec<(String, Vec<u8>)> {
+    let listed = coreos_installer(&["dev", "show", "initrd"], initrd);
+    let out = dir.join(format!(
+        "extracted-{}",
+        initrd.file_name().unwrap().to_string_lossy()
+    ));
+    let o = run(Command::new(tool("coreos-installer"))
+        .args(["dev", "extract", "initrd", "-C"])
+        .arg(&out)
+        .arg(initrd));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    listed
+        .lines()
+        .map(|p| (p.to_string(), fs::read(out.join(p)).unwrap()))
+        .collect()
+}
+
+/// Our reader's regular files (what coreos-installer lists), by path.
+fn our_files(data: &[u8]) -> Vec<(String, Vec<u8>)> {
+    nodenet_image::initrd::read_initrd(data, &|_| true)
+        .unwrap_or_else(|e| panic!("our reader refused it: {e}"))
+        .into_iter()
+        .filter(|m| m.is_file())
+        .map(|m| (m.path, m.data))
+        .collect()
+}
+
+const LIVE: (&str, &[u8]) = ("etc/coreos-live-initramfs", b"");
+
+/// The live initramfs shapes dracut and coreos-installer produce and
+/// read, each built with the real tools.
+fn initramfs_shapes() -> Vec<(&'static str, Vec<u8>)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let ucode = gnu_cpio(
+        &tree(
+            t,
+            "early",
+            &[("kernel/x86/microcode/GenuineIntel.bin", b"microcode")],
+        ),
+        "newc",
+    );
+    let main = gnu_cpio(
+        &tree(
+            t,
+            "main",
+            &[
+                LIVE,
+                ("init", b"#!/bin/sh\n"),
+                ("usr/lib/a.so", &[0x7f; 3000]),
+            ],
+        ),
+        "newc",
+    );
+    let part = |name: &str, f: &[(&str, &[u8])]| gnu_cpio(&tree(t, name, f), "newc");
+    let mut shapes = Vec::new();
+    // dracut: early microcode raw, then the main archive compressed.
+    for (name, main) in [
+        ("dracut-gzip", gz(&main)),
+        ("dracut-xz", xz(&main)),
+        ("dracut-zstd", zst(&main)),
+        ("dracut-pigz", filter("pigz -9 -n -c", &main)),
+    ] {
+        shapes.push((name, [ucode.clone(), main].concat()));
+    }
+    // Every format in one file, zero padding between (of odd length before
+    // a compressed member; a raw one starts 4-byte aligned, as the kernel
+    // wants); an xz member followed by a zstd one (the issue's "lzma data
+    // error").
+    let mut all = ucode.clone();
+    all.extend(gz(&part("gz", &[("gzip/hello", b"HELLO\n")])));
+    all.extend([0u8; 3]);
+    all.extend(xz(&main));
+    all.extend(zst(&part("zst", &[("zstd/hello", b"HELLO\n")])));
+    all.resize(all.len().div_ceil(4) * 4 + 4096, 0);
+    all.extend(part("raw", &[("uncompressed/hello", b"HELLO\n")]));
+    shapes.push(("raw-gzip-xz-zstd-raw", all));
+    // One archive across two zstd frames, then a pigz member.
+    let big = part("frames", &[LIVE, ("big/file", &[b'z'; 20000])]);
+    let mut frames = zst(&big[..7000]);
+    frames.extend(zst(&big[7000..]));
+    frames.extend(filter("pigz -c", &part("p", &[("pigz/hello", b"HELLO\n")])));
+    shapes.push(("zstd-frames-pigz", frames));
+    // The "crc" newc variant (magic 070702).
+    shapes.push((
+        "crc-xz",
+        xz(&gnu_cpio(
+            &tree(t, "crc", &[LIVE, ("c/d", b"crc\n")]),
+            "crc",
+        )),
+    ));
+    // dracut-cpio --data-align=4096 (padded names), raw and compressed.
+    let padded = padded_names_cpio(
+        &[
+            LIVE,
+            ("dir/hello", &[b'z'; 5000]),
+            ("dir/world", &[b'q'; 4500]),
+            ("small", b"s"),
+        ],
+        4096,
+    );
+    shapes.push(("padded-names", [ucode.clone(), padded.clone()].concat()));
+    shapes.push(("padded-names-zstd", [ucode.clone(), zst(&padded)].concat()));
+    // A path repeated across members: the last copy counts.
+    let mut rep = part("r1", &[LIVE, ("data/file", b"first\n")]);
+    rep.extend(gz(&part("r2", &[("data/file", b"second\n")])));
+    rep.extend(zst(&part("r3", &[("data/file", b"third\n")])));
+    shapes.push(("repeated-path", rep));
+    shapes
+}
+
+#[test]
+fn pxe_initrd_reader_lists_what_coreos_installer_lists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shapes = initramfs_shapes();
+    for (name, data) in &shapes {
+        let path = tmp.path().join(format!("{name}.img"));
+        fs::write(&path, data).unwrap();
+        let theirs = coreos_installer_files(tmp.path(), &path);
+        assert!(theirs.iter().any(|(p, _)| p == LIVE.0), "{name}");
+        assert_eq!(our_files(data), theirs, "{name}: listings differ");
+    }
+    let rep = &shapes.iter().find(|s| s.0 == "repeated-path").unwrap().1;
+    let file = our_files(rep).into_iter().find(|f| f.0 == "data/file");
+    assert_eq!(file.unwrap().1, b"third\n");
+}
+
+#[test]
+fn pxe_append_to_every_initramfs_shape_is_read_back_by_coreos_installer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keyfile = tmp.path().join("eno1.nmconnection");
+    fs::write(&keyfile, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
+    let ours = "etc/coreos-firstboot-network/eno1.nmconnection";
+    for (name, data) in initramfs_shapes() {
+        let base = tmp.path().join(format!("{name}.img"));
+        fs::write(&base, &data).unwrap();
+        let out = tmp.path().join(format!("{name}-network.img"));
+        let o = run(nodenet()
+            .args(["image", "pxe", "--keyfile"])
+            .arg(&keyfile)
+            .arg("--append-to")
+            .arg(&base)
+            .arg("-o")
+            .arg(&out));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let joined = fs::read(&out).unwrap();
+        assert_eq!(&joined[..data.len()], &data[..], "{name}: input kept as is");
+        let before = coreos_installer(&["dev", "show", "initrd"], &base);
+        let after = coreos_installer(&["dev", "show", "initrd"], &out);
+        let mut want: Vec<&str> = before.lines().chain([ours]).collect();
+        want.sort();
+        assert_eq!(after.lines().collect::<Vec<_>>(), want, "{name}");
+        assert_eq!(
+            our_files(&joined),
+            coreos_installer_files(tmp.path(), &out),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn pxe_append_to_refuses_unreadable_initramfs_with_located_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let keyfile = t.join("eno1.nmconnection");
+    fs::write(&keyfile, "[connection]\nid=eno1\ntype=ethernet\n").unwrap();
+    let live = gnu_cpio(&tree(t, "live", &[LIVE]), "newc");
+    let at = live.len();
+    let hello = gnu_cpio(&tree(t, "hello", &[("hello", &[b'h'; 5000])]), "newc");
+    // xz data damaged in its stream header (always a decoder error), and
+    // in the middle (a decoder error, or garbage the cpio parser meets
+    // before the block's CRC32 is checked).
+    let mut corrupt = xz(&hello);
+    corrupt[8] ^= 0x55;
+    let mut garbled = xz(&hello);
+    let mid = garbled.len() / 2;
+    garbled[mid] ^= 0x55;
+    let zst_hello = zst(&hello);
+    let mut junk = hello.clone();
+    junk.extend(b"junk");
+    let mut huge = newc_entry("x", 0o100644, b"", 0);
+    huge[94..102].copy_from_slice(b"FFFFFFFF");
+    // GNU cpio keeps such names as given.
+    fs::write(t.join("f"), "f\n").unwrap();
+    fs::create_dir_all(t.join("d")).unwrap();
+    let relative = filter(
+        &format!(
+            "cd '{}' && echo ../f | cpio -o -H newc --quiet",
+            t.join("d").display()
+        ),
+        b"",
+    );
+    let abs = t.join("f").display().to_string();
+    let absolute = filter(&format!("echo '{abs}' | cpio -o -H newc --quiet"), b"");
+    // The empty bzip2 stream (what `bzip2 </dev/null` writes).
+    let bzip2 = b"BZh9\x17\x72\x45\x38\x50\x90\0\0\0\0".to_vec();
+    let cases: Vec<(&str, Vec<u8>, Vec<String>)> = vec![
+        (
+            "traversal-relative",
+            xz(&relative),
+            vec![
+                "member 1 (xz at byte 0), entry 1 at byte 0".into(),
+                "\"../f\"".into(),
+                "`..`".into(),
+            ],
+        ),
+        (
+            "traversal-absolute",
+            [live.clone(), absolute.clone()].concat(),
+            vec![
+                format!("member 2 (cpio at byte {at}), entry 1 at byte {at}"),
+                format!("{abs:?} is absolute"),
+            ],
+        ),
+        (
+            "corrupt-xz",
+            [live.clone(), gz(&hello), corrupt].concat(),
+            vec![
+                format!("member 3 (xz at byte {}", at + gz(&hello).len()),
+                "cannot decompress".into(),
+            ],
+        ),
+        (
+            "garbled-xz",
+            [live.clone(), gz(&hello), garbled].concat(),
+            vec![format!("member 3 (xz at byte {}", at + gz(&hello).len())],
+        ),
+        (
+            "cut-zstd",
+            [live.clone(), zst_hello[..zst_hello.len() / 2].to_vec()].concat(),
+            vec![format!("member 2 (zstd at byte {at})")],
+        ),
+        (
+            "junk-in-gzip",
+            [live.clone(), gz(&junk)].concat(),
+            vec![
+                format!("member 2 (gzip at byte {at})"),
+                "follows the cpio trailer".into(),
+            ],
+        ),
+        (
+            "odc",
+            [
+                live.clone(),
+                gnu_cpio(&tree(t, "odc", &[("o", b"o")]), "odc"),
+            ]
+            .concat(),
+            vec![format!("member 2 (at byte {at})"), "odc".into()],
+        ),
+        (
+            "bzip2",
+            [live.clone(), bzip2].concat(),
+            vec![format!("member 2 (at byte {at})"), "bzip2".into()],
+        ),
+        (
+            "huge-name-field",
+            [live.clone(), huge].concat(),
+            vec![
+                format!("member 2 (cpio at byte {at}), entry 1 at byte {at}"),
+                "PATH_MAX".into(),
+            ],
+        ),
+        (
+            "cut-raw",
+            [live.clone(), hello[..hello.len() - 512].to_vec()].concat(),
+            vec![
+                format!("member 2 (cpio at byte {at}), entry 2 at byte {}", at + 112),
+                "ends inside the cpio file contents".into(),
+            ],
+        ),
+        (
+            "no-trailer",
+            [live.clone(), newc_entry("hello", 0o100644, b"h", 0)].concat(),
+            vec![
+                format!("member 2 (cpio at byte {at}), entry 2 at byte {}", at + 120),
+                "without its cpio trailer".into(),
+            ],
+        ),
+    ];
+    for (name, data, want) in cases {
+        let base = t.join(format!("{name}.img"));
+        fs::write(&base, &data).unwrap();
+        let out = t.join(format!("{name}-network.img"));
+        let o = run(nodenet()
+            .args(["image", "pxe", "--keyfile"])
+            .arg(&keyfile)
+            .arg("--append-to")
+            .arg(&base)
+            .arg("-o")
+            .arg(&out));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {}: ", base.display())),
+            "{name}: {err}"
+        );
+        for w in &want {
+            assert!(err.contains(w.as_str()), "{name}: {w:?} not in {err}");
+        }
+        assert!(!out.exists(), "{name}: output written");
+    }
+    // coreos-installer refuses to extract the traversing paths too.
+    for (name, data) in [("relative", xz(&relative)), ("absolute", xz(&absolute))] {
+        let p = t.join(format!("ci-{name}.img"));
+        fs::write(&p, data).unwrap();
+        let o = run(Command::new(tool("coreos-installer"))
+            .args(["dev", "extract", "initrd", "-C"])
+            .arg(t.join(format!("x-{name}")))
+            .arg(&p));
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("traversal"));
+    }
+}
+
 /// A raw HTTP/1.0 exchange (no client library normalising the path).
 fn http(addr: &str, request: &str) -> (u16, String, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();

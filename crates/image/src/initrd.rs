@@ -3,9 +3,12 @@
 //! holding `etc/coreos-firstboot-network/<name>` keyfiles (0600) and
 //! optionally `config.ign`.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use crate::ImageError;
+
+mod read;
+pub use read::{read_initrd, Format, InitrdError, Location, Problem, MAX_KEPT, PATH_MAX};
 
 /// Directory CoreOS copies to /run/NetworkManager/system-connections.
 pub const NETWORK_DIR: &str = "etc/coreos-firstboot-network";
@@ -39,6 +42,11 @@ impl Member {
 
     pub fn is_dir(&self) -> bool {
         self.mode & 0o170000 == 0o040000
+    }
+
+    /// A regular file (what `coreos-installer dev show initrd` lists).
+    pub fn is_file(&self) -> bool {
+        self.mode & 0o170000 == 0o100000
     }
 }
 
@@ -92,91 +100,9 @@ pub fn network_payload(keyfiles: &[(String, Vec<u8>)], ignition: Option<&[u8]>) 
     xz(&cpio(&members))
 }
 
-/// Reads every member of an initrd: a sequence of cpio archives, each raw
-/// or compressed (xz, gzip, zstd), with zero padding between them.
-pub fn read_members(mut data: &[u8]) -> Result<Vec<Member>, ImageError> {
-    let mut members = Vec::new();
-    loop {
-        while let Some((&0, rest)) = data.split_first() {
-            data = rest;
-        }
-        if data.is_empty() {
-            return Ok(members);
-        }
-        let bad = |e: std::io::Error| ImageError::BadInitrd(e.to_string());
-        let (archive, used): (Vec<u8>, usize) =
-            if data.starts_with(b"070701") || data.starts_with(b"070702") {
-                (data.to_vec(), 0)
-            } else if data.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
-                // Multi-stream mode accepts the zero "stream padding" that
-                // fills the rest of an embed area after the payload.
-                let mut dec = xz2::bufread::XzDecoder::new_multi_decoder(data);
-                let mut out = Vec::new();
-                dec.read_to_end(&mut out).map_err(bad)?;
-                (out, dec.total_in() as usize)
-            } else if data.starts_with(&[0x1f, 0x8b]) {
-                let mut dec = flate2::bufread::GzDecoder::new(data);
-                let mut out = Vec::new();
-                dec.read_to_end(&mut out).map_err(bad)?;
-                let rest = dec.get_ref().len();
-                (out, data.len() - rest)
-            } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-                let mut out = Vec::new();
-                zstd::stream::read::Decoder::new(data)
-                    .and_then(|mut d| d.read_to_end(&mut out))
-                    .map_err(bad)?;
-                // A zstd frame is the last thing in every initramfs seen.
-                (out, data.len())
-            } else {
-                return Err(ImageError::BadInitrd(
-                    "neither cpio nor xz/gzip/zstd data".into(),
-                ));
-            };
-        let consumed = parse_cpio(&archive, &mut members)?;
-        data = &data[if used == 0 { consumed } else { used }..];
-    }
-}
-
-/// Parses newc members until the trailer; returns bytes consumed
-/// (4-byte aligned).
-fn parse_cpio(data: &[u8], out: &mut Vec<Member>) -> Result<usize, ImageError> {
-    let mut pos = 0;
-    let field = |d: &[u8], at: usize| -> Result<u32, ImageError> {
-        let s = d
-            .get(at..at + 8)
-            .ok_or_else(|| ImageError::BadInitrd("truncated cpio header".into()))?;
-        u32::from_str_radix(std::str::from_utf8(s).unwrap_or("x"), 16)
-            .map_err(|_| ImageError::BadInitrd("bad cpio header".into()))
-    };
-    loop {
-        let h = &data[pos..];
-        if !(h.starts_with(b"070701") || h.starts_with(b"070702")) {
-            return Err(ImageError::BadInitrd(format!(
-                "bad cpio magic at byte {pos}"
-            )));
-        }
-        let mode = field(h, 14)?;
-        let size = field(h, 54)? as usize;
-        let namesize = field(h, 94)? as usize;
-        let name_start = 110;
-        let name = h
-            .get(name_start..name_start + namesize.saturating_sub(1))
-            .ok_or_else(|| ImageError::BadInitrd("truncated cpio name".into()))?;
-        let name = String::from_utf8_lossy(name).into_owned();
-        let data_start = (name_start + namesize + 3) & !3;
-        let body = h
-            .get(data_start..data_start + size)
-            .ok_or_else(|| ImageError::BadInitrd(format!("truncated cpio member {name}")))?;
-        pos += (data_start + size + 3) & !3;
-        if name == "TRAILER!!!" {
-            return Ok(pos.min(data.len()));
-        }
-        out.push(Member {
-            path: name.trim_start_matches("./").to_string(),
-            mode,
-            data: body.to_vec(),
-        });
-    }
+/// Every entry of an initrd, with its contents (see [`read_initrd`]).
+pub fn read_members(data: &[u8]) -> Result<Vec<Member>, ImageError> {
+    Ok(read_initrd(data, &|_| true)?)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ pub mod iso;
 pub mod pxe;
 pub mod serve;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -18,10 +18,18 @@ pub enum ImageError {
     NotCoreOsIso(String),
     #[error("the payload ({payload} bytes) does not fit the embed area ({area} bytes)")]
     PayloadTooLarge { payload: u64, area: u64 },
-    #[error("not a CoreOS live initramfs: {0}")]
-    NotLiveInitramfs(String),
+    /// Read, but without the live marker (a network payload, or a plain
+    /// distribution initramfs).
+    #[error("{}: not a CoreOS live initramfs (it has no {})", .0.display(), initrd::LIVE_MARKER)]
+    NotLiveInitramfs(PathBuf),
+    /// An initramfs file that cannot be read; the error locates the byte.
+    #[error("{}: {source}", path.display())]
+    Initramfs {
+        path: PathBuf,
+        source: initrd::InitrdError,
+    },
     #[error("cannot read the initrd: {0}")]
-    BadInitrd(String),
+    BadInitrd(#[from] initrd::InitrdError),
     #[error("not a usable CoreOS disk image: {0}")]
     NotDiskImage(String),
     #[error("verification failed: {0}")]

@@ -238,7 +238,7 @@ pub fn run(args: Args) -> ExitCode {
                         Ok(b) => b,
                         Err(e) => return super::usage_error(format!("{}: {e}", base.display())),
                     };
-                    match pxe::append(&initramfs, &payload) {
+                    match pxe::append(&base, &initramfs, &payload) {
                         Ok(d) => d,
                         Err(e) => return fail(e),
                     }
