@@ -39,6 +39,7 @@ pub fn check_host_in_cluster(
     let name = &host.name.value;
     let mut push = |d: Diagnostic| out.push(d.host(name.clone()));
     let prov = &inv.cluster.provisioning;
+    let prov_mode = provisioning_mode(inv);
 
     // Boot MAC must be one of the host's NICs (when NICs are known).
     let boot_nic = host
@@ -81,14 +82,15 @@ pub fn check_host_in_cluster(
     if let Some(pxe) = &pxe {
         if let Some((bond, pos)) = net.controller_of(pxe).filter(|(c, _)| c.is("bond")) {
             let lacp = bond.bond_mode().as_deref() == Some("802.3ad");
-            if lacp && prov.mode() != ProvisioningNetwork::Disabled && !prov.allow_lacp {
+            let pxe_boots = prov_mode.is_some_and(|m| m != ProvisioningNetwork::Disabled);
+            if lacp && pxe_boots && !prov.allow_lacp {
                 push(
                     Diagnostic::error(
                         Code::PxeNicInLacpBond,
                         format!(
                             "PXE NIC `{pxe}` is a port of 802.3ad bond `{}` while the provisioning network is {}",
                             bond.name,
-                            prov.mode().as_str()
+                            prov_mode.unwrap_or_default().as_str()
                         ),
                     )
                     .at(bond.ports[pos].node.span)
@@ -173,8 +175,7 @@ pub fn check_host_in_cluster(
             Some(_) => {}
         }
         if let Some(cred) = &bmc.credentials {
-            if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory
-            {
+            if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory {
                 push(
                     Diagnostic::error(
                         Code::CredentialsUnknown,
@@ -185,6 +186,25 @@ pub fn check_host_in_cluster(
             }
         }
     }
+}
+
+/// The provisioning network's mode as written, else the installer's
+/// default (Managed) when an input is for the installer (an inventory,
+/// an install-config); unknown for manifests alone (a BareMetalHost, an
+/// agent install, which boots from its ISO).
+fn provisioning_mode(inv: &Inventory) -> Option<ProvisioningNetwork> {
+    if let Some(mode) = &inv.cluster.provisioning.network {
+        return Some(mode.value);
+    }
+    let for_installer = |k: InputKind| matches!(k, InputKind::Inventory | InputKind::InstallConfig);
+    let agent = |k: InputKind| {
+        matches!(
+            k,
+            InputKind::AgentConfig | InputKind::NmStateConfig | InputKind::AgentClusterInstall
+        )
+    };
+    let kinds = || inv.kind.into_iter().chain(inv.hosts.iter().map(|h| h.kind));
+    (kinds().any(for_installer) && !kinds().any(agent)).then_some(ProvisioningNetwork::Managed)
 }
 
 fn dns1123(name: &str) -> bool {
@@ -480,7 +500,11 @@ fn shared_static_addresses(host: &Host, addresses: &[Address], out: &mut Vec<Dia
         return;
     };
     // A host route or loopback address may be meant for every node.
-    for a in addresses.iter().filter(|a| !a.ip.is_loopback() && a.prefix.is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })) {
+    for a in addresses.iter().filter(|a| {
+        !a.ip.is_loopback()
+            && a.prefix
+                .is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })
+    }) {
         out.push(
             Diagnostic::error(
                 Code::DuplicateIp,

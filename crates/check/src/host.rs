@@ -10,7 +10,19 @@ use crate::network::{Family, Iface, Network, INTERFACE_TYPES};
 
 const BOND_MODES_WITH_HASH: &[&str] = &["802.3ad", "balance-xor", "balance-tlb", "balance-alb"];
 
-pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diagnostic>) {
+/// The hosts a partial state is applied to, when the inputs describe them
+/// (an NNCP or MachineConfig file for `master-0` beside master-0's
+/// agent-config entry): the names it leaves to the node are looked up in
+/// their networks.
+pub type Targets<'a> = [(&'a Host, Network<'a>)];
+
+pub fn check_host(
+    host: &Host,
+    targets: &Targets,
+    network: &Node,
+    net: &Network,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut push = |d: Diagnostic| out.push(d.host(host.name.value.clone()));
     if let Some(ifaces) = network.get("interfaces") {
         if ifaces.as_seq().is_none() && !ifaces.is_null() {
@@ -70,19 +82,23 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
             continue;
         }
         if iface.is("vlan") {
-            check_vlan(host, iface, net, &mut push);
+            check_vlan(host, targets, iface, net, &mut push);
         }
         if iface.is("bond") {
-            check_bond(iface, &mut push);
+            check_bond(host, iface, &mut push);
         }
         for port in &iface.ports {
             if !net.has(&port.name) {
                 if let Some(d) = undefined_name(
                     host,
+                    targets,
                     &port.name,
                     Code::PortUndefined,
                     &format!("port `{}` of `{}`", port.name, iface.name),
-                    &format!("the node's `{}` becomes a port of `{}`", port.name, iface.name),
+                    &format!(
+                        "the node's `{}` becomes a port of `{}`",
+                        port.name, iface.name
+                    ),
                 ) {
                     push(d.at(port.node.span));
                 }
@@ -146,19 +162,22 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
 
 /// A name the state uses but does not define (a port, a VLAN's base).
 /// NMState is partial: in a change applied to a node it is the node's
-/// interface of that name, and on a first boot nmstate writes a profile
+/// interface of that name (looked up in the hosts the change targets when
+/// the inputs describe them), and on a first boot nmstate writes a profile
 /// for it; only a host whose NICs are listed can tell that it does not
 /// exist. `what` names the use, `then` says what the node does with it.
 fn undefined_name(
     host: &Host,
+    targets: &Targets,
     name: &str,
     code: Code,
     what: &str,
     then: &str,
 ) -> Option<Diagnostic> {
-    let is_nic = host.nics.iter().any(|n| n.name.value == name);
+    let has =
+        |h: &Host, net: &Network| net.has(name) || h.nics.iter().any(|n| n.name.value == name);
     if host.nics_known() {
-        if is_nic {
+        if has(host, &Network::default()) {
             return None;
         }
         let nics: Vec<&str> = host.nics.iter().map(|n| n.name.value.as_str()).collect();
@@ -174,17 +193,45 @@ fn undefined_name(
         }
         return Some(d);
     }
-    Some(match host.scope() {
-        Scope::Partial => Diagnostic::warning(
+    match host.scope() {
+        Scope::Partial if !targets.is_empty() => {
+            let lacking: Vec<&str> = targets
+                .iter()
+                .filter(|(t, net)| !has(t, net))
+                .map(|(t, _)| t.name.value.as_str())
+                .collect();
+            (!lacking.is_empty()).then(|| {
+                Diagnostic::warning(
+                    code,
+                    format!(
+                        "{what} is neither in this change nor in the network the inputs give {}: it must exist on the node when the change is applied",
+                        hosts_phrase(&lacking)
+                    ),
+                )
+            })
+        }
+        Scope::Partial => Some(Diagnostic::warning(
             code,
-            format!("{what} is not in this state: applied on a node, {then} (nmstate leaves interfaces it is not given as they are, and fails if there is none)"),
+            format!("{what} is not in this state: applied on a node, {then} (it must exist there)"),
+        )),
+        Scope::FirstBoot => Some(
+            Diagnostic::warning(
+                code,
+                format!("{what} is not in this state and the host's NICs are not listed: the host must have a NIC named `{name}`"),
+            )
+            .help(format!("list the host's NICs (with MACs) to have this checked, or add `- name: {name}\n  type: ethernet` to interfaces")),
         ),
-        Scope::FirstBoot => Diagnostic::warning(
-            code,
-            format!("{what} is not in this state and the host's NICs are not listed: the host must have a NIC named `{name}`"),
-        )
-        .help(format!("list the host's NICs (with MACs) to have this checked, or add `- name: {name}\n  type: ethernet` to interfaces")),
-    })
+    }
+}
+
+/// "`a`", "`a` and `b`", "`a`, `b` and 3 more hosts".
+fn hosts_phrase(names: &[&str]) -> String {
+    match names {
+        [a] => format!("`{a}`"),
+        [a, b] => format!("`{a}` and `{b}`"),
+        [a, b, rest @ ..] => format!("`{a}`, `{b}` and {} more hosts", rest.len()),
+        [] => String::new(),
+    }
 }
 
 fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnostic {
@@ -196,7 +243,13 @@ fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnost
     .help(format!("raise the MTU of `{lower}` to at least {up}"))
 }
 
-fn check_vlan(host: &Host, iface: &Iface, net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+fn check_vlan(
+    host: &Host,
+    targets: &Targets,
+    iface: &Iface,
+    net: &Network,
+    push: &mut dyn FnMut(Diagnostic),
+) {
     let Some(vlan) = iface.get("vlan") else {
         push(
             Diagnostic::error(
@@ -229,10 +282,14 @@ fn check_vlan(host: &Host, iface: &Iface, net: &Network, push: &mut dyn FnMut(Di
             if !net.has(&b) {
                 if let Some(d) = undefined_name(
                     host,
+                    targets,
                     &b,
                     Code::VlanBaseMissing,
                     &format!("base-iface `{b}` of VLAN `{}`", iface.name),
-                    &format!("NetworkManager creates `{}` on the node's `{b}`", iface.name),
+                    &format!(
+                        "NetworkManager creates `{}` on the node's `{b}`",
+                        iface.name
+                    ),
                 ) {
                     push(d.at(base.span));
                 }
@@ -269,9 +326,16 @@ fn check_vlan(host: &Host, iface: &Iface, net: &Network, push: &mut dyn FnMut(Di
     }
 }
 
-fn check_bond(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
+fn check_bond(host: &Host, iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
     let la = iface.get("link-aggregation");
-    if iface.ports.len() < 2 {
+    // A change that leaves the port list out keeps the bond's ports.
+    let ports_given = !iface.ports.is_empty()
+        || la.is_some_and(|l| {
+            ["port", "ports", "slaves", "ports-config"]
+                .iter()
+                .any(|k| l.get(k).is_some())
+        });
+    if iface.ports.len() < 2 && (ports_given || host.scope() == Scope::FirstBoot) {
         push(
             Diagnostic::error(
                 Code::BondTooFewPorts,

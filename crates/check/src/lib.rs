@@ -13,14 +13,14 @@ mod shapes;
 
 use rayon::prelude::*;
 
-use nodenet_model::{diag, Diagnostic, Host, Inventory};
+use nodenet_model::{diag, Diagnostic, Host, Inventory, Role, Scope};
 
 pub use network::Address;
 
 pub use nmstate_bridge::Keyfile;
 
 /// What checking one host produced.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct HostReport {
     /// NetworkManager keyfiles from nmstate's gen_conf, in its order;
     /// `None` when the host has no network or nmstate rejected it.
@@ -61,7 +61,11 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
         };
     };
     let net = network::Network::read(node);
-    host::check_host(host, node, &net, &mut diags);
+    let targets: Vec<(&Host, network::Network)> = targets_of(inv, host)
+        .into_iter()
+        .filter_map(|t| Some((t, network::Network::read(t.network.as_ref()?))))
+        .collect();
+    host::check_host(host, &targets, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
     Prepared {
         diags,
@@ -69,12 +73,56 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
     }
 }
 
+/// The whole hosts a partial state is applied to, as far as the inputs
+/// tell: the host it is named after (short or full name), or every host
+/// of the role it selects.
+fn targets_of<'a>(inv: &'a Inventory, host: &Host) -> Vec<&'a Host> {
+    if host.scope() != Scope::Partial {
+        return Vec::new();
+    }
+    let short = |n: &str| n.split('.').next().unwrap_or(n).to_string();
+    let name = short(&host.name.value);
+    inv.hosts
+        .iter()
+        .filter(|t| t.scope() == Scope::FirstBoot && t.network.is_some())
+        .filter(|t| match &host.applies_to {
+            None => short(&t.name.value) == name,
+            Some(_) => host.role.value != Role::Unset && t.role.value == host.role.value,
+        })
+        .collect()
+}
+
+/// A partial state aimed at exactly one host the inputs describe, with
+/// that host's NICs.
+fn aimed_at(inv: &Inventory, host: &Host) -> Option<Host> {
+    let [target] = targets_of(inv, host)[..] else {
+        return None;
+    };
+    if target.nics.is_empty() {
+        return None;
+    }
+    let mut aimed = host.clone();
+    for nic in &target.nics {
+        if !aimed.nics.iter().any(|n| n.name.value == nic.name.value) {
+            aimed.nics.push(nic.clone());
+        }
+    }
+    Some(aimed)
+}
+
 /// Checks every host and the fleet; `loading` are the diagnostics found
 /// while loading, which come first in the report.
 pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
-    let prepared: Vec<Prepared> = inv.hosts.par_iter().map(|h| prepare(inv, h)).collect();
+    // A change aimed at one host the inputs describe knows that host's
+    // NICs (what `copy-mac-from` reads on the node).
+    let aimed: Vec<Option<Host>> = inv.hosts.par_iter().map(|h| aimed_at(inv, h)).collect();
+    let host_at = |i: usize| aimed[i].as_ref().unwrap_or(&inv.hosts[i]);
+    let prepared: Vec<Prepared> = (0..inv.hosts.len())
+        .into_par_iter()
+        .map(|i| prepare(inv, host_at(i)))
+        .collect();
     let state = |i: usize| {
-        let host = &inv.hosts[i];
+        let host = host_at(i);
         host.network
             .as_ref()
             .map(|n| nmstate_bridge::state_of(host, n))
@@ -83,8 +131,9 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
         .into_par_iter()
         .zip(judged)
-        .zip(&inv.hosts)
-        .map(|((p, judged), host)| {
+        .enumerate()
+        .map(|(i, (p, judged))| {
+            let host = host_at(i);
             let mut diags = p.diags;
             let mut report = HostReport {
                 addresses: p.addresses,
@@ -92,7 +141,13 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
             };
             if let (Some(judged), Some(node)) = (judged, host.network.as_ref()) {
                 let pinned = nmstate_bridge::pinned_state(host, node);
-                let outcome = nmstate_bridge::outcome(host, node, pinned, judged, &mut diags);
+                let mut from_nmstate = Vec::new();
+                let outcome =
+                    nmstate_bridge::outcome(host, node, pinned, judged, &mut from_nmstate);
+                // nmstate's complaint about a value a host check already
+                // explains (at the same place) adds nothing.
+                from_nmstate.retain(|n| !diags.iter().any(|d| d.span == n.span));
+                diags.extend(from_nmstate);
                 report.keyfiles = outcome.keyfiles;
                 report.pinned_state = outcome.pinned_state;
             }

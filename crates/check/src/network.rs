@@ -197,6 +197,29 @@ impl<'a> Network<'a> {
                 ports,
             });
         }
+        // A port may name its controller instead (`controller: bond0`).
+        let claimed: Vec<(String, Port<'a>)> = net
+            .ifaces
+            .iter()
+            .filter_map(|i| {
+                let c = i.get("controller")?;
+                let controller = c.scalar_text().filter(|s| !s.is_empty())?;
+                Some((
+                    controller,
+                    Port {
+                        name: i.name.clone(),
+                        node: i.name_node.unwrap_or(i.node),
+                    },
+                ))
+            })
+            .collect();
+        for (controller, port) in claimed {
+            if let Some(c) = net.ifaces.iter_mut().find(|c| {
+                c.name == controller && !c.absent && !c.ports.iter().any(|p| p.name == port.name)
+            }) {
+                c.ports.push(port);
+            }
+        }
         net
     }
 
@@ -245,6 +268,14 @@ fn ports_of<'a>(node: &'a Node, kind: Option<&str>) -> Vec<Port<'a>> {
             if let Some(la) = node.get("link-aggregation") {
                 for key in ["port", "ports", "slaves"] {
                     names(la.get(key), &mut ports);
+                }
+                // `ports-config` (per-port priority, queue id) names ports too.
+                let mut configured = Vec::new();
+                names(la.get("ports-config"), &mut configured);
+                for p in configured {
+                    if !ports.iter().any(|q| q.name == p.name) {
+                        ports.push(p);
+                    }
                 }
             }
         }

@@ -144,7 +144,12 @@ pub fn outcome(
         logs,
     } = judged;
     let partial = host.scope() == Scope::Partial;
+    let failure = result.as_ref().err().cloned().unwrap_or_default();
     for msg in logs {
+        // nmstate logs the error it then returns: said once.
+        if !failure.is_empty() && msg.contains(&failure) {
+            continue;
+        }
         // The host checks say what becomes of a port the state does not
         // define; in a change, an interface without `type` is the node's.
         if msg.starts_with("Assuming undefined port")
@@ -212,6 +217,7 @@ fn needs_the_node(msg: &str) -> bool {
     msg.contains("next hop interface") && msg.contains("not found")
         || msg.contains("Failed to find suitable(IP enabled) interface for DNS")
         || msg.contains("Failed to find mac address of interface")
+        || msg.contains("is mandatory for new")
 }
 
 /// nmstate's verdict on one state.

@@ -144,6 +144,16 @@ pub fn to_json(sources: &SourceMap, diags: &[Diagnostic]) -> serde_json::Value {
 }
 
 pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
+    // Findings inside embedded texts (a MachineConfig's data: URL, a
+    // Secret's value) are shown at their place in the real file.
+    let mut relocated;
+    let diags = if sources.has_embedded() {
+        relocated = diags.to_vec();
+        sources.relocate(&mut relocated);
+        &relocated[..]
+    } else {
+        diags
+    };
     match format {
         Format::Json => println!("{}", to_json(sources, diags)),
         Format::Human => {

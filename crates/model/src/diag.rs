@@ -241,29 +241,29 @@ impl SourceMap {
         id
     }
 
-    /// How the string value at `span` embeds its text: line for line when
-    /// it is a literal block scalar (`|`, `|-`, `|+`) whose lines are all
-    /// indented alike, else relocated to the value.
-    pub fn embedding_of(&self, span: Span, label: &str) -> Embedding {
+    /// How the string `value` at `span` embeds its text: line for line
+    /// when it is a literal block scalar (`|`, `|-`, `|+`), else
+    /// relocated to the value.
+    pub fn embedding_of(&self, span: Span, value: &str, label: &str) -> Embedding {
         let relocated = Embedding::relocated(span, label);
         let Some(file) = self.get(span.file) else {
             return relocated;
         };
-        let text = &file.text[(span.offset as usize).min(file.text.len())..];
-        if !text.starts_with('|') {
-            return relocated;
-        }
-        let header = text.split('\n').next().unwrap_or("");
+        // The value's node starts at its first line of content; the line
+        // before holds the block header.
+        let before = &file.text[..(span.offset as usize).min(file.text.len())];
+        let header = before.trim_end().rsplit('\n').next().unwrap_or("");
+        let indicator = header.split_whitespace().last().unwrap_or("");
         // An explicit indentation indicator (`|2`) is rare: not mapped.
-        if header.chars().any(|c| c.is_ascii_digit()) {
+        if !indicator.starts_with('|') || indicator.chars().any(|c| c.is_ascii_digit()) {
             return relocated;
         }
-        let Some(first) = text.split('\n').skip(1).find(|l| !l.trim().is_empty()) else {
-            return relocated;
-        };
-        let indent = first.len() - first.trim_start_matches(' ').len();
+        let blank_lines = value.len() - value.trim_start_matches('\n').len();
         Embedding {
-            block: Some((span.line + 1, indent as u32)),
+            block: Some((
+                span.line.saturating_sub(blank_lines as u32),
+                span.column.saturating_sub(1),
+            )),
             ..relocated
         }
     }
@@ -297,6 +297,10 @@ impl SourceMap {
 
     pub fn name(&self, id: FileId) -> &str {
         self.get(id).map(|f| f.name.as_str()).unwrap_or("<unknown>")
+    }
+
+    pub fn has_embedded(&self) -> bool {
+        self.files.iter().any(|f| f.embedded.is_some())
     }
 
     /// The place in a real file that `span` shows at, and, when the text
@@ -344,7 +348,7 @@ impl SourceMap {
     /// (its message says where inside the embedded text it is), then
     /// sorts them again.
     pub fn relocate(&self, diags: &mut [Diagnostic]) {
-        if !self.files.iter().any(|f| f.embedded.is_some()) {
+        if !self.has_embedded() {
             return;
         }
         for d in diags.iter_mut() {

@@ -99,7 +99,8 @@ pub fn host_files(
     intent_text: Option<&String>,
     out: &mut Vec<OutFile>,
 ) {
-    let dir = format!("hosts/{}", host.name.value);
+    // A change's name may be its policy's (`nncp/x`, `mc:cluster.yml`).
+    let dir = format!("hosts/{}", host.name.value.replace(['/', ':'], "-"));
     if let Some(keyfiles) = &report.keyfiles {
         for (name, content) in keyfiles {
             out.push(OutFile::new(

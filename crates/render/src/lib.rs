@@ -7,8 +7,8 @@ pub mod yaml_out;
 
 use std::path::{Path, PathBuf};
 
-use nodenet_check::{Keyfile, Report};
-use nodenet_model::{Diagnostic, Inventory, Loaded};
+use nodenet_check::{HostReport, Keyfile, Report};
+use nodenet_model::{Diagnostic, Host, Inventory, Loaded, Scope};
 
 pub use output::{ManifestEntry, OutFile};
 
@@ -33,6 +33,11 @@ pub struct Rendered {
     pub manifest: Vec<ManifestEntry>,
     /// Findings of the render step itself (unresolvable BMC passwords).
     pub warnings: Vec<Diagnostic>,
+    /// Hosts rendered.
+    pub hosts: usize,
+    /// Changes to hosts (NNCPs, MachineConfig files, bare NMState) given
+    /// beside whole hosts: checked, not rendered.
+    pub changes_not_rendered: usize,
 }
 
 /// Writes all artifacts of a checked inventory into `out` (replacing it
@@ -42,6 +47,49 @@ pub struct Rendered {
 /// fleet-wide documents are built beside them: nothing waits for the whole
 /// set of 50,000 files of a 10,000-host fleet to exist in memory.
 pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, RenderError> {
+    let is_change = |h: &Host| h.scope() == Scope::Partial;
+    let changes = inv.hosts.iter().filter(|h| is_change(h)).count();
+    if changes == 0 {
+        return render_all(inv, report, out, true);
+    }
+    if changes == inv.hosts.len() {
+        // Only changes (NNCPs, MachineConfig files, bare NMState): their
+        // keyfiles, no host artifacts.
+        return render_all(inv, report, out, false);
+    }
+    // Artifacts describe whole hosts: changes given beside them (a day-2
+    // NNCP in a manifests directory) are checked, not rendered as hosts.
+    let (hosts, reports): (Vec<Host>, Vec<HostReport>) = inv
+        .hosts
+        .iter()
+        .zip(&report.hosts)
+        .filter(|(h, _)| !is_change(h))
+        .map(|(h, r)| (h.clone(), r.clone()))
+        .unzip();
+    let whole = Inventory {
+        kind: inv.kind,
+        cluster: inv.cluster.clone(),
+        hosts,
+        credentials: inv.credentials.clone(),
+        rendezvous_ip: inv.rendezvous_ip.clone(),
+    };
+    let report = Report {
+        diagnostics: Vec::new(),
+        hosts: reports,
+    };
+    let mut rendered = render_all(&whole, &report, out, true)?;
+    rendered.changes_not_rendered = changes;
+    Ok(rendered)
+}
+
+/// `hosts`: the entries are whole hosts (every artifact), else changes to
+/// hosts (their keyfiles and state only).
+fn render_all(
+    inv: &Inventory,
+    report: &Report,
+    out: &Path,
+    hosts: bool,
+) -> Result<Rendered, RenderError> {
     use rayon::prelude::*;
     let addresses: Vec<Vec<std::net::IpAddr>> = report
         .hosts
@@ -59,7 +107,14 @@ pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, 
                 .zip(&report.hosts)
                 .zip(&texts)
                 .map(|((host, report), text)| {
-                    artifacts::host_artifacts(host, report, text.as_ref(), &passwords)
+                    let files = if hosts {
+                        artifacts::host_artifacts(host, report, text.as_ref(), &passwords)
+                    } else {
+                        let mut files = Vec::new();
+                        artifacts::host_files(host, report, text.as_ref(), &mut files);
+                        files
+                    };
+                    files
                         .iter()
                         .map(|f| tree.write(f))
                         .collect::<Result<Vec<_>, _>>()
@@ -67,7 +122,12 @@ pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, 
                 .collect::<Result<Vec<_>, _>>()
         },
         || {
-            artifacts::fleet_artifacts(inv, &texts, &addresses)
+            let fleet = if hosts {
+                artifacts::fleet_artifacts(inv, &texts, &addresses)
+            } else {
+                Vec::new()
+            };
+            fleet
                 .par_iter()
                 .map(|f| tree.write(f))
                 .collect::<Result<Vec<_>, _>>()
@@ -76,7 +136,12 @@ pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, 
     let mut entries: Vec<ManifestEntry> = per_host?.into_iter().flatten().collect();
     entries.extend(fleet?);
     let manifest = tree.commit(entries, true)?;
-    Ok(Rendered { manifest, warnings })
+    Ok(Rendered {
+        manifest,
+        warnings,
+        hosts: if hosts { inv.hosts.len() } else { 0 },
+        changes_not_rendered: 0,
+    })
 }
 
 #[derive(Debug, thiserror::Error)]

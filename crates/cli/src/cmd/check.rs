@@ -21,10 +21,10 @@ pub fn run(args: Args) -> ExitCode {
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     report::print(&loaded.sources, &report.diagnostics, args.format);
     if args.format == Format::Human {
-        let hosts = loaded.inventory.hosts.len();
         eprintln!(
-            "{}: {hosts} host(s) checked: {}",
+            "{}: {} checked: {}",
             if report.has_errors() { "failed" } else { "ok" },
+            what_was_checked(&loaded.inventory),
             report::summary(&report.diagnostics)
         );
     }
@@ -37,5 +37,21 @@ pub fn run(args: Args) -> ExitCode {
         super::problems()
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// "5 host(s)", or "5 host(s) and 2 change(s)" when partial states (NNCPs,
+/// MachineConfig files, bare NMState) were among the inputs.
+fn what_was_checked(inv: &nodenet_model::Inventory) -> String {
+    let changes = inv
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == nodenet_model::Scope::Partial)
+        .count();
+    let hosts = inv.hosts.len() - changes;
+    match (hosts, changes) {
+        (_, 0) => format!("{hosts} host(s)"),
+        (0, _) => format!("{changes} change(s) to hosts"),
+        _ => format!("{hosts} host(s) and {changes} change(s) to hosts"),
     }
 }

@@ -7,7 +7,8 @@ use crate::report::{self, Format};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Desired NMState file.
+    /// Desired state: an NMState file, or any input `check` reads (an
+    /// NNCP, a MachineConfig, an inventory...) holding one host's state.
     desired: PathBuf,
     /// Actual state: an NMState file, or a keyfile directory / keyfile.
     #[arg(required_unless_present = "live", conflicts_with = "live")]
@@ -15,14 +16,18 @@ pub struct Args {
     /// Compare with the running kernel's state (this network namespace).
     #[arg(long)]
     live: bool,
+    /// The host (or policy) whose state to take when an input holds several.
+    #[arg(long)]
+    host: Option<String>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
 
-/// An NMState file, or keyfiles imported on the fly.
-fn read_state(path: &Path) -> Result<serde_json::Value, ExitCode> {
+/// One host's state from any input `check` reads, or keyfiles imported
+/// on the fly.
+fn read_state(path: &Path, host: Option<&str>) -> Result<serde_json::Value, ExitCode> {
     let is_keyfiles = path.is_dir() || path.extension().is_some_and(|e| e == "nmconnection");
-    if is_keyfiles {
+    if is_keyfiles && !holds_yaml(path) {
         let imported = nodenet_import::import_paths(&[path], false).map_err(super::usage_error)?;
         if imported.has_errors() {
             report::print(&imported.sources, &imported.diagnostics, Format::Human);
@@ -31,32 +36,71 @@ fn read_state(path: &Path) -> Result<serde_json::Value, ExitCode> {
         return Ok(imported.state);
     }
     let loaded = nodenet_model::load_files(&[path]).map_err(super::usage_error)?;
-    let nmstate_file = loaded.inventory.kind == Some(nodenet_model::InputKind::NmState);
-    match loaded
+    if loaded.diagnostics.iter().any(|d| d.is_error()) {
+        report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
+        eprintln!("error: {} cannot be read", path.display());
+        return Err(ExitCode::from(super::USAGE));
+    }
+    let with_state: Vec<&nodenet_model::Host> = loaded
         .inventory
         .hosts
-        .first()
-        .and_then(|h| h.network.as_ref())
-    {
-        Some(n) if nmstate_file && loaded.diagnostics.is_empty() => Ok(n.to_json()),
-        _ => {
-            report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
-            eprintln!(
-                "error: {} is not an NMState file or keyfile directory",
-                path.display()
-            );
-            Err(ExitCode::from(super::USAGE))
-        }
+        .iter()
+        .filter(|h| h.network.is_some())
+        .collect();
+    // `--host` picks among several; a single state is taken as it is.
+    let with_state: Vec<&nodenet_model::Host> = match host {
+        Some(name) if with_state.len() > 1 => with_state
+            .into_iter()
+            .filter(|h| h.name.value == name)
+            .collect(),
+        _ => with_state,
+    };
+    match (with_state.as_slice(), host) {
+        ([one], _) => Ok(one
+            .network
+            .as_ref()
+            .map(|n| n.to_json())
+            .unwrap_or_default()),
+        ([], Some(name)) => Err(super::usage_error(format!(
+            "{} has no host or policy named `{name}` with a network state",
+            path.display()
+        ))),
+        ([], None) => Err(super::usage_error(format!(
+            "{} holds no network state",
+            path.display()
+        ))),
+        (many, _) => Err(super::usage_error(format!(
+            "{} holds {} states ({}): choose one with --host",
+            path.display(),
+            many.len(),
+            many.iter()
+                .take(8)
+                .map(|h| h.name.value.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
     }
 }
 
+/// A directory of manifests (YAML), as opposed to one of keyfiles.
+fn holds_yaml(path: &Path) -> bool {
+    path.is_dir()
+        && std::fs::read_dir(path).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.path()
+                    .extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml")
+            })
+        })
+}
+
 pub fn run(args: Args) -> ExitCode {
-    let desired = match read_state(&args.desired) {
+    let desired = match read_state(&args.desired, args.host.as_deref()) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let (actual, how) = match &args.actual {
-        Some(path) => match read_state(path) {
+        Some(path) => match read_state(path, args.host.as_deref()) {
             Ok(s) => (s, nodenet_import::diff::Actual::Complete),
             Err(code) => return code,
         },

@@ -49,9 +49,16 @@ pub fn run(args: Args) -> ExitCode {
     diags.extend(rendered.warnings);
     report::print(&loaded.sources, &diags, args.format);
     if args.format == Format::Human {
+        let skipped = match rendered.changes_not_rendered {
+            0 => String::new(),
+            n => format!("; {n} change(s) to hosts checked, not rendered"),
+        };
+        let what = match rendered.hosts {
+            0 => format!("{} change(s) to hosts", loaded.inventory.hosts.len()),
+            n => format!("{n} host(s)"),
+        };
         eprintln!(
-            "ok: {} host(s), {} files written to {} ({})",
-            loaded.inventory.hosts.len(),
+            "ok: {what}, {} files written to {} ({}{skipped})",
             rendered.manifest.len() + 1,
             args.output.display(),
             report::summary(&diags)

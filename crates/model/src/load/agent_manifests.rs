@@ -24,13 +24,18 @@ pub(crate) fn load_nmstate_config(root: &Node, diags: &mut Vec<Diagnostic>) -> I
                 Code::InterfaceWithoutMac,
                 "NMStateConfig has no `spec.interfaces` with a MAC address",
             )
-            .at(spec.and_then(|s| s.get("interfaces")).map(|n| n.span).unwrap_or(root.span))
+            .at(spec
+                .map(|s| s.get("interfaces").unwrap_or(s).span)
+                .unwrap_or(root.span))
             .help("the agent finds its host by MAC: add `interfaces: [{name: eno1, macAddress: ...}]`"),
         );
     }
     host.nics = super::agent_config::nic_table(&mut d, ifaces);
     host.nics_listed = !host.nics.is_empty();
-    host.network = spec.and_then(|s| s.get("config")).filter(|c| !c.is_null()).cloned();
+    host.network = spec
+        .and_then(|s| s.get("config"))
+        .filter(|c| !c.is_null())
+        .cloned();
     if host.network.is_none() {
         d.push(
             Diagnostic::error(Code::MissingField, "NMStateConfig has no `spec.config`")

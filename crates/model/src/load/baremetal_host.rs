@@ -27,7 +27,9 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
         .and_then(Node::scalar_text)
         .unwrap_or_default();
     let Some(spec) = root.get("spec") else {
-        d.push(Diagnostic::error(Code::MissingField, "the BareMetalHost has no `spec`").at(root.span));
+        d.push(
+            Diagnostic::error(Code::MissingField, "the BareMetalHost has no `spec`").at(root.span),
+        );
         return inv;
     };
     let mut host = Host::new(name.clone(), InputKind::BareMetalHost);
@@ -46,7 +48,8 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
     host.root_device_hints = spec.get("rootDeviceHints").cloned();
     if let Some(bmc) = spec.get("bmc") {
         if let Some(address) = d.required_string(bmc, "address", "bmc") {
-            let credentials = d.string(bmc, "credentialsName").map(|c| {
+            let credentials = d.string(bmc, "credentialsName");
+            if let Some(c) = &credentials {
                 if let Some(secret) = ctx.secrets.get(&namespace, &c.value) {
                     let field = |k: &str| secret_value(secret, k);
                     if let (Some(user), Some(pw)) = (field("username"), field("password")) {
@@ -64,8 +67,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                         );
                     }
                 }
-                c
-            });
+            }
             host.bmc = Some(Bmc {
                 address,
                 credentials,

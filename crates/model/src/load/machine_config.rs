@@ -58,12 +58,16 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
             continue;
         };
         let path_span = file.get("path").map(|p| p.span).unwrap_or(file.span);
-        let (stem, ext) = rest.rsplit_once('.').unwrap_or((rest, ""));
-        let per_host = path.starts_with(OPENSHIFT_DIR) && !stem.contains('/');
-        if rest.contains('/') && !per_host {
+        // `openshift/<host>.yml` or nmstate.service's `<name>.yml`.
+        let (per_host, file_name) = match rest.strip_prefix("openshift/") {
+            Some(f) => (true, f),
+            None => (false, rest),
+        };
+        if file_name.contains('/') {
             continue;
         }
-        let stem = stem.rsplit('/').next().unwrap_or(stem).to_string();
+        let (stem, ext) = file_name.rsplit_once('.').unwrap_or((file_name, ""));
+        let stem = stem.to_string();
         match ext {
             "yml" => {}
             "yaml" if per_host => d.push(
@@ -104,7 +108,10 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                 d.push(
                     Diagnostic::warning(
                         Code::InvalidValue,
-                        format!("`{path}` is fetched from `{}` at boot: not checked here", short(&url)),
+                        format!(
+                            "`{path}` is fetched from `{}` at boot: not checked here",
+                            short(&url)
+                        ),
                     )
                     .at(source.span),
                 );
@@ -143,7 +150,10 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                         Code::InvalidValue,
                         format!("unknown compression `{other}` of `{path}` (Ignition knows gzip)"),
                     )
-                    .at(contents.get("compression").map(|c| c.span).unwrap_or(contents.span)),
+                    .at(contents
+                        .get("compression")
+                        .map(|c| c.span)
+                        .unwrap_or(contents.span)),
                 );
                 continue;
             }
@@ -163,7 +173,10 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                 Some(format!("every {pool} node without its own file")),
             )
         } else {
-            (format!("{mc}:{stem}.yml"), Some(format!("every {pool} node")))
+            (
+                format!("{mc}:{stem}.yml"),
+                Some(format!("every {pool} node")),
+            )
         };
         let mut host = Host::new(Located::new(name, path_span), InputKind::MachineConfig);
         host.role = Located::new(role, role_node.map(|n| n.span).unwrap_or(path_span));

@@ -13,7 +13,11 @@ use crate::inventory::*;
 use crate::yaml::{Node, Span};
 
 /// One inventory from the parts each document gave, in input order.
-pub(crate) fn merge(parts: Vec<Inventory>, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Inventory {
+pub(crate) fn merge(
+    parts: Vec<Inventory>,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Inventory {
     let mut into = Inventory::default();
     // Whole hosts of earlier documents, by name and by MAC.
     let mut by_name: HashMap<String, usize> = HashMap::new();
@@ -28,7 +32,15 @@ pub(crate) fn merge(parts: Vec<Inventory>, sources: &SourceMap, diags: &mut Vec<
                 .then(|| find(&into.hosts, &by_name, &by_mac, &host))
                 .flatten();
             match target {
-                Some(i) => merge_host(&mut into.hosts[i], host, sources, diags),
+                Some(i) => {
+                    merge_host(&mut into.hosts[i], host, sources, diags);
+                    // An object's name may have given way to the host's.
+                    let merged = &into.hosts[i];
+                    by_name.entry(merged.name.value.clone()).or_insert(i);
+                    for mac in macs(merged) {
+                        by_mac.entry(mac).or_insert(i);
+                    }
+                }
                 None => into.hosts.push(host),
             }
         }
@@ -119,7 +131,7 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
 
 /// `b` (a later input) into `a`: what `a` lacks is filled in, what both
 /// say differently is a conflict located at `b` and naming `a`'s place.
-fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
     let host = if weak_name(a) && !weak_name(&b) {
         b.name.value.clone()
     } else {
@@ -137,7 +149,9 @@ fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagno
             .at(here_at)
             .related(there_at, format!("{what} {there}"))
             .host(host.clone())
-            .help("both inputs describe this host; make them agree (or leave the value out of one)"),
+            .help(
+                "both inputs describe this host; make them agree (or leave the value out of one)",
+            ),
         );
     };
     if weak_name(a) && !weak_name(&b) {
@@ -155,15 +169,71 @@ fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagno
             a.role.span,
         );
     }
+    // A boot MAC one input gives that no NIC the other lists has: the
+    // conflict is reported, the boot MAC dropped (the NIC list is what the
+    // installer finds the host by).
+    let stray_boot_mac = |mac: &Located<String>, nics: &[Nic]| {
+        !nics.iter().any(|n| {
+            n.mac
+                .as_ref()
+                .is_some_and(|m| m.value.eq_ignore_ascii_case(&mac.value))
+        })
+    };
+    let lists = |nics: &[Nic]| {
+        nics.iter()
+            .map(|n| match &n.mac {
+                Some(m) => format!("{} {}", n.name.value, m.value),
+                None => n.name.value.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if b.nics_listed && !b.nics.is_empty() {
+        if let Some(mac) = a
+            .boot_mac
+            .clone()
+            .filter(|m| stray_boot_mac(m, &a.nics) && stray_boot_mac(m, &b.nics))
+        {
+            let first = b.nics[0]
+                .mac
+                .as_ref()
+                .map(|m| m.span)
+                .unwrap_or(b.nics[0].name.span);
+            conflict(
+                "the boot MAC",
+                &format!("none of its NICs ({})", lists(&b.nics)),
+                first,
+                &mac.value,
+                mac.span,
+            );
+            a.boot_mac = None;
+        }
+    } else if a.nics_listed && !a.nics.is_empty() {
+        if let Some(mac) = b
+            .boot_mac
+            .clone()
+            .filter(|m| a.boot_mac.is_none() && stray_boot_mac(m, &a.nics))
+        {
+            let first = a.nics[0]
+                .mac
+                .as_ref()
+                .map(|m| m.span)
+                .unwrap_or(a.nics[0].name.span);
+            conflict(
+                "the boot MAC",
+                &mac.value,
+                mac.span,
+                &format!("none of its NICs ({})", lists(&a.nics)),
+                first,
+            );
+            b.boot_mac = None;
+        }
+    }
     match (&a.boot_mac, b.boot_mac) {
         (None, mac) => a.boot_mac = mac,
-        (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
-            "the boot MAC",
-            &y.value,
-            y.span,
-            &x.value,
-            x.span,
-        ),
+        (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => {
+            conflict("the boot MAC", &y.value, y.span, &x.value, x.span)
+        }
         _ => {}
     }
     match (&a.bmc, b.bmc) {
@@ -226,8 +296,7 @@ fn place(sources: &SourceMap, span: Span) -> String {
 /// says, where), the static addresses first, else the first other
 /// difference; `None` when they are the same state.
 fn network_difference(a: &Node, b: &Node) -> Option<(String, Span, String, Span)> {
-    let (ja, jb) = (a.to_json(), b.to_json());
-    if ja == jb {
+    if comparable(a) == comparable(b) {
         return None;
     }
     let (ips_a, ips_b) = (addresses(a), addresses(b));
@@ -272,7 +341,11 @@ fn brief(n: Option<&Node>) -> String {
 /// `ip/prefix` of every static address, with its place.
 fn addresses(state: &Node) -> Vec<(String, Span)> {
     let mut out = Vec::new();
-    for iface in state.get("interfaces").and_then(Node::as_seq).unwrap_or_default() {
+    for iface in state
+        .get("interfaces")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
         for fam in ["ipv4", "ipv6"] {
             for a in iface
                 .get(fam)
@@ -293,6 +366,25 @@ fn addresses(state: &Node) -> Vec<(String, Span)> {
     out
 }
 
+/// A state as compared between inputs: a MAC pinned in it is the NIC
+/// table's business (every pinned MAC is a NIC, compared on its own), so
+/// one input may pin what the other leaves out.
+fn comparable(n: &Node) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("mac-address");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut j = n.to_json();
+    strip(&mut j);
+    j
+}
+
 /// The path to the first place two trees differ, and the nodes there.
 fn first_difference<'n>(
     a: &'n Node,
@@ -302,18 +394,19 @@ fn first_difference<'n>(
     use crate::yaml::Value;
     match (&a.value, &b.value) {
         (Value::Map(ea), Value::Map(eb)) => {
-            for (k, va) in ea {
+            let compared = |k: &Node| k.as_str() != Some("mac-address");
+            for (k, va) in ea.iter().filter(|(k, _)| compared(k)) {
                 let key = k.scalar_text().unwrap_or_default();
                 let sub = join(&path, &key);
                 match b.get(&key) {
                     None => return (sub, Some(va), None),
-                    Some(vb) if vb.to_json() != va.to_json() => {
+                    Some(vb) if comparable(vb) != comparable(va) => {
                         return first_difference(va, vb, sub)
                     }
                     _ => {}
                 }
             }
-            for (k, vb) in eb {
+            for (k, vb) in eb.iter().filter(|(k, _)| compared(k)) {
                 let key = k.scalar_text().unwrap_or_default();
                 if a.get(&key).is_none() {
                     return (join(&path, &key), None, Some(vb));
@@ -323,7 +416,7 @@ fn first_difference<'n>(
         }
         (Value::Seq(sa), Value::Seq(sb)) => {
             for (i, (va, vb)) in sa.iter().zip(sb).enumerate() {
-                if va.to_json() != vb.to_json() {
+                if comparable(va) != comparable(vb) {
                     // Interfaces by name read better than by index.
                     let label = va
                         .get("name")
@@ -344,5 +437,66 @@ fn join(path: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{path}.{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Code, Loaded};
+
+    const IC: &str = "apiVersion: v1\nbaseDomain: example.com\nmetadata: {name: c}\nplatform:\n  baremetal:\n    hosts:\n    - name: m0\n      role: master\n      bootMACAddress: '52:54:00:00:00:01'\n      networkConfig:\n        interfaces:\n        - {name: eno1, type: ethernet, mac-address: '52:54:00:00:00:01', ipv4: {enabled: true, address: [{ip: 10.0.0.21, prefix-length: 24}]}}\n";
+
+    fn agent(ip: &str, mac: &str) -> String {
+        format!("apiVersion: v1beta1\nkind: AgentConfig\nmetadata: {{name: c}}\nhosts:\n- hostname: m0\n  role: master\n  interfaces: [{{name: eno1, macAddress: '{mac}'}}]\n  networkConfig:\n    interfaces:\n    - {{name: eno1, type: ethernet, ipv4: {{enabled: true, address: [{{ip: {ip}, prefix-length: 24}}]}}}}\n")
+    }
+
+    fn load(agent: String) -> Loaded {
+        crate::load_texts(vec![
+            ("ic.yaml".into(), IC.into()),
+            ("ac.yaml".into(), agent),
+        ])
+    }
+
+    fn conflicts(l: &Loaded) -> Vec<String> {
+        l.diagnostics
+            .iter()
+            .filter(|d| d.code == Code::Conflict)
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_same_host_in_two_inputs_is_one_host() {
+        let l = load(agent("10.0.0.21", "52:54:00:00:00:01"));
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        assert_eq!(l.inventory.hosts.len(), 1);
+    }
+
+    #[test]
+    fn different_addresses_are_a_conflict_at_the_later_input() {
+        let l = load(agent("10.0.0.22", "52:54:00:00:00:01"));
+        let c = conflicts(&l);
+        assert_eq!(c.len(), 1, "{:?}", l.diagnostics);
+        assert!(
+            c[0].contains("addresses 10.0.0.22/24 here but addresses 10.0.0.21/24 in ic.yaml:12:"),
+            "{}",
+            c[0]
+        );
+        let d = l
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::Conflict)
+            .unwrap();
+        assert_eq!(l.sources.name(d.span.unwrap().file), "ac.yaml");
+        assert_eq!(l.inventory.hosts.len(), 1);
+    }
+
+    #[test]
+    fn a_nic_with_another_mac_is_a_conflict() {
+        let l = load(agent("10.0.0.21", "52:54:00:00:00:09"));
+        let c = conflicts(&l);
+        // The NIC eno1 (pinned in install-config's state) and the boot MAC
+        // both disagree with agent-config's NIC table.
+        assert!(c.iter().any(|m| m.contains("the MAC of `eno1`")), "{c:?}");
     }
 }

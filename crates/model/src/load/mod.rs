@@ -242,7 +242,7 @@ impl Context<'_> {
         d: &mut Decoder,
     ) -> Option<Node> {
         let text = value.as_str()?.to_string();
-        let embedding = self.sources.embedding_of(value.span, &name);
+        let embedding = self.sources.embedding_of(value.span, &text, &name);
         self.parse_embedded(name, text, embedding, d)
     }
 }
@@ -370,7 +370,6 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
             ),
         }
     }
-    drop(ctx);
     let inventory = merge::merge(parts, &sources, &mut diagnostics);
     Loaded {
         sources,
@@ -393,10 +392,16 @@ fn load_document(
         InputKind::InstallConfig => install_config::load(root, diags),
         InputKind::AgentConfig => agent_config::load(root, diags),
         InputKind::NmState => {
+            // `<host>/nmstate.yml` (as render writes it) is that host's.
+            let stem = if doc.stem == "nmstate" {
+                parent_dir_name(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
+            } else {
+                doc.stem.clone()
+            };
             // Several states in one file: the second is `<stem>-2`, ...
             let name = match doc.index {
-                0 => doc.stem.clone(),
-                i => format!("{}-{}", doc.stem, i + 1),
+                0 => stem,
+                i => format!("{stem}-{}", i + 1),
             };
             nmstate::load(root, doc.file, name)
         }
@@ -454,6 +459,11 @@ pub fn detect(root: &Node) -> Option<InputKind> {
     }
 }
 
+fn parent_dir_name(path: &str) -> Option<String> {
+    let parent = Path::new(path).parent()?.file_name()?;
+    Some(parent.to_string_lossy().into_owned())
+}
+
 fn file_start(file: FileId) -> Span {
     Span {
         file,
@@ -502,11 +512,7 @@ fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
     if is_secret {
         // A Secret's values other than the NMState are credentials.
         for key in ["data", "stringData"] {
-            for (k, v) in root
-                .get(key)
-                .and_then(Node::as_map)
-                .unwrap_or_default()
-            {
+            for (k, v) in root.get(key).and_then(Node::as_map).unwrap_or_default() {
                 if k.as_str() != Some("nmstate") && v.as_str().is_some() {
                     out.push((v.span.offset as usize, v.span.len as usize));
                 }

@@ -1,0 +1,286 @@
+//! `check`, `render` and `diff` on the inputs people already have
+//! (`tests/cluster-inputs`): every kind alone and mixed, directories of
+//! manifests, and NMState's partial semantics.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn inputs(rel: &str) -> PathBuf {
+    repo().join("tests/cluster-inputs").join(rel)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// (severity, code, line, message) of every diagnostic of a JSON check.
+fn diagnostics(args: &[&Path]) -> (i32, Vec<(String, String, u64, String)>) {
+    let o = run(nodenet().args(["check", "--format", "json"]).args(args));
+    let v = json(&o);
+    let list = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap().to_string(),
+                d["code"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap_or(0),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (o.status.code().unwrap(), list)
+}
+
+fn errors(d: &[(String, String, u64, String)]) -> Vec<&(String, String, u64, String)> {
+    d.iter().filter(|d| d.0 == "error").collect()
+}
+
+#[test]
+fn every_scenario_checks_as_its_readme_says() {
+    for scenario in [
+        "agent-v1alpha1",
+        "agent-v1beta1",
+        "machineconfig",
+        "nncp",
+        "nmstateconfig",
+        "baremetalhost",
+        "manifests",
+    ] {
+        let (code, d) = diagnostics(&[&inputs(scenario)]);
+        assert_eq!(code, 0, "{scenario}: {:?}", errors(&d));
+    }
+    let (code, d) = diagnostics(&[&inputs("conflict")]);
+    assert_eq!(code, 1);
+    let errs = errors(&d);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!((errs[0].1.as_str(), errs[0].2), ("conflict", 177));
+    // Everything at once is still one cluster of the same 5 hosts (+ the
+    // scale-out worker), with no duplicate.
+    let o = run(nodenet()
+        .arg("check")
+        .arg(inputs("agent-v1beta1"))
+        .arg(inputs("nmstateconfig"))
+        .arg(inputs("baremetalhost"))
+        .arg(inputs("manifests"))
+        .arg(inputs("machineconfig"))
+        .arg(inputs("nncp")));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("6 host(s) and 13 change(s) to hosts checked: 0 errors"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_file_given_by_name_must_be_something_nodenet_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = write(
+        tmp.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
+    let (code, d) = diagnostics(&[&cm]);
+    assert_eq!(code, 1);
+    assert_eq!((d[0].1.as_str(), d[0].2), ("unknown-format", 2));
+    // In a directory, the same object is skipped; a directory with nothing
+    // nodenet reads is an error.
+    let dir = tmp.path().join("m");
+    std::fs::create_dir(&dir).unwrap();
+    write(&dir, "README.md", "# not yaml\n");
+    let (code, d) = diagnostics(&[&dir]);
+    assert_eq!(code, 1, "{d:?}");
+    assert_eq!(d[0].1, "unknown-format");
+    std::fs::copy(&cm, dir.join("cm.yaml")).unwrap();
+    std::fs::copy(inputs("nncp/worker-vm-bridge.yaml"), dir.join("p.yaml")).unwrap();
+    let (code, d) = diagnostics(&[&dir]);
+    assert_eq!(code, 0, "{d:?}");
+}
+
+#[test]
+fn a_finding_inside_a_machine_config_names_the_embedded_file_and_line() {
+    let (_, d) = diagnostics(&[&repo().join("tests/bad/mc-embedded-vlan-id-range.yaml")]);
+    let vlan = d.iter().find(|d| d.1 == "vlan-id-range").expect("found");
+    assert_eq!(vlan.2, 19);
+    assert!(
+        vlan.3
+            .ends_with("(in `/etc/nmstate/openshift/worker-0.yml`, line 7 column 9)"),
+        "{}",
+        vlan.3
+    );
+}
+
+#[test]
+fn a_partial_state_warns_where_a_listed_host_errs_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = "interfaces:\n- name: eth1.120\n  type: vlan\n  state: up\n  vlan: {base-iface: eth1, id: 120}\n- name: bond0\n  type: bond\n  state: up\n  link-aggregation: {mode: active-backup, port: [eth2, eth3]}\n";
+    let bare = write(tmp.path(), "day2.yml", state);
+    let (code, d) = diagnostics(&[&bare]);
+    assert_eq!(code, 0, "{d:?}");
+    let warned: Vec<&str> = d.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(
+        warned,
+        ["vlan-base-missing", "port-undefined", "port-undefined"]
+    );
+    assert!(d
+        .iter()
+        .all(|d| d.0 == "warning" && d.3.contains("applied on a node")));
+    // nmstatectl gc accepts it; nodenet gc gives the same bytes.
+    let ours = run(nodenet().arg("gc").arg(&bare));
+    let theirs = run(std::process::Command::new(tool("nmstatectl"))
+        .arg("gc")
+        .arg(&bare));
+    assert!(theirs.status.success());
+    assert_eq!(ours.stdout, theirs.stdout);
+
+    // The same state for a host whose NICs are listed: eth1 and eth3 are
+    // none of them, so they do not exist at first boot.
+    let indented: String = state.lines().map(|l| format!("    {l}\n")).collect();
+    let inv = write(
+        tmp.path(),
+        "inv.yaml",
+        &format!(
+            "nodenet: v1\nhosts:\n- name: n0\n  nics: {{eth0: '52:54:00:00:00:01', eth2: '52:54:00:00:00:02'}}\n  network:\n{indented}"
+        ),
+    );
+    let (code, d) = diagnostics(&[&inv]);
+    assert_eq!(code, 1);
+    let errs = errors(&d);
+    let codes: Vec<(&str, u64)> = errs.iter().map(|d| (d.1.as_str(), d.2)).collect();
+    assert_eq!(codes, [("vlan-base-missing", 10), ("port-undefined", 14)]);
+    assert!(
+        errs[0].3.contains("nor a NIC of the host (eth0, eth2)"),
+        "{}",
+        errs[0].3
+    );
+}
+
+#[test]
+fn state_only_sections_are_nmstate() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("hostname.yml", "hostname:\n  config: node-1.example.com\n"),
+        ("dns.yml", "dns-resolver:\n  config:\n    server: [192.0.2.53]\n"),
+        (
+            "routes.yml",
+            "routes:\n  config:\n  - destination: 198.51.100.0/24\n    next-hop-address: 192.0.2.1\n    next-hop-interface: eth0\n",
+        ),
+    ] {
+        let f = write(tmp.path(), name, text);
+        let (code, d) = diagnostics(&[&f]);
+        assert_eq!(code, 0, "{name}: {d:?}");
+        assert!(d.iter().all(|d| d.1 != "unknown-format"), "{name}: {d:?}");
+    }
+}
+
+#[test]
+fn a_policy_for_a_host_the_inputs_describe_is_checked_against_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // bond0 exists in master-0's agent-config network: nothing to say.
+    let (code, d) = diagnostics(&[
+        &inputs("agent-v1beta1"),
+        &inputs("nncp/master-storage.yaml"),
+    ]);
+    assert_eq!(code, 0);
+    assert!(d.is_empty(), "{d:?}");
+    // A typo in the base names the host that lacks it.
+    let typo = std::fs::read_to_string(inputs("nncp/master-storage.yaml"))
+        .unwrap()
+        .replacen("base-iface: bond0", "base-iface: bnod0", 1);
+    let f = write(tmp.path(), "p.yaml", &typo);
+    let (_, d) = diagnostics(&[&inputs("agent-v1beta1"), &f]);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].1, "vlan-base-missing");
+    assert!(d[0].3.contains("`master-0`"), "{}", d[0].3);
+}
+
+#[test]
+fn nodenets_own_render_reads_back_as_the_same_cluster() {
+    let tmp = tempfile::tempdir().unwrap();
+    for example in examples() {
+        let out = tmp.path().join(example.file_stem().unwrap());
+        run(nodenet().arg("render").arg(&example).arg("-o").arg(&out));
+        let hosts = {
+            let o = run(nodenet().arg("check").arg(&example));
+            let s = String::from_utf8_lossy(&o.stderr).into_owned();
+            s.split(": ").nth(1).unwrap().to_string()
+        };
+        let o = run(nodenet()
+            .arg("check")
+            .arg(out.join("install-config.yaml"))
+            .arg(out.join("agent-config.yaml")));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{example:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("ok: {hosts}: 0 errors, 0 warnings")),
+            "{stderr}"
+        );
+        // The whole output directory too (keyfiles are skipped, every
+        // MachineConfig, NNCP and nmstate.yml is a change to its host).
+        let (code, d) = diagnostics(&[&out]);
+        assert_eq!(code, 0, "{example:?}: {:?}", errors(&d));
+        assert!(d.is_empty(), "{example:?}: {d:?}");
+    }
+}
+
+#[test]
+fn render_writes_whole_hosts_and_keeps_changes_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(inputs("manifests"))
+        .arg("-o")
+        .arg(&out));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 change(s) to hosts checked, not rendered"),
+        "{stderr}"
+    );
+    assert!(out.join("scale-out/worker-2.yaml").exists());
+    assert!(!out.join("hosts/nncp-worker-vm-bridge").exists());
+    // Changes alone: their keyfiles, nothing that describes hosts.
+    let out = tmp.path().join("out2");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(inputs("nncp"))
+        .arg("-o")
+        .arg(&out));
+    assert!(o.status.success());
+    assert!(out
+        .join("hosts/nncp-worker-vm-bridge/system-connections/br-vm130.nmconnection")
+        .exists());
+    assert!(!out.join("install-config.yaml").exists());
+}
+
+#[test]
+fn diff_takes_one_state_out_of_any_input() {
+    let policies = inputs("nncp/master-storage.yaml");
+    let o = run(nodenet().arg("diff").arg(&policies).arg(&policies));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("master-0, master-1, master-2"));
+    let o = run(nodenet()
+        .args(["diff", "--host", "master-1"])
+        .arg(inputs("machineconfig/10-br-ex-master.yaml"))
+        .arg(inputs("machineconfig-sources/master-1.yml")));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(nodenet()
+        .args(["diff", "--host", "master-1"])
+        .arg(inputs("machineconfig/10-br-ex-master.yaml"))
+        .arg(inputs("machineconfig-sources/master-2.yml")));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("192.168.111.22"));
+}
