@@ -5,10 +5,11 @@
 //! fleet would run it 10,000 times on what is one state with other
 //! numbers. Hosts are grouped by shape — their state with the address at
 //! every address position (an interface's `ip`, a route's
-//! `next-hop-address`, a DNS `server`) blanked to its family, compared by
-//! a 128-bit keyed hash — nmstate judges the first host of each shape,
-//! and the others get its keyfiles with their own addresses where the
-//! first host's stood.
+//! `next-hop-address`, a DNS `server`) blanked to its family and every
+//! `mac-address` blanked, compared by a 128-bit keyed hash — nmstate
+//! judges the first host of each shape, and the others get its keyfiles
+//! with their own addresses (and MACs, in the letter case nmstate wrote
+//! the first host's in) where the first host's stood.
 //!
 //! This is done only where it gives nmstate's own bytes:
 //! - every address at an address position is written as nmstate writes it
@@ -168,23 +169,34 @@ fn judge_fleet_counted(
     (judged, from_shape)
 }
 
-/// A state's addresses (at address positions, in document order) and a
-/// 128-bit hash of everything else: hosts with equal hashes are one shape.
+/// A state's addresses and MACs (at their positions, in document order)
+/// and a 128-bit hash of everything else: hosts with equal hashes are one
+/// shape.
 struct Shape {
     hash: (u64, u64),
-    addresses: Vec<(IpAddr, String)>,
+    addresses: Vec<(Slot, String)>,
+}
+
+/// A value that differs from host to host of one shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    Ip(IpAddr),
+    Mac(u64),
 }
 
 /// Where a state holds an address: the value of these keys...
 const ADDRESS_KEYS: [&str; 2] = ["ip", "next-hop-address"];
 /// ...and the items of these lists.
 const ADDRESS_LISTS: [&str; 1] = ["server"];
+/// Where it holds a MAC.
+const MAC_KEYS: [&str; 1] = ["mac-address"];
 
 #[derive(Clone, Copy, PartialEq)]
 enum At {
     Other,
     Address,
     AddressList,
+    Mac,
 }
 
 fn at(key: &str) -> At {
@@ -192,6 +204,8 @@ fn at(key: &str) -> At {
         At::Address
     } else if ADDRESS_LISTS.contains(&key) {
         At::AddressList
+    } else if MAC_KEYS.contains(&key) {
+        At::Mac
     } else {
         At::Other
     }
@@ -236,12 +250,16 @@ impl Hasher for Both {
     }
 }
 
-fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(IpAddr, String)>) -> Option<()> {
+fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> Option<()> {
     match v {
         J::String(s) if at_ == At::Address => {
             let ip = ordinary(s)?;
             (0u8, ip.is_ipv4()).hash(h);
-            out.push((ip, s.clone()));
+            out.push((Slot::Ip(ip), s.clone()));
+        }
+        J::String(s) if at_ == At::Mac => {
+            7u8.hash(h);
+            out.push((Slot::Mac(mac(s)?), s.clone()));
         }
         J::Null => 1u8.hash(h),
         J::Bool(b) => (2u8, b).hash(h),
@@ -294,10 +312,28 @@ fn ordinary(s: &str) -> Option<IpAddr> {
     (!special).then_some(ip)
 }
 
+/// Six colon-separated hex octets, all in one letter case (nmstate
+/// writes them back in its own case; a mixed-case text is left to it).
+fn mac(s: &str) -> Option<u64> {
+    let lower = s.bytes().any(|b| b.is_ascii_lowercase());
+    let upper = s.bytes().any(|b| b.is_ascii_uppercase());
+    if s.len() != 17 || lower && upper {
+        return None;
+    }
+    let mut v = 0u64;
+    for (i, part) in s.split(':').enumerate() {
+        if i > 5 || part.len() != 2 {
+            return None;
+        }
+        v = v << 8 | u64::from(u8::from_str_radix(part, 16).ok()?);
+    }
+    Some(v)
+}
+
 /// Same order and the same repeats among `a` as among `b`, comparing
-/// addresses both as numbers and as text.
-fn alike(a: &[(IpAddr, String)], b: &[(IpAddr, String)]) -> bool {
-    let order = |x: &(IpAddr, String), y: &(IpAddr, String)| -> (Ordering, Ordering) {
+/// values both as numbers and as text.
+fn alike(a: &[(Slot, String)], b: &[(Slot, String)]) -> bool {
+    let order = |x: &(Slot, String), y: &(Slot, String)| -> (Ordering, Ordering) {
         (x.0.cmp(&y.0), x.1.cmp(&y.1))
     };
     (0..a.len()).all(|i| (i + 1..a.len()).all(|j| order(&a[i], &a[j]) == order(&b[i], &b[j])))
@@ -311,8 +347,42 @@ struct KeyfileTemplate {
 
 enum Piece {
     Text(String),
-    /// The i-th address of the shape.
-    Address(usize),
+    /// The i-th address (or MAC) of the shape, in this letter case.
+    Address(usize, Case),
+}
+
+/// How a value stands in the keyfile against how the state wrote it.
+#[derive(Clone, Copy)]
+enum Case {
+    AsWritten,
+    Upper,
+    Lower,
+}
+
+impl Case {
+    /// How `token` writes `written`, if it is that value at all: nmstate
+    /// writes a MAC in upper case whatever case it was given in, so a
+    /// token that is the upper-case form stands for that (even when the
+    /// first host wrote it so, or with digits only).
+    fn of(token: &str, written: &str) -> Option<Case> {
+        if token == written.to_ascii_uppercase() {
+            Some(Case::Upper)
+        } else if token == written.to_ascii_lowercase() {
+            Some(Case::Lower)
+        } else if token == written {
+            Some(Case::AsWritten)
+        } else {
+            None
+        }
+    }
+
+    fn apply(self, s: &str, out: &mut String) {
+        match self {
+            Case::AsWritten => out.push_str(s),
+            Case::Upper => out.push_str(&s.to_ascii_uppercase()),
+            Case::Lower => out.push_str(&s.to_ascii_lowercase()),
+        }
+    }
 }
 
 impl KeyfileTemplate {
@@ -347,7 +417,7 @@ impl KeyfileTemplate {
 /// Splits `content` at every whole token (a run of hex digits, `.` and
 /// `:`) that is one of `addresses`, marking in `seen` every address (and
 /// its repeats) found.
-fn cut(content: &str, addresses: &[(IpAddr, String)], seen: &mut [bool]) -> Vec<Piece> {
+fn cut(content: &str, addresses: &[(Slot, String)], seen: &mut [bool]) -> Vec<Piece> {
     let token_byte = |b: u8| b.is_ascii_hexdigit() || b == b'.' || b == b':';
     let bytes = content.as_bytes();
     let mut pieces = Vec::new();
@@ -363,14 +433,22 @@ fn cut(content: &str, addresses: &[(IpAddr, String)], seen: &mut [bool]) -> Vec<
             i += 1;
         }
         let token = &content[start..i];
-        if let Some(k) = addresses.iter().position(|(_, s)| s == token) {
+        // Addresses stand as written; MACs in the case nmstate chose.
+        let found = addresses
+            .iter()
+            .enumerate()
+            .find_map(|(k, (slot, s))| match slot {
+                Slot::Ip(_) => (s == token).then_some((k, Case::AsWritten)),
+                Slot::Mac(_) => Case::of(token, s).map(|case| (k, case)),
+            });
+        if let Some((k, case)) = found {
             for (found, (_, s)) in seen.iter_mut().zip(addresses) {
-                *found |= s == token;
+                *found |= s.eq_ignore_ascii_case(token);
             }
             if text_start < start {
                 pieces.push(Piece::Text(content[text_start..start].to_string()));
             }
-            pieces.push(Piece::Address(k));
+            pieces.push(Piece::Address(k, case));
             text_start = i;
         }
     }
@@ -388,7 +466,7 @@ fn fill(templates: &[KeyfileTemplate], shape: &Shape) -> Vec<Keyfile> {
             for piece in &t.pieces {
                 match piece {
                     Piece::Text(s) => content.push_str(s),
-                    Piece::Address(k) => content.push_str(&shape.addresses[*k].1),
+                    Piece::Address(k, case) => case.apply(&shape.addresses[*k].1, &mut content),
                 }
             }
             (t.name.clone(), content)
@@ -404,10 +482,10 @@ mod tests {
 
     /// A dual-stack bond with a VLAN: addresses, routes through both
     /// families (two default routes told apart by metric) and DNS.
-    fn dual_stack(v4: [&str; 3], v6: [&str; 2], dns: [&str; 2]) -> J {
+    fn dual_stack(v4: [&str; 3], v6: [&str; 2], dns: [&str; 2], mac: &str) -> J {
         json!({
             "interfaces": [
-                {"name": "eno1", "type": "ethernet", "state": "up"},
+                {"name": "eno1", "type": "ethernet", "state": "up", "mac-address": mac},
                 {"name": "eno2", "type": "ethernet", "state": "up"},
                 {"name": "bond0", "type": "bond", "state": "up",
                  "link-aggregation": {"mode": "active-backup", "port": ["eno1", "eno2"]},
@@ -452,7 +530,19 @@ mod tests {
                 43 => (a, "192.168.000.1".to_string()),
                 _ => (a, gw),
             };
-            owned.push(dual_stack([&a, &b, &gw], [&v6, &v6gw], [&dns[0], &dns[1]]));
+            // MACs pinned per host: upper case on some, mixed case (left
+            // to nmstate) on one.
+            let mac = match i {
+                44 => "52:54:00:Ab:00:2c".to_string(),
+                i if i % 5 == 0 => format!("52:54:00:AB:{:02X}:{:02X}", i / 256, i % 256),
+                i => format!("52:54:00:ab:{:02x}:{:02x}", i / 256, i % 256),
+            };
+            owned.push(dual_stack(
+                [&a, &b, &gw],
+                [&v6, &v6gw],
+                [&dns[0], &dns[1]],
+                &mac,
+            ));
         }
         // A second shape of another template, and a host without network.
         for i in 0..70u32 {
@@ -477,13 +567,16 @@ mod tests {
         // Both shapes were used: the second gives 66 (70 less its first,
         // second, 65th and last, which nmstate judges), so at least 34
         // came from the dual-stack one, whose hosts with their addresses
-        // in another order and hosts 40-43 went to nmstate.
+        // in another order and hosts 40-44 went to nmstate.
         assert!(from_shape >= 100, "{from_shape} verdicts from shapes");
     }
 
     #[test]
     fn only_whole_tokens_are_addresses() {
-        let addresses = vec![("10.1.0.1".parse().unwrap(), "10.1.0.1".to_string())];
+        let addresses = vec![(
+            Slot::Ip("10.1.0.1".parse().unwrap()),
+            "10.1.0.1".to_string(),
+        )];
         let mut seen = vec![false];
         let pieces = cut(
             "address0=10.1.0.10/8\nroute0=10.1.0.1/32,10.1.0.1\n",
@@ -496,7 +589,10 @@ mod tests {
         };
         let other = Shape {
             hash: (0, 0),
-            addresses: vec![("10.2.0.2".parse().unwrap(), "10.2.0.2".to_string())],
+            addresses: vec![(
+                Slot::Ip("10.2.0.2".parse().unwrap()),
+                "10.2.0.2".to_string(),
+            )],
         };
         assert!(seen[0]);
         assert_eq!(

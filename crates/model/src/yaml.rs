@@ -243,6 +243,7 @@ pub fn parse_all(text: &str, file: FileId) -> Result<Vec<Node>, YamlError> {
         anchors: Vec::new(),
         roots: Vec::new(),
         line_starts: None,
+        ascii: text.is_ascii(),
         error: None,
         too_deep: 0,
     };
@@ -300,6 +301,9 @@ struct Builder<'a> {
     /// One node per document.
     roots: Vec<Node>,
     line_starts: Option<Vec<usize>>,
+    /// Whether character and byte positions agree (looked at once: the
+    /// text can be 15 MB, and every node asks).
+    ascii: bool,
     error: Option<YamlError>,
     /// Open collections below MAX_DEPTH, skipped.
     too_deep: usize,
@@ -308,7 +312,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// yaml-rust2 markers count characters; diagnostics need byte offsets.
     fn fix_offset(&mut self, mut span: Span) -> Span {
-        if self.text.is_ascii() {
+        if self.ascii {
             return span;
         }
         let starts = self.line_starts.get_or_insert_with(|| {
