@@ -541,7 +541,7 @@ fn bad_keyfiles_are_located_errors() {
         ("unknown-type.nmconnection", b"[connection]\nid=x\ntype=frobnicator\ninterface-name=x0\n".to_vec(), "keyfile-invalid", 3),
         ("garbage.nmconnection", (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 7) as u8).collect(), "keyfile-syntax", 1),
         ("huge.nmconnection", { let mut v = b"[connection]\n".to_vec(); v.resize(10 << 20, b'#'); v }, "keyfile-syntax", 1),
-        ("unknown-controller.nmconnection", b"[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\nmaster=bond9\nslave-type=bond\n".to_vec(), "keyfile-invalid", 5),
+        ("controller-without-port-type.nmconnection", b"[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\nmaster=bond9\n".to_vec(), "keyfile-invalid", 5),
     ];
     for (name, bytes, code, line) in cases {
         let f = tmp.path().join(name);
