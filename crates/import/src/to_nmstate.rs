@@ -204,6 +204,9 @@ pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -
             if !c.nmstate_named {
                 iface.insert("profile-name".into(), json!(c.id));
             }
+        } else if c.iface.is_none() && c.id != c.name {
+            // A VLAN named by NetworkManager keeps its profile's name.
+            iface.insert("profile-name".into(), json!(c.id));
         }
         if c.port_type.as_deref() == Some("bridge") && !orphan[i] {
             // Read by the bridge (bridge_port) when it lists its ports.
