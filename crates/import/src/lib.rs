@@ -93,7 +93,7 @@ pub fn keyfile_paths(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
 }
 
 /// Reads keyfiles (files or directories) and converts them into one
-/// NMState document. `strict` turns "not imported" warnings into errors.
+/// NMState document. `strict` turns every warning into an error.
 ///
 /// A file found in a directory that NetworkManager would not load (it
 /// cannot be parsed, or the profile is invalid) is, as for the plugin,
