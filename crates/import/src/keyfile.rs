@@ -1,6 +1,8 @@
-//! NetworkManager's keyfile format (GKeyFile): `[group]` headers,
-//! `key=value` lines, `#` comments, `\s \n \t \r \\` escapes and
-//! `;`-separated lists. Every key keeps its line for diagnostics.
+//! NetworkManager's keyfile format, read as GLib's GKeyFile reads it:
+//! `[group]` headers, `key=value` lines, `#` comments, `\s \n \t \r \\`
+//! escapes and `;`-separated lists. A group that appears twice is one
+//! group; a key that appears twice keeps its last value; `key[locale]=`
+//! translations are dropped. Every key keeps its line for diagnostics.
 
 use nodenet_model::{Code, Diagnostic, Span};
 
@@ -18,11 +20,21 @@ pub struct Entry {
 impl Entry {
     /// The value with GKeyFile escapes resolved.
     pub fn value(&self) -> String {
-        unescape(&self.raw, false)
+        unescape(&self.raw)
     }
 
     /// The value as a `;`-separated list (`\;` stays in its item).
     pub fn list(&self) -> Vec<String> {
+        self.items()
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    /// The `;`-separated items exactly as GKeyFile splits them: an empty
+    /// item in the middle stays, a trailing `;` ends the list.
+    pub fn items(&self) -> Vec<String> {
         let mut items = Vec::new();
         let mut cur = String::new();
         let mut chars = self.raw.chars();
@@ -36,18 +48,14 @@ impl Entry {
                     }
                     None => {}
                 },
-                ';' => items.push(unescape(&std::mem::take(&mut cur), false)),
+                ';' => items.push(unescape(&std::mem::take(&mut cur))),
                 c => cur.push(c),
             }
         }
         if !cur.is_empty() {
-            items.push(unescape(&cur, false));
+            items.push(unescape(&cur));
         }
         items
-            .into_iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
     }
 }
 
@@ -55,13 +63,15 @@ impl Entry {
 pub struct Group {
     /// Canonical group name (`802-3-ethernet` is read as `ethernet`).
     pub name: String,
+    /// The name as the file spells it.
+    pub raw_name: String,
     pub span: Span,
     pub entries: Vec<Entry>,
 }
 
 impl Group {
     pub fn get(&self, key: &str) -> Option<&Entry> {
-        self.entries.iter().rev().find(|e| e.key == key)
+        self.entries.iter().find(|e| e.key == key)
     }
 }
 
@@ -69,7 +79,10 @@ impl Group {
 #[derive(Clone, Debug)]
 pub struct Keyfile {
     pub name: String,
+    pub file: u32,
     pub groups: Vec<Group>,
+    /// What NetworkManager would skip while reading (warnings).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Keyfile {
@@ -84,6 +97,15 @@ impl Keyfile {
     pub fn value(&self, group: &str, key: &str) -> Option<String> {
         self.get(group, key).map(Entry::value)
     }
+
+    /// Where a finding about the whole profile is shown: its
+    /// `[connection]` header, else its first group, else line 1.
+    pub fn header(&self) -> Span {
+        self.group("connection")
+            .or(self.groups.first())
+            .map(|g| g.span)
+            .unwrap_or_else(|| span(self.file, 1, 1, 0, 1))
+    }
 }
 
 /// Group names NetworkManager accepts under two spellings.
@@ -92,7 +114,6 @@ pub fn canonical_group(name: &str) -> &str {
         "802-3-ethernet" => "ethernet",
         "802-11-wireless" => "wifi",
         "802-11-wireless-security" => "wifi-security",
-        "802-1x" => "802-1x",
         n => n,
     }
 }
@@ -112,11 +133,12 @@ pub fn canonical_type(t: &str) -> &str {
     match t {
         "802-3-ethernet" => "ethernet",
         "802-11-wireless" => "wifi",
+        "802-11-olpc-mesh" => "olpc-mesh",
         t => t,
     }
 }
 
-fn unescape(s: &str, _list: bool) -> String {
+fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
@@ -140,6 +162,21 @@ fn unescape(s: &str, _list: bool) -> String {
     out
 }
 
+/// The first escape GKeyFile refuses (`\x`, or `\` ending the line).
+fn bad_escape(raw: &str) -> Option<String> {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('s' | 'n' | 't' | 'r' | '\\' | ';') => {}
+                Some(o) => return Some(format!("\\{o}")),
+                None => return Some("\\".into()),
+            }
+        }
+    }
+    None
+}
+
 fn span(file: u32, line: usize, col: usize, offset: usize, len: usize) -> Span {
     Span {
         file,
@@ -150,20 +187,59 @@ fn span(file: u32, line: usize, col: usize, offset: usize, len: usize) -> Span {
     }
 }
 
+/// GLib's `g_ascii_isspace`.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
+/// GKeyFile's key rule: no `[`/`]` except one trailing `[locale]`, no
+/// leading or trailing space. Returns whether the key is a translation.
+fn key_kind(key: &str) -> Option<bool> {
+    let (base, locale) = match key.find('[') {
+        Some(i) => (&key[..i], Some(&key[i + 1..])),
+        None => (key, None),
+    };
+    if base.is_empty() || base.contains(']') || base.starts_with(' ') || base.ends_with(' ') {
+        return None;
+    }
+    match locale {
+        None => Some(false),
+        Some(l) => {
+            let inner = l.strip_suffix(']')?;
+            inner
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
+                .then_some(true)
+        }
+    }
+}
+
+fn syntax(
+    file: u32,
+    line: usize,
+    col: usize,
+    offset: usize,
+    len: usize,
+    msg: String,
+) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(Code::KeyfileSyntax, msg).at(span(file, line, col, offset, len)))
+}
+
 /// Parses a keyfile. Errors are located; a file that is not text, is too
-/// large, or has a line that is neither a group, a key nor a comment is
-/// rejected.
+/// large, or has a line GKeyFile refuses (neither a group, a key nor a
+/// comment; a bad group or key name; a key before any group) is rejected.
 pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnostic>> {
     if bytes.len() > MAX_SIZE {
-        return Err(Box::new(
-            Diagnostic::error(
-                Code::KeyfileSyntax,
-                format!(
-                    "{} bytes is too large for a keyfile (at most {MAX_SIZE})",
-                    bytes.len()
-                ),
-            )
-            .at(span(file, 1, 1, 0, 1)),
+        return Err(syntax(
+            file,
+            1,
+            1,
+            0,
+            1,
+            format!(
+                "{} bytes is too large for a keyfile (at most {MAX_SIZE})",
+                bytes.len()
+            ),
         ));
     }
     let text = match std::str::from_utf8(bytes) {
@@ -176,90 +252,184 @@ pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnos
                     .unwrap_or(0)
             });
             let line = bytes[..bad].iter().filter(|b| **b == b'\n').count() + 1;
-            return Err(Box::new(
-                Diagnostic::error(
-                    Code::KeyfileSyntax,
-                    "not a text file (NUL byte or invalid UTF-8)",
-                )
-                .at(span(file, line, 1, bad, 1)),
+            return Err(syntax(
+                file,
+                line,
+                1,
+                bad,
+                1,
+                "not a text file (NUL byte or invalid UTF-8)".into(),
             ));
         }
     };
     let mut groups: Vec<Group> = Vec::new();
+    let mut warnings = Vec::new();
+    // Index in `groups` of the group keys go to.
+    let mut current: Option<usize> = None;
     let mut offset = 0;
     for (i, raw_line) in text.split_inclusive('\n').enumerate() {
         let line_no = i + 1;
-        let line = raw_line.trim_end_matches(['\n', '\r']);
         let start = offset;
         offset += raw_line.len();
-        let trimmed = line.trim_start();
+        let line = raw_line.strip_suffix('\n').unwrap_or(raw_line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let trimmed = line.trim_start_matches(is_space);
         let indent = line.len() - trimmed.len();
+        let at = |len: usize| (line_no, indent + 1, start + indent, len);
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix('[') {
-            let Some(end) = rest.find(']') else {
-                return Err(Box::new(
-                    Diagnostic::error(Code::KeyfileSyntax, "group header without closing `]`").at(
-                        span(file, line_no, indent + 1, start + indent, trimmed.len()),
-                    ),
-                ));
-            };
-            let raw_name = &rest[..end];
-            groups.push(Group {
-                name: canonical_group(raw_name).to_string(),
-                span: span(
-                    file,
-                    line_no,
-                    indent + 1,
-                    start + indent,
-                    raw_name.len() + 2,
-                ),
-                entries: Vec::new(),
-            });
-            continue;
+            if let Some(end) = rest.find(']') {
+                if rest[end + 1..].chars().all(|c| c == ' ' || c == '\t') {
+                    let raw_name = &rest[..end];
+                    if raw_name.is_empty()
+                        || raw_name.contains('[')
+                        || raw_name.chars().any(|c| c.is_control())
+                    {
+                        let (l, c, o, n) = at(end + 2);
+                        return Err(syntax(
+                            file,
+                            l,
+                            c,
+                            o,
+                            n,
+                            format!("`[{raw_name}]` is not a valid group name"),
+                        ));
+                    }
+                    current = Some(match groups.iter().position(|g| g.raw_name == raw_name) {
+                        // GKeyFile: a group seen again continues it.
+                        Some(k) => k,
+                        None => {
+                            let (l, c, o, n) = at(raw_name.len() + 2);
+                            groups.push(Group {
+                                name: canonical_group(raw_name).to_string(),
+                                raw_name: raw_name.to_string(),
+                                span: span(file, l, c, o, n),
+                                entries: Vec::new(),
+                            });
+                            groups.len() - 1
+                        }
+                    });
+                    continue;
+                }
+            }
         }
-        let Some(eq) = trimmed.find('=') else {
-            return Err(Box::new(
-                Diagnostic::error(
-                    Code::KeyfileSyntax,
-                    format!(
-                        "`{}` is neither `[group]`, `key=value` nor a `#` comment",
-                        truncate(trimmed)
-                    ),
-                )
-                .at(span(
-                    file,
-                    line_no,
-                    indent + 1,
-                    start + indent,
-                    trimmed.len(),
-                )),
+        let Some(eq) = trimmed.find('=').filter(|&eq| eq > 0) else {
+            let (l, c, o, n) = at(trimmed.len());
+            return Err(syntax(
+                file,
+                l,
+                c,
+                o,
+                n,
+                format!(
+                    "`{}` is neither `[group]`, `key=value` nor a `#` comment",
+                    truncate(trimmed)
+                ),
             ));
         };
-        let key = trimmed[..eq].trim();
-        let value = trimmed[eq + 1..].trim_start();
-        let value_col = line.len() - value.len();
-        let Some(group) = groups.last_mut() else {
+        let key = trimmed[..eq].trim_end_matches(is_space);
+        let Some(translation) = key_kind(key) else {
+            let (l, c, o, _) = at(0);
+            return Err(syntax(
+                file,
+                l,
+                c,
+                o,
+                eq,
+                format!("`{}` is not a valid key name", truncate(key)),
+            ));
+        };
+        let Some(g) = current else {
+            let (l, c, o, _) = at(0);
             return Err(Box::new(
                 Diagnostic::error(
                     Code::KeyfileSyntax,
-                    format!("`{key}=` before any `[group]`"),
+                    format!("`{}=` before any `[group]`", truncate(key)),
                 )
-                .at(span(file, line_no, indent + 1, start + indent, key.len()))
+                .at(span(file, l, c, o, key.len()))
                 .help("a keyfile starts with `[connection]`"),
             ));
         };
+        if translation {
+            // GKeyFile keeps only the translations of the reader's
+            // locale; NetworkManager reads none of them.
+            continue;
+        }
+        let value = trimmed[eq + 1..].trim_start_matches(is_space);
+        let value_col = line.len() - value.len();
+        let entry_span = span(file, line_no, value_col + 1, start + value_col, value.len());
+        let group = &mut groups[g];
+        let key = canonical_key(&group.name, key).to_string();
+        // GKeyFile: the last of a repeated key wins.
+        group.entries.retain(|e| e.key != key);
+        if let Some(esc) = bad_escape(value) {
+            warnings.push(
+                Diagnostic::warning(
+                    Code::KeyfileInvalid,
+                    format!(
+                        "`{key}=` in [{}] has the invalid escape `{esc}`: NetworkManager ignores the key",
+                        group.raw_name
+                    ),
+                )
+                .at(entry_span),
+            );
+            continue;
+        }
         group.entries.push(Entry {
-            key: canonical_key(&group.name, key).to_string(),
+            key,
             raw: value.to_string(),
-            span: span(file, line_no, value_col + 1, start + value_col, value.len()),
+            span: entry_span,
         });
     }
+    merge_aliases(&mut groups, &mut warnings);
     Ok(Keyfile {
         name: name.to_string(),
+        file,
         groups,
+        warnings,
     })
+}
+
+fn is_long_spelling(raw: &str) -> bool {
+    canonical_group(raw) != raw
+}
+
+/// Both spellings of one setting (`[802-3-ethernet]` and `[ethernet]`):
+/// NetworkManager reads the values from the long one only.
+fn merge_aliases(groups: &mut Vec<Group>, warnings: &mut Vec<Diagnostic>) {
+    let mut i = 0;
+    while i < groups.len() {
+        let dup = groups
+            .iter()
+            .enumerate()
+            .find(|(j, o)| *j != i && o.name == groups[i].name)
+            .map(|(j, _)| j);
+        match dup {
+            Some(j) => {
+                let short = if is_long_spelling(&groups[i].raw_name) {
+                    j
+                } else {
+                    i
+                };
+                let long = if short == i { j } else { i };
+                warnings.push(
+                    Diagnostic::warning(
+                        Code::KeyfileInvalid,
+                        format!(
+                            "[{}] is ignored: NetworkManager reads this setting from [{}]",
+                            groups[short].raw_name, groups[long].raw_name
+                        ),
+                    )
+                    .at(groups[short].span),
+                );
+                groups.remove(short);
+                i = 0;
+            }
+            None => i += 1,
+        }
+    }
 }
 
 fn truncate(s: &str) -> String {
@@ -298,12 +468,51 @@ mod tests {
     }
 
     #[test]
+    fn gkeyfile_rules_repeats_translations_and_whitespace() {
+        let text = "  [connection]  \n\tid = a b  \r\nid[de]=x\ntype=ethernet\n[ipv4]\nmethod=auto\n[connection]\nid=last\n[ipv4]\nmethod=manual\n";
+        let k = parse("x", text.as_bytes(), 0).unwrap();
+        assert_eq!(k.groups.len(), 2, "repeated groups are one group");
+        assert_eq!(k.value("connection", "id").as_deref(), Some("last"));
+        assert_eq!(k.value("ipv4", "method").as_deref(), Some("manual"));
+        assert_eq!(k.group("connection").unwrap().entries.len(), 2);
+        // Trailing whitespace of a value is kept, leading is not.
+        let k = parse("x", b"[connection]\nid =  a b  \n", 0).unwrap();
+        assert_eq!(k.value("connection", "id").as_deref(), Some("a b  "));
+    }
+
+    #[test]
+    fn both_spellings_of_a_setting_read_the_long_one() {
+        let text =
+            "[connection]\ntype=ethernet\n[ethernet]\nmtu=1400\n[802-3-ethernet]\nmtu=9000\n";
+        let k = parse("x", text.as_bytes(), 0).unwrap();
+        assert_eq!(k.value("ethernet", "mtu").as_deref(), Some("9000"));
+        assert_eq!(k.warnings.len(), 1);
+        assert_eq!(k.warnings[0].span.unwrap().line, 3);
+    }
+
+    #[test]
+    fn an_invalid_escape_drops_the_key_with_a_warning() {
+        let k = parse("x", b"[connection]\nid=a\\qb\ntype=ethernet\n", 0).unwrap();
+        assert!(k.get("connection", "id").is_none());
+        assert_eq!(k.warnings[0].code, Code::KeyfileInvalid);
+        assert_eq!(k.warnings[0].span.unwrap().line, 2);
+    }
+
+    #[test]
     fn located_errors() {
         let e = parse("x", b"id=foo\n[connection]\n", 0).unwrap_err();
         assert_eq!((e.code, e.span.unwrap().line), (Code::KeyfileSyntax, 1));
         let e = parse("x", b"[connection]\nid=a\njunk line\n", 0).unwrap_err();
         assert_eq!(e.span.unwrap().line, 3);
         let e = parse("x", b"[connection\n", 0).unwrap_err();
+        assert_eq!(e.span.unwrap().line, 1);
+        let e = parse("x", b"[connection] x\n", 0).unwrap_err();
+        assert_eq!(e.span.unwrap().line, 1);
+        let e = parse("x", b"[connection]\n=a\n", 0).unwrap_err();
+        assert_eq!(e.span.unwrap().line, 2);
+        let e = parse("x", b"[connection]\na]b=c\n", 0).unwrap_err();
+        assert_eq!(e.span.unwrap().line, 2);
+        let e = parse("x", b"[]\n", 0).unwrap_err();
         assert_eq!(e.span.unwrap().line, 1);
         let e = parse("x", b"[connection]\nid=\x00\xff\n", 0).unwrap_err();
         assert_eq!(e.span.unwrap().line, 2);

@@ -6,8 +6,11 @@ pub mod diff;
 pub mod into;
 pub mod keyfile;
 pub mod live;
+pub mod profile;
 pub mod to_nmstate;
+pub mod values;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -41,8 +44,29 @@ impl Imported {
     }
 }
 
-/// The files a path stands for: itself, or the keyfiles in a directory
-/// (what NetworkManager's keyfile plugin reads: not hidden, not backups).
+/// Whether NetworkManager's keyfile plugin skips a file of its profile
+/// directory in /etc (`nm_keyfile_utils_ignore_filename`): hidden files,
+/// `~` backups, temporary files ending in `.` and six letters or digits
+/// (`g_file_set_contents`'s, `.rpmnew`, its own `.nmmeta`), and 802.1X
+/// certificates and keys (`.pem`, `.der`). Other names are read, with or
+/// without `.nmconnection`.
+pub fn ignored_file_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let temporary = name
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.len() == 6 && ext.bytes().all(|b| b.is_ascii_alphanumeric()));
+    name.is_empty()
+        || name.starts_with('.')
+        || name.ends_with('~')
+        || temporary
+        || [".pem", ".der"]
+            .iter()
+            .any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
+}
+
+/// The files a path stands for: itself, or the regular files of a
+/// directory NetworkManager's keyfile plugin would read
+/// ([`ignored_file_name`]), sorted by name.
 pub fn keyfile_paths(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let io = |source| ImportError::Io {
         path: path.display().to_string(),
@@ -56,17 +80,8 @@ pub fn keyfile_paths(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     for entry in std::fs::read_dir(path).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // As NetworkManager's keyfile plugin: `.nmconnection` always,
-        // else not hidden files, backups, package leftovers or its own
-        // metadata files.
-        let skip = !name.ends_with(".nmconnection")
-            && (name.starts_with('.')
-                || name.ends_with('~')
-                || [".swp", ".tmp", ".nmmeta", ".rpmnew", ".rpmsave", ".rpmorig"]
-                    .iter()
-                    .any(|ext| name.ends_with(ext))
-                || name.contains(".dpkg-"));
-        if !skip && entry.file_type().map_err(io)?.is_file() {
+        // stat(), as the plugin: a symlink to a regular file is read.
+        if !ignored_file_name(&name) && entry.path().metadata().is_ok_and(|m| m.is_file()) {
             files.push(entry.path());
         }
     }
@@ -78,31 +93,46 @@ pub fn keyfile_paths(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
 }
 
 /// Reads keyfiles (files or directories) and converts them into one
-/// NMState document. `strict` turns "not imported" warnings into errors.
+/// NMState document. `strict` turns every warning into an error.
+///
+/// A file found in a directory that NetworkManager would not load (it
+/// cannot be parsed, or the profile is invalid) is, as for the plugin,
+/// left out with its findings as warnings, as long as something else is
+/// imported (and not with `strict`).
 pub fn import_paths(paths: &[impl AsRef<Path>], strict: bool) -> Result<Imported, ImportError> {
     let mut files = Vec::new();
     for p in paths {
-        files.extend(keyfile_paths(p.as_ref())?);
+        let listed = p.as_ref().is_dir();
+        files.extend(keyfile_paths(p.as_ref())?.into_iter().map(|f| (f, listed)));
     }
-    let read: Vec<(PathBuf, Vec<u8>)> = files
+    let read: Vec<(PathBuf, Vec<u8>, bool)> = files
         .into_par_iter()
-        .map(|p| {
+        .map(|(p, listed)| {
             let bytes = std::fs::read(&p).map_err(|source| ImportError::Io {
                 path: p.display().to_string(),
                 source,
             })?;
-            Ok((p, bytes))
+            Ok((p, bytes, listed))
         })
         .collect::<Result<_, ImportError>>()?;
-    Ok(import_bytes(read, strict))
+    Ok(import_files(read, strict))
 }
 
-/// Converts keyfile contents (name, bytes) into one NMState document.
+/// Converts keyfile contents (name, bytes) into one NMState document;
+/// every file counts (none is left out for its errors).
 pub fn import_bytes(files: Vec<(PathBuf, Vec<u8>)>, strict: bool) -> Imported {
+    import_files(
+        files.into_iter().map(|(p, b)| (p, b, false)).collect(),
+        strict,
+    )
+}
+
+/// [`import_paths`] on contents: (name, bytes, found in a directory).
+fn import_files(files: Vec<(PathBuf, Vec<u8>, bool)>, strict: bool) -> Imported {
     let mut sources = SourceMap::default();
     let ids: Vec<u32> = files
         .iter()
-        .map(|(p, bytes)| {
+        .map(|(p, bytes, _)| {
             let shown = if bytes.len() <= keyfile::MAX_SIZE {
                 String::from_utf8_lossy(bytes).into_owned()
             } else {
@@ -111,10 +141,16 @@ pub fn import_bytes(files: Vec<(PathBuf, Vec<u8>)>, strict: bool) -> Imported {
             sources.add(p.display().to_string(), shown)
         })
         .collect();
+    let listed: HashSet<u32> = files
+        .iter()
+        .zip(&ids)
+        .filter(|((_, _, l), _)| *l)
+        .map(|(_, id)| *id)
+        .collect();
     let parsed: Vec<Result<Keyfile, Box<Diagnostic>>> = files
         .par_iter()
         .zip(&ids)
-        .map(|((p, bytes), id)| {
+        .map(|((p, bytes, _), id)| {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -122,15 +158,72 @@ pub fn import_bytes(files: Vec<(PathBuf, Vec<u8>)>, strict: bool) -> Imported {
             keyfile::parse(&name, bytes, *id)
         })
         .collect();
-    let mut diagnostics = Vec::new();
+    let mut parse_diags = Vec::new();
     let mut keyfiles = Vec::new();
     for r in parsed {
         match r {
-            Ok(k) => keyfiles.push(k),
-            Err(d) => diagnostics.push(*d),
+            Ok(k) => {
+                parse_diags.extend(k.warnings.iter().cloned());
+                keyfiles.push(k);
+            }
+            Err(d) => parse_diags.push(*d),
         }
     }
-    let state = to_nmstate::convert(&keyfiles, strict, &mut diagnostics);
+    let run = |left_out: &HashSet<u32>| {
+        let mut diagnostics: Vec<Diagnostic> = parse_diags
+            .iter()
+            .filter(|d| !d.span.is_some_and(|s| left_out.contains(&s.file)))
+            .cloned()
+            .collect();
+        let kept: Vec<&Keyfile> = keyfiles
+            .iter()
+            .filter(|k| !left_out.contains(&k.file))
+            .collect();
+        let state = to_nmstate::convert(&kept, strict, &mut diagnostics);
+        (state, diagnostics)
+    };
+    // The files found in a directory that have errors.
+    let bad_listed = |diags: &[Diagnostic]| -> HashSet<u32> {
+        diags
+            .iter()
+            .filter(|d| d.is_error())
+            .filter_map(|d| d.span.map(|s| s.file))
+            .filter(|f| listed.contains(f))
+            .collect()
+    };
+    let (mut state, mut diagnostics) = run(&HashSet::new());
+    let mut bad = bad_listed(&diagnostics);
+    if !strict && !bad.is_empty() {
+        // Leave them out, as the plugin does, until the rest is clean (a
+        // left-out controller can make its ports fail in turn).
+        let mut left_out: HashSet<u32> = HashSet::new();
+        let mut findings: Vec<Diagnostic> = Vec::new();
+        let mut round = None;
+        while !bad.is_empty() {
+            let diags = round.as_ref().map_or(&diagnostics, |(_, d)| d);
+            findings.extend(
+                diags
+                    .iter()
+                    .filter(|d| d.is_error() && d.span.is_some_and(|s| bad.contains(&s.file)))
+                    .cloned(),
+            );
+            left_out.extend(bad);
+            let next = run(&left_out);
+            bad = bad_listed(&next.1);
+            round = Some(next);
+        }
+        let (rest, rest_diags) = round.expect("at least one round");
+        let usable = rest["interfaces"].as_array().is_some_and(|a| !a.is_empty());
+        if usable && !rest_diags.iter().any(Diagnostic::is_error) {
+            state = rest;
+            diagnostics = rest_diags;
+            diagnostics.extend(findings.into_iter().map(|mut d| {
+                d.severity = nodenet_model::Severity::Warning;
+                d.message = format!("{} (the file is not imported)", d.message);
+                d
+            }));
+        }
+    }
     nodenet_model::diag::sort(&mut diagnostics);
     Imported {
         sources,

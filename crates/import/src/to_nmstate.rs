@@ -1,55 +1,20 @@
 //! NetworkManager profiles → NMState. Every setting is either mapped,
 //! recognised as a value nmstate writes by itself (so `gc` → `import` →
-//! `gc` is the identity), or reported as a located warning.
+//! `gc` is the identity), or reported as a located warning. Values
+//! NetworkManager itself ignores or reads in an old form are read as it
+//! reads them, with a warning where it warns.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 use serde_json::{json, Map, Value as J};
 
-use nodenet_model::{Code, Diagnostic};
+use nodenet_model::{Code, Diagnostic, Span};
 
-use crate::keyfile::{canonical_type, Entry, Group, Keyfile};
-
-/// One profile and what it says about its place in the stack.
-struct Conn<'a> {
-    kf: &'a Keyfile,
-    id: String,
-    uuid: Option<String>,
-    kind: String,
-    iface: Option<String>,
-    controller: Option<&'a Entry>,
-    port_type: Option<String>,
-}
-
-impl Conn<'_> {
-    /// The interface name nmstate knows the profile by.
-    fn name(&self) -> String {
-        self.iface.clone().unwrap_or_else(|| self.id.clone())
-    }
-}
-
-/// nmstate interface type for a NetworkManager connection type.
-fn nmstate_type(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "ethernet" => "ethernet",
-        "bond" => "bond",
-        "vlan" => "vlan",
-        "bridge" => "linux-bridge",
-        "ovs-bridge" => "ovs-bridge",
-        "ovs-interface" => "ovs-interface",
-        "ovs-port" => "ovs-port",
-        "dummy" => "dummy",
-        "loopback" => "loopback",
-        "vrf" => "vrf",
-        "vxlan" => "vxlan",
-        "macvlan" => "mac-vlan",
-        "veth" => "veth",
-        "infiniband" => "infiniband",
-        _ => return None,
-    })
-}
+use crate::keyfile::{Entry, Group, Keyfile};
+use crate::profile::{self, nmstate_type, vlan_name, Profile, Read};
+use crate::values::{list_key, read_ip_item, read_mac};
 
 /// Warnings and errors go here, attached to the file they came from.
 struct Findings<'d> {
@@ -58,19 +23,38 @@ struct Findings<'d> {
 }
 
 impl Findings<'_> {
-    fn unmapped(&mut self, e: &Entry, group: &str, why: &str) {
-        let msg = format!("`{}={}` in [{group}] is not imported: {why}", e.key, e.raw);
+    /// Something in the input is not imported, or not as written: a
+    /// warning (an error with --strict).
+    fn warn(&mut self, code: Code, span: Span, msg: impl Into<String>) {
         let d = if self.strict {
-            Diagnostic::error(Code::KeyfileUnmapped, msg)
+            Diagnostic::error(code, msg)
         } else {
-            Diagnostic::warning(Code::KeyfileUnmapped, msg)
+            Diagnostic::warning(code, msg)
         };
-        self.out.push(d.at(e.span));
+        self.out.push(d.at(span));
     }
 
-    fn invalid(&mut self, e: &Entry, msg: impl Into<String>) {
+    fn unmapped(&mut self, e: &Entry, group: &str, why: &str) {
+        self.warn(
+            Code::KeyfileUnmapped,
+            e.span,
+            format!("`{}={}` in [{group}] is not imported: {why}", e.key, e.raw),
+        );
+    }
+
+    /// A value NetworkManager ignores (or reads differently than written).
+    fn ignored(&mut self, e: &Entry, group: &str, why: &str) {
+        self.warn(
+            Code::KeyfileInvalid,
+            e.span,
+            format!("`{}={}` in [{group}]: {why}", e.key, e.raw),
+        );
+    }
+
+    /// Input NetworkManager rejects.
+    fn invalid(&mut self, span: Span, msg: impl Into<String>) {
         self.out
-            .push(Diagnostic::error(Code::KeyfileInvalid, msg).at(e.span));
+            .push(Diagnostic::error(Code::KeyfileInvalid, msg).at(span));
     }
 }
 
@@ -90,6 +74,9 @@ fn is_default(group: &str, key: &str, value: &str) -> bool {
             | (_, "ignore-auto-dns", "false")
             | (_, "ignore-auto-routes", "false")
             | (_, "never-default", "false")
+            | (_, "may-fail", "true")
+            | ("proxy", "method", "none")
+            | ("bond-port", "queue-id" | "prio", "0")
             | ("connection", "autoconnect", "true")
             | ("connection", "autoconnect-ports", "-1" | "1" | "true")
             | ("vlan", "flags", "1")
@@ -104,66 +91,36 @@ fn is_default(group: &str, key: &str, value: &str) -> bool {
     )
 }
 
-/// [connection] keys every profile's mapping consumes.
-const CONNECTION_KEYS: &[(&str, &str)] = &[
-    ("connection", "id"),
-    ("connection", "uuid"),
-    ("connection", "type"),
-    ("connection", "interface-name"),
-    ("connection", "controller"),
-    ("connection", "port-type"),
-    ("connection", "autoconnect"),
-    // NetworkManager's record of the last activation (it writes it into
-    // the keyfile), not configuration.
-    ("connection", "timestamp"),
+/// Types whose profile gets `ipv4.method=auto` and `ipv6.method=auto`
+/// from NetworkManager when it has no [ipv4]/[ipv6] group.
+const IP_AUTO_BY_DEFAULT: &[&str] = &[
+    "ethernet",
+    "bond",
+    "bridge",
+    "vlan",
+    "infiniband",
+    "macvlan",
+    "vxlan",
+    "veth",
+    "ovs-interface",
 ];
 
 /// Converts profiles into one NMState document.
-pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -> J {
+pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -> J {
     let mut f = Findings { out, strict };
-    let mut conns = Vec::new();
-    for kf in keyfiles {
-        let Some(c) = kf.group("connection") else {
-            let span = kf.groups.first().map(|g| g.span);
-            let mut d = Diagnostic::error(
-                Code::KeyfileInvalid,
-                format!("{}: no [connection] group", kf.name),
-            );
-            if let Some(s) = span {
-                d = d.at(s);
-            }
-            f.out.push(d);
-            continue;
-        };
-        let Some(kind) = c.get("type") else {
-            f.out.push(
-                Diagnostic::error(Code::KeyfileInvalid, "[connection] has no `type`").at(c.span),
-            );
-            continue;
-        };
-        let kind_s = canonical_type(&kind.value()).to_string();
-        if nmstate_type(&kind_s).is_none() {
-            f.invalid(
-                kind,
-                format!("connection type `{kind_s}` cannot be expressed in NMState"),
-            );
-            continue;
+    let mut conns: Vec<Profile> = Vec::new();
+    for &kf in keyfiles {
+        match profile::read(kf) {
+            Read::Profile(p) => conns.push(*p),
+            Read::Skipped(d) => f.warn(d.code, d.span.unwrap_or_else(|| kf.header()), d.message),
+            Read::Rejected(d) => f.out.push(d),
         }
-        conns.push(Conn {
-            kf,
-            id: c
-                .get("id")
-                .map(Entry::value)
-                .unwrap_or_else(|| kf.name.trim_end_matches(".nmconnection").to_string()),
-            uuid: c.get("uuid").map(Entry::value),
-            kind: kind_s,
-            iface: c.get("interface-name").map(Entry::value),
-            controller: c.get("controller"),
-            port_type: c.get("port-type").map(Entry::value),
-        });
     }
+    name_vlans(&mut conns, &mut f);
+    let mut conns = without_duplicates(conns, &mut f);
     // Stable order whatever the file order: by interface name, then type.
-    conns.sort_by_key(|c| (c.name(), c.kind.clone()));
+    conns.sort_by(|a, b| (&a.name, &a.kind).cmp(&(&b.name, &b.kind)));
+    warn_duplicate_uuids(&conns, &mut f);
 
     // Controller of each connection (index), resolved by UUID, interface
     // name (of the right type) or id; indexed, for 10,000-file imports.
@@ -183,28 +140,34 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
     }
     let resolve = |r: &str, want: &str| -> Option<usize> {
         by_uuid
-            .get(r)
+            .get(r.to_ascii_lowercase().as_str())
             .or_else(|| by_iface.get(&(r, want)))
             .or_else(|| by_id.get(&(r, want)))
             .copied()
     };
     let mut children_of: Vec<Vec<usize>> = vec![Vec::new(); conns.len()];
+    // Ports whose controller is not among the profiles: imported on their
+    // own.
+    let mut orphan = vec![false; conns.len()];
     for (i, c) in conns.iter().enumerate() {
         let Some(e) = c.controller else { continue };
         // The port type names the controller's type (`bond`, `bridge`,
-        // `ovs-port`, `ovs-bridge`); without one, any type.
+        // `ovs-port`, `ovs-bridge`).
         let want = c.port_type.as_deref().unwrap_or("");
         match resolve(&e.value(), want) {
-            Some(j) => {
-                children_of[j].push(i);
+            Some(j) => children_of[j].push(i),
+            None => {
+                orphan[i] = true;
+                f.warn(
+                    Code::KeyfileUnmapped,
+                    e.span,
+                    format!(
+                        "controller `{}` is no profile among the imported ones: `{}` is imported without it",
+                        e.value(),
+                        c.name
+                    ),
+                );
             }
-            None => f.invalid(
-                e,
-                format!(
-                    "controller `{}` is no profile among the imported ones",
-                    e.value()
-                ),
-            ),
         }
     }
     let children = |j: usize| -> Vec<usize> { children_of[j].clone() };
@@ -214,15 +177,14 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
     let mut dns_servers: Vec<String> = Vec::new();
     let mut dns_search: Vec<String> = Vec::new();
     for (i, c) in conns.iter().enumerate() {
+        let mut used = c.used.clone();
         if c.kind == "ovs-port" {
-            let mut used = CONNECTION_KEYS.to_vec();
             used.push(("ovs-port", "bond-mode"));
             check_leftovers(c.kf, &["connection", "ovs-port"], &mut f, &used);
             continue;
         }
         let mut iface = Map::new();
-        let name = c.name();
-        iface.insert("name".into(), json!(name));
+        iface.insert("name".into(), json!(c.name));
         iface.insert(
             "type".into(),
             json!(nmstate_type(&c.kind).unwrap_or("ethernet")),
@@ -236,38 +198,27 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                 "up"
             }),
         );
-        let mut used: Vec<(&str, &str)> = CONNECTION_KEYS.to_vec();
-        if c.port_type.as_deref() == Some("bridge") {
+        if let Some(mac) = &c.mac_match {
+            iface.insert("identifier".into(), json!("mac-address"));
+            iface.insert("mac-address".into(), json!(mac));
+            if !c.nmstate_named {
+                iface.insert("profile-name".into(), json!(c.id));
+            }
+        } else if c.iface.is_none() && c.id != c.name {
+            // A VLAN named by NetworkManager keeps its profile's name.
+            iface.insert("profile-name".into(), json!(c.id));
+        }
+        if c.port_type.as_deref() == Some("bridge") && !orphan[i] {
             // Read by the bridge (bridge_port) when it lists its ports.
-            used.push(("bridge-port", "vlans"));
+            used.push(("bridge-port", "*"));
         }
-        // Ethernet-level settings.
-        if let Some(mtu) = c.kf.get("ethernet", "mtu") {
-            match mtu.value().parse::<u64>() {
-                Ok(m) => {
-                    iface.insert("mtu".into(), json!(m));
-                }
-                Err(_) => f.invalid(mtu, format!("mtu `{}` is not a number", mtu.value())),
-            }
-            used.push(("ethernet", "mtu"));
-        }
-        if let Some(mac) = c.kf.get("ethernet", "cloned-mac-address") {
-            iface.insert("mac-address".into(), json!(mac.value()));
-            used.push(("ethernet", "cloned-mac-address"));
-        }
-        if let Some(mac) = c.kf.get("ethernet", "mac-address") {
-            if c.iface.is_none() {
-                iface.insert("identifier".into(), json!("mac-address"));
-                iface.insert("mac-address".into(), json!(mac.value()));
-                used.push(("ethernet", "mac-address"));
-            }
-        }
+        ethernet(c, &mut iface, &mut used, &mut f);
         match c.kind.as_str() {
             "bond" => {
                 let mut la = Map::new();
                 let mut options = Map::new();
                 if let Some(g) = c.kf.group("bond") {
-                    for e in &g.entries {
+                    for e in g.entries.iter().filter(|e| e.key != "interface-name") {
                         if e.key == "mode" {
                             la.insert("mode".into(), json!(e.value()));
                         } else {
@@ -278,45 +229,18 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                 if !options.is_empty() {
                     la.insert("options".into(), J::Object(options));
                 }
-                let ports: Vec<String> = children(i).iter().map(|&k| conns[k].name()).collect();
+                let ports: Vec<String> =
+                    children(i).iter().map(|&k| conns[k].name.clone()).collect();
                 la.insert("port".into(), json!(ports));
                 iface.insert("link-aggregation".into(), J::Object(la));
                 used.push(("bond", "*"));
             }
             "vlan" => {
                 let mut vlan = Map::new();
-                // A missing setting is reported at the [vlan] header.
-                let vlan_at =
-                    c.kf.group("vlan")
-                        .map(|g| g.span)
-                        .unwrap_or(c.kf.groups[0].span);
-                let missing = |f: &mut Findings, msg: String| {
-                    f.out
-                        .push(Diagnostic::error(Code::KeyfileInvalid, msg).at(vlan_at))
-                };
-                match c.kf.get("vlan", "parent") {
-                    Some(p) => {
-                        let parent = p.value();
-                        let base = conns
-                            .iter()
-                            .find(|o| o.uuid.as_deref() == Some(parent.as_str()))
-                            .map(|o| o.name())
-                            .unwrap_or(parent);
-                        vlan.insert("base-iface".into(), json!(base));
-                    }
-                    None => missing(&mut f, format!("VLAN `{name}` has no `parent=`")),
+                if let Some(base) = vlan_parent(c, &conns) {
+                    vlan.insert("base-iface".into(), json!(base));
                 }
-                match c.kf.get("vlan", "id") {
-                    Some(id) => match id.value().parse::<u16>() {
-                        Ok(n) => {
-                            vlan.insert("id".into(), json!(n));
-                        }
-                        Err(_) => {
-                            f.invalid(id, format!("VLAN id `{}` is not a number", id.value()))
-                        }
-                    },
-                    None => missing(&mut f, format!("VLAN `{name}` has no `id=`")),
-                }
+                vlan.insert("id".into(), json!(vlan_id(c, &mut f)));
                 if let Some(p) = c.kf.value("vlan", "protocol") {
                     vlan.insert("protocol".into(), json!(p));
                 }
@@ -332,7 +256,7 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                 let mut options = Map::new();
                 let mut stp = Map::new();
                 if let Some(g) = c.kf.group("bridge") {
-                    for e in &g.entries {
+                    for e in g.entries.iter().filter(|e| e.key != "interface-name") {
                         let v = e.value();
                         match e.key.as_str() {
                             "stp" => {
@@ -376,7 +300,7 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                     let port = &conns[p];
                     let members = children(p);
                     if port.kind != "ovs-port" {
-                        ports.push(json!({"name": port.name()}));
+                        ports.push(json!({"name": port.name}));
                     } else if members.len() > 1 {
                         let mut la = Map::new();
                         if let Some(mode) = port.kf.value("ovs-port", "bond-mode") {
@@ -387,18 +311,21 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                             J::Array(
                                 members
                                     .iter()
-                                    .map(|&m| json!({"name": conns[m].name()}))
+                                    .map(|&m| json!({"name": conns[m].name}))
                                     .collect(),
                             ),
                         );
-                        ports.push(json!({"name": port.name(), "link-aggregation": la}));
+                        ports.push(json!({"name": port.name, "link-aggregation": la}));
                     } else if let Some(&m) = members.first() {
-                        ports.push(json!({"name": conns[m].name()}));
+                        ports.push(json!({"name": conns[m].name}));
                     }
                 }
                 bridge.insert("port".into(), J::Array(ports));
                 iface.insert("bridge".into(), J::Object(bridge));
                 used.push(("ovs-bridge", "stp-enable"));
+            }
+            "infiniband" => {
+                infiniband(c, &mut iface, &mut used, &mut f);
             }
             _ => {}
         }
@@ -406,23 +333,65 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
         // an interface whose state has no ip settings at all: keep it so.
         let unset = |fam: &str| c.kf.value(fam, "method").as_deref() == Some("disabled");
         let no_ip = unset("ipv4") && unset("ipv6") && c.kf.get("ipv6", "addr-gen-mode").is_none();
+        // NetworkManager drops the IP settings of a port (VRF ports and
+        // OVS interfaces keep them).
+        let port =
+            c.is_port() && c.port_type.as_deref() != Some("vrf") && c.kind != "ovs-interface";
         for fam in ["ipv4", "ipv6"] {
+            used.push((fam, "*"));
             if no_ip {
-                used.push((fam, "*"));
                 continue;
             }
-            if let Some(g) = c.kf.group(fam) {
-                let ip = ip_block(
-                    fam,
-                    g,
-                    &name,
-                    &mut routes,
-                    &mut dns_servers,
-                    &mut dns_search,
-                    &mut f,
+            let group = c.kf.group(fam);
+            if port {
+                if let Some(g) = group.filter(|g| g.entries.iter().any(|e| !e.raw.is_empty())) {
+                    f.warn(
+                        Code::KeyfileInvalid,
+                        g.span,
+                        format!("[{fam}] of a port: NetworkManager ignores it"),
+                    );
+                }
+                continue;
+            }
+            let small_mtu = iface.get("mtu").and_then(J::as_u64).filter(|m| *m < 1280);
+            let v6_wanted = group.map_or(IP_AUTO_BY_DEFAULT.contains(&c.kind.as_str()), |g| {
+                !matches!(
+                    g.get("method").map(Entry::value).as_deref(),
+                    Some("disabled" | "ignore")
+                )
+            });
+            if let (true, Some(m), true) = (fam == "ipv6", small_mtu, v6_wanted) {
+                let at = ["ethernet", "infiniband"]
+                    .iter()
+                    .find_map(|g| c.kf.get(g, "mtu"))
+                    .map_or_else(|| c.kf.header(), |e| e.span);
+                let msg = format!(
+                    "an MTU of {m} leaves no IPv6 (the kernel turns it off below 1280, \
+                     nmstate refuses it): [ipv6] is imported as disabled"
                 );
-                iface.insert(fam.into(), ip);
-                used.push((fam, "*"));
+                f.warn(Code::KeyfileUnmapped, at, msg);
+                iface.insert(fam.into(), json!({"enabled": false}));
+                continue;
+            }
+            match group {
+                Some(g) => {
+                    let mut sink = Sink {
+                        routes: &mut routes,
+                        dns: &mut dns_servers,
+                        search: &mut dns_search,
+                    };
+                    if let Some(ip) = ip_block(fam, g, &c.route_ref(), &mut sink, &mut f) {
+                        iface.insert(fam.into(), ip);
+                    }
+                }
+                None if IP_AUTO_BY_DEFAULT.contains(&c.kind.as_str()) => {
+                    let mut ip = json!({"enabled": true, "dhcp": true});
+                    if fam == "ipv6" {
+                        ip["autoconf"] = json!(true);
+                    }
+                    iface.insert(fam.into(), ip);
+                }
+                None => {}
             }
         }
         check_leftovers(
@@ -435,9 +404,13 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
                 "bridge",
                 "ovs-bridge",
                 "ovs-interface",
+                "infiniband",
                 "ipv4",
                 "ipv6",
                 "bridge-port",
+                "bond-port",
+                "proxy",
+                ".nmmeta",
             ],
             &mut f,
             &used,
@@ -445,6 +418,11 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
         interfaces.push(J::Object(iface));
     }
     let mut doc = Map::new();
+    // nmstate takes the IPv4 servers and the IPv6 servers as two runs;
+    // each server and search domain once.
+    dedup(&mut dns_servers);
+    dedup(&mut dns_search);
+    dns_servers.sort_by_key(|s| s.contains(':'));
     if !dns_servers.is_empty() || !dns_search.is_empty() {
         let mut config = Map::new();
         if !dns_search.is_empty() {
@@ -462,11 +440,351 @@ pub fn convert(keyfiles: &[Keyfile], strict: bool, out: &mut Vec<Diagnostic>) ->
     J::Object(doc)
 }
 
-/// A bridge port with its VLAN filtering (`vlans=101 pvid untagged` is an
-/// access port, `vlans=101,200-299` a trunk).
-fn bridge_port(port: &Conn, f: &mut Findings) -> J {
+/// Keeps the first of equal items.
+fn dedup(items: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| seen.insert(i.clone()));
+}
+
+/// A VLAN without `interface-name` gets the name NetworkManager gives
+/// it (`PARENT.ID`); one whose parent is known only by MAC (no
+/// `parent=`, or a parent profile matched by MAC) cannot be named.
+fn name_vlans(conns: &mut Vec<Profile>, f: &mut Findings) {
+    let mut names = Vec::with_capacity(conns.len());
+    for c in conns.iter() {
+        if !c.name.is_empty() {
+            names.push(Some(c.name.clone()));
+            continue;
+        }
+        let parent = vlan_parent(c, conns).filter(|p| {
+            // A parent matched by MAC has no interface name to build on.
+            !conns
+                .iter()
+                .any(|o| o.mac_match.is_some() && !o.nmstate_named && o.name == *p)
+        });
+        let id =
+            c.kf.value("vlan", "id")
+                .and_then(|v| v.trim().parse::<u16>().ok())
+                .filter(|v| *v < 4095)
+                .unwrap_or(0);
+        match parent {
+            Some(p) => names.push(Some(vlan_name(&p, id))),
+            None => {
+                f.warn(
+                    Code::KeyfileUnmapped,
+                    c.kf.group("vlan").map(|g| g.span).unwrap_or_else(|| c.kf.header()),
+                    format!(
+                        "VLAN `{}` is not imported: it names neither its interface nor a parent interface (NetworkManager finds the parent by MAC), and NMState needs both",
+                        c.id
+                    ),
+                );
+                names.push(None);
+            }
+        }
+    }
+    let mut k = 0;
+    conns.retain_mut(|c| {
+        let n = names[k].take();
+        k += 1;
+        match n {
+            Some(n) => {
+                c.name = n;
+                true
+            }
+            None => false,
+        }
+    });
+}
+
+/// A VLAN's `base-iface`: its `parent=` as an interface name (a parent
+/// given by UUID is the interface of that profile).
+fn vlan_parent(c: &Profile, conns: &[Profile]) -> Option<String> {
+    let parent = c.kf.value("vlan", "parent").filter(|p| !p.is_empty())?;
+    let lower = parent.to_ascii_lowercase();
+    Some(
+        conns
+            .iter()
+            .find(|o| o.uuid.as_deref() == Some(lower.as_str()))
+            .map(|o| o.name.clone())
+            .unwrap_or(parent),
+    )
+}
+
+/// `[vlan] id=`, as NetworkManager reads it: 0 when absent or not a
+/// number in 0-4094 (with a warning then).
+fn vlan_id(c: &Profile, f: &mut Findings) -> u16 {
+    let Some(e) = c.kf.get("vlan", "id") else {
+        return 0;
+    };
+    match e.value().trim().parse::<u16>() {
+        Ok(n) if n < 4095 => n,
+        _ => {
+            f.ignored(
+                e,
+                "vlan",
+                "not a VLAN id (0-4094): NetworkManager ignores it and uses 0",
+            );
+            0
+        }
+    }
+}
+
+/// NMState has one interface per name: of several profiles for one
+/// interface, the one NetworkManager would activate (autoconnect first,
+/// then higher `autoconnect-priority`, then the most recent `timestamp`,
+/// then the first file) is imported, the others are warned about.
+fn without_duplicates<'a>(conns: Vec<Profile<'a>>, f: &mut Findings) -> Vec<Profile<'a>> {
+    let rank = |c: &Profile| {
+        let num = |k: &str| {
+            c.kf.value("connection", k)
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .unwrap_or(0)
+        };
+        (
+            c.kf.value("connection", "autoconnect").as_deref() != Some("false"),
+            num("autoconnect-priority"),
+            num("timestamp"),
+        )
+    };
+    let mut best: HashMap<(String, String), usize> = HashMap::new();
+    for (i, c) in conns.iter().enumerate() {
+        let key = (c.name.clone(), c.kind.clone());
+        match best.get(&key) {
+            Some(&j) if rank(&conns[j]) >= rank(c) => {}
+            _ => {
+                best.insert(key, i);
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    for (i, c) in conns.into_iter().enumerate() {
+        let j = best[&(c.name.clone(), c.kind.clone())];
+        if i == j {
+            kept.push(Some(c));
+        } else {
+            f.warn(
+                Code::KeyfileUnmapped,
+                c.kf.header(),
+                format!(
+                    "profile `{}` is not imported: another profile for interface `{}` is (NMState has one per interface)",
+                    c.id, c.name
+                ),
+            );
+            kept.push(None);
+        }
+    }
+    kept.into_iter().flatten().collect()
+}
+
+/// NetworkManager loads one profile per UUID.
+fn warn_duplicate_uuids(conns: &[Profile], f: &mut Findings) {
+    let mut seen: HashMap<&str, &Profile> = HashMap::new();
+    for c in conns {
+        let Some(u) = c.uuid.as_deref() else { continue };
+        if let Some(first) = seen.get(u) {
+            if let Some(e) = c.kf.get("connection", "uuid") {
+                f.ignored(
+                    e,
+                    "connection",
+                    &format!(
+                        "profile `{}` has the same UUID; NetworkManager loads only one of the two (the newer file)",
+                        first.id
+                    ),
+                );
+            }
+        } else {
+            seen.insert(u, c);
+        }
+    }
+}
+
+/// `[ethernet]` (and the MTU of other types): MTU, cloned MAC, link
+/// negotiation.
+fn ethernet(
+    c: &Profile,
+    iface: &mut Map<String, J>,
+    used: &mut Vec<(&'static str, &'static str)>,
+    f: &mut Findings,
+) {
+    if let Some(mtu) = c.kf.get("ethernet", "mtu").filter(|e| !e.raw.is_empty()) {
+        match mtu.value().trim().parse::<u32>() {
+            Ok(0) => {}
+            Ok(m) => {
+                iface.insert("mtu".into(), json!(m));
+            }
+            Err(_) => f.ignored(mtu, "ethernet", "not a number: NetworkManager ignores it"),
+        }
+        used.push(("ethernet", "mtu"));
+    }
+    if let Some(e) =
+        c.kf.get("ethernet", "cloned-mac-address")
+            .filter(|e| !e.raw.is_empty())
+    {
+        used.push(("ethernet", "cloned-mac-address"));
+        match read_mac(e, 6) {
+            _ if c.mac_match.is_some() => f.unmapped(
+                e,
+                "ethernet",
+                "NMState's `mac-address` of an interface matched by MAC is the MAC it is matched by",
+            ),
+            Some(mac) => {
+                iface.insert("mac-address".into(), json!(mac));
+            }
+            None if ["preserve", "permanent", "random", "stable"].contains(&e.value().as_str()) => {
+                f.unmapped(e, "ethernet", "NMState sets a MAC address, not a MAC policy")
+            }
+            None => f.ignored(e, "ethernet", "not a MAC address: NetworkManager ignores it"),
+        }
+    }
+    if c.kind != "ethernet" {
+        return;
+    }
+    if let Some(e) =
+        c.kf.get("ethernet", "mac-address")
+            .filter(|_| c.mac_match.is_none())
+    {
+        if c.iface.is_some() {
+            used.push(("ethernet", "mac-address"));
+            f.unmapped(
+                e,
+                "ethernet",
+                "the profile names its interface; NMState cannot also restrict it to a MAC",
+            );
+        }
+    }
+    let mut eth = Map::new();
+    if let Some(e) = c.kf.get("ethernet", "auto-negotiate") {
+        used.push(("ethernet", "auto-negotiate"));
+        match bool_value(&e.value()) {
+            Some(b) => {
+                eth.insert("auto-negotiation".into(), json!(b));
+            }
+            None => f.ignored(e, "ethernet", "not a boolean: NetworkManager ignores it"),
+        }
+    }
+    let speed = c.kf.get("ethernet", "speed");
+    let duplex = c.kf.get("ethernet", "duplex").filter(|e| !e.raw.is_empty());
+    let speed_value = speed.and_then(|e| {
+        used.push(("ethernet", "speed"));
+        match e.value().trim().parse::<u32>() {
+            Ok(v) => Some(v).filter(|v| *v > 0),
+            Err(_) => {
+                f.ignored(e, "ethernet", "not a number: NetworkManager ignores it");
+                None
+            }
+        }
+    });
+    if let Some(d) = duplex {
+        used.push(("ethernet", "duplex"));
+        if !matches!(d.value().as_str(), "half" | "full") {
+            f.invalid(
+                d.span,
+                format!("duplex `{}` is neither `half` nor `full`", d.value()),
+            );
+        }
+    }
+    let autoneg = eth.get("auto-negotiation") == Some(&json!(true));
+    match (speed_value, duplex) {
+        // NetworkManager then advertises only this mode; NMState's speed
+        // and duplex are for a fixed link.
+        (Some(_), Some(d)) if autoneg => {
+            for e in [speed.expect("a speed was read"), d] {
+                f.unmapped(
+                    e,
+                    "ethernet",
+                    "NMState sets speed and duplex only without auto-negotiation",
+                );
+            }
+        }
+        (Some(s), Some(d)) => {
+            eth.insert("speed".into(), json!(s));
+            eth.insert("duplex".into(), json!(d.value()));
+        }
+        (Some(_), None) => f.ignored(
+            speed.expect("a speed was read"),
+            "ethernet",
+            "speed without duplex: NetworkManager ignores both",
+        ),
+        (None, Some(d)) => f.ignored(
+            d,
+            "ethernet",
+            "duplex without speed: NetworkManager ignores both",
+        ),
+        (None, None) => {}
+    }
+    if !eth.is_empty() {
+        iface.insert("ethernet".into(), J::Object(eth));
+    }
+}
+
+/// `[infiniband]`: transport mode, P_Key, parent (MTU is generic).
+fn infiniband(
+    c: &Profile,
+    iface: &mut Map<String, J>,
+    used: &mut Vec<(&'static str, &'static str)>,
+    f: &mut Findings,
+) {
+    let mut ib = Map::new();
+    ib.insert(
+        "mode".into(),
+        json!(c
+            .kf
+            .value("infiniband", "transport-mode")
+            .unwrap_or_else(|| "datagram".into())),
+    );
+    // NetworkManager's -1 (no P_Key) is the default partition.
+    ib.insert("pkey".into(), json!("0xffff"));
+    if let Some(p) = c.kf.get("infiniband", "p-key") {
+        match parse_int(&p.value()) {
+            Some(-1) => {}
+            Some(n) if (0..=0xffff).contains(&n) => {
+                ib.insert("pkey".into(), json!(format!("0x{n:04x}")));
+            }
+            _ => f.ignored(p, "infiniband", "not a P_Key: NetworkManager ignores it"),
+        }
+    }
+    if let Some(p) = c.kf.value("infiniband", "parent") {
+        ib.insert("base-iface".into(), json!(p));
+    }
+    if let Some(mtu) = c.kf.get("infiniband", "mtu") {
+        if let Ok(m) = mtu.value().trim().parse::<u32>() {
+            if m > 0 {
+                iface.insert("mtu".into(), json!(m));
+            }
+        }
+    }
+    iface.insert("infiniband".into(), J::Object(ib));
+    used.extend([
+        ("infiniband", "transport-mode"),
+        ("infiniband", "p-key"),
+        ("infiniband", "parent"),
+        ("infiniband", "mtu"),
+    ]);
+}
+
+/// A decimal or `0x` hexadecimal integer.
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => i64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// GLib's booleans as NetworkManager reads them.
+fn bool_value(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// A bridge port with its STP settings and VLAN filtering (`vlans=101
+/// pvid untagged` is an access port, `vlans=101,200-299` a trunk).
+fn bridge_port(port: &Profile, f: &mut Findings) -> J {
     let mut p = Map::new();
-    p.insert("name".into(), json!(port.name()));
+    p.insert("name".into(), json!(port.name));
     if let Some(v) = port.kf.get("bridge-port", "vlans") {
         let items: Vec<String> = v
             .value()
@@ -481,7 +799,7 @@ fn bridge_port(port: &Conn, f: &mut Findings) -> J {
                 "vlan".into(),
                 json!({"mode": "access", "tag": option_value(tag)}),
             );
-        } else {
+        } else if !items.is_empty() {
             let mut tags = Vec::new();
             let mut native = None;
             for item in &items {
@@ -511,7 +829,32 @@ fn bridge_port(port: &Conn, f: &mut Findings) -> J {
     }
     if let Some(g) = port.kf.group("bridge-port") {
         for e in g.entries.iter().filter(|e| e.key != "vlans") {
-            f.unmapped(e, "bridge-port", "per-port bridge options are not imported");
+            let v = e.value();
+            let (key, value) = match e.key.as_str() {
+                "priority" => (
+                    "stp-priority",
+                    v.trim().parse::<u16>().ok().map(|n| json!(n)),
+                ),
+                "path-cost" => (
+                    "stp-path-cost",
+                    v.trim().parse::<u32>().ok().map(|n| json!(n)),
+                ),
+                "hairpin-mode" => ("stp-hairpin-mode", bool_value(&v).map(|b| json!(b))),
+                _ => {
+                    f.unmapped(e, "bridge-port", "no NMState equivalent handled by nodenet");
+                    continue;
+                }
+            };
+            match value {
+                Some(value) => {
+                    p.insert(key.into(), value);
+                }
+                None => f.ignored(
+                    e,
+                    "bridge-port",
+                    "not a valid value: NetworkManager ignores it",
+                ),
+            }
         }
     }
     J::Object(p)
@@ -528,23 +871,54 @@ fn option_value(v: &str) -> J {
     }
 }
 
+/// Where an ip block's document-wide parts go.
+struct Sink<'s> {
+    routes: &'s mut Vec<J>,
+    dns: &'s mut Vec<String>,
+    search: &'s mut Vec<String>,
+}
+
+fn default_route(v6: bool, gw: &str, iface: &str) -> J {
+    json!({"destination": if v6 { "::/0" } else { "0.0.0.0/0" }, "next-hop-address": gw, "next-hop-interface": iface})
+}
+
 /// `[ipv4]`/`[ipv6]` → NMState ip block; routes and DNS go to the
-/// document-wide lists.
-fn ip_block(
-    fam: &str,
-    g: &Group,
-    iface: &str,
-    routes: &mut Vec<J>,
-    dns: &mut Vec<String>,
-    search: &mut Vec<String>,
-    f: &mut Findings,
-) -> J {
+/// document-wide lists. None: NetworkManager rejects the block (the
+/// error is reported).
+fn ip_block(fam: &str, g: &Group, iface: &str, sink: &mut Sink, f: &mut Findings) -> Option<J> {
     let v6 = fam == "ipv6";
     let mut ip = Map::new();
-    let method = g
-        .get("method")
-        .map(Entry::value)
-        .unwrap_or_else(|| "auto".into());
+    let Some(method_entry) = g.get("method").filter(|e| !e.raw.is_empty()) else {
+        f.invalid(
+            g.span,
+            format!("[{fam}] has no `method=`: NetworkManager rejects the profile"),
+        );
+        return None;
+    };
+    let method = method_entry.value();
+    let known: &[&str] = if v6 {
+        &[
+            "auto",
+            "dhcp",
+            "manual",
+            "link-local",
+            "shared",
+            "ignore",
+            "disabled",
+        ]
+    } else {
+        &["auto", "manual", "link-local", "shared", "disabled"]
+    };
+    if !known.contains(&method.as_str()) {
+        f.invalid(
+            method_entry.span,
+            format!(
+                "`method={method}` is not an {fam} method (one of {})",
+                known.join(", ")
+            ),
+        );
+        return None;
+    }
     match method.as_str() {
         "disabled" => {
             ip.insert("enabled".into(), json!(false));
@@ -556,7 +930,7 @@ fn ip_block(
                 ip.insert("autoconf".into(), json!(true));
             }
         }
-        "dhcp" if v6 => {
+        "dhcp" => {
             ip.insert("enabled".into(), json!(true));
             ip.insert("dhcp".into(), json!(true));
             ip.insert("autoconf".into(), json!(false));
@@ -569,11 +943,8 @@ fn ip_block(
             }
         }
         _ => {
-            let e = g
-                .get("method")
-                .expect("a method that is not the default was written");
             f.unmapped(
-                e,
+                method_entry,
                 fam,
                 "this method has no NMState equivalent; the family is imported as disabled",
             );
@@ -581,67 +952,175 @@ fn ip_block(
         }
     }
     let dynamic = matches!(method.as_str(), "auto" | "dhcp");
-    let mut addresses = Vec::new();
-    let mut route_entries: BTreeMap<u32, (Option<&Entry>, Option<&Entry>)> = BTreeMap::new();
+
+    // Addresses, in NetworkManager's order; the first gateway written
+    // with one is the profile's gateway unless `gateway=` is set.
+    let mut addr_keys: Vec<((i64, u8), &Entry)> = g
+        .entries
+        .iter()
+        .filter_map(|e| list_key(&e.key, "address").map(|k| (k, e)))
+        .collect();
+    addr_keys.sort_by(|a, b| (a.0, &a.1.key).cmp(&(b.0, &b.1.key)));
+    let mut addresses: Vec<J> = Vec::new();
+    let mut addr_gateway: Option<(String, &Entry)> = None;
+    for (_, e) in &addr_keys {
+        match read_ip_item(&e.value(), v6, false) {
+            Ok(item) => {
+                for note in &item.notes {
+                    f.ignored(e, fam, note);
+                }
+                addresses.push(json!({"ip": item.addr.to_string(), "prefix-length": item.prefix}));
+                if let (None, Some(gw)) = (&addr_gateway, item.gateway) {
+                    addr_gateway = Some((gw, e));
+                }
+            }
+            Err(why) => f.ignored(
+                e,
+                fam,
+                &format!("{why}: NetworkManager ignores this address"),
+            ),
+        }
+    }
+    if method == "manual" && addresses.is_empty() {
+        f.invalid(
+            method_entry.span,
+            "`method=manual` without a usable address: NetworkManager rejects the profile",
+        );
+        return None;
+    }
+    if !addresses.is_empty() && matches!(method.as_str(), "disabled" | "link-local" | "ignore") {
+        f.invalid(
+            addr_keys[0].1.span,
+            format!("addresses with `method={method}`: NetworkManager rejects the profile"),
+        );
+        return None;
+    }
+    let never_default = g
+        .get("never-default")
+        .is_some_and(|e| bool_value(&e.value()) == Some(true));
+    let gateway_entry = g.get("gateway").filter(|e| !e.raw.is_empty());
+    let gateway = match (gateway_entry, &addr_gateway) {
+        (Some(e), Some((old, _))) => {
+            if e.value() != *old {
+                f.ignored(
+                    e,
+                    fam,
+                    &format!("NetworkManager uses it and ignores the gateway `{old}` of the address keys"),
+                );
+            }
+            Some((e.value(), e))
+        }
+        (Some(e), None) => Some((e.value(), e)),
+        (None, Some((gw, e))) => Some((gw.clone(), *e)),
+        (None, None) => None,
+    };
+    if let Some((gw, e)) = &gateway {
+        match gw.parse::<IpAddr>().ok().filter(|a| a.is_ipv6() == v6) {
+            None => {
+                f.invalid(
+                    e.span,
+                    format!("gateway `{gw}` is not an {fam} address: NetworkManager rejects the profile"),
+                );
+                return None;
+            }
+            Some(_) if addresses.is_empty() => {
+                f.invalid(
+                    e.span,
+                    format!(
+                        "gateway `{gw}` without an address: NetworkManager rejects the profile"
+                    ),
+                );
+                return None;
+            }
+            // NetworkManager drops the gateway of a never-default profile.
+            Some(_) if never_default => {}
+            Some(a) => sink.routes.push(default_route(v6, &a.to_string(), iface)),
+        }
+    }
+
+    // Routes, and `routeN_options`.
+    let mut route_keys: Vec<((i64, u8), &Entry)> = g
+        .entries
+        .iter()
+        .filter_map(|e| list_key(&e.key, "route").map(|k| (k, e)))
+        .collect();
+    route_keys.sort_by(|a, b| (a.0, &a.1.key).cmp(&(b.0, &b.1.key)));
+    let option_keys: Vec<String> = route_keys
+        .iter()
+        .map(|(_, e)| format!("{}_options", e.key))
+        .collect();
+    for (_, e) in &route_keys {
+        let item = match read_ip_item(&e.value(), v6, true) {
+            Ok(item) => item,
+            Err(why) => {
+                f.ignored(e, fam, &format!("{why}: NetworkManager ignores this route"));
+                continue;
+            }
+        };
+        for note in &item.notes {
+            f.ignored(e, fam, note);
+        }
+        let net = IpNet::new(item.addr, item.prefix)
+            .map(|n| n.trunc().to_string())
+            .unwrap_or_default();
+        let mut r = Map::new();
+        r.insert("destination".into(), json!(net));
+        if let Some(hop) = &item.gateway {
+            r.insert("next-hop-address".into(), json!(hop));
+        }
+        r.insert("next-hop-interface".into(), json!(iface));
+        if let Some(m) = item.metric.filter(|m| *m != 0) {
+            r.insert("metric".into(), json!(m));
+        }
+        if let Some(o) = g.get(&format!("{}_options", e.key)) {
+            if !route_options(o, fam, &mut r, f) {
+                continue;
+            }
+        }
+        sink.routes.push(J::Object(r));
+    }
+
     for e in &g.entries {
         let k = e.key.as_str();
         let v = e.value();
-        if let Some(n) = k
-            .strip_prefix("address")
-            .map(|n| n.trim_start_matches('e').trim_start_matches('s'))
+        if list_key(k, "address").is_some()
+            || list_key(k, "route").is_some()
+            || option_keys.iter().any(|o| o == k)
         {
-            if n.chars().all(|c| c.is_ascii_digit()) {
-                let mut parts = v.split(',');
-                let cidr = parts.next().unwrap_or("").trim();
-                match parse_cidr(cidr, v6) {
-                    Some((addr, prefix)) => {
-                        addresses.push(json!({"ip": addr.to_string(), "prefix-length": prefix}))
-                    }
-                    None => f.invalid(
-                        e,
-                        format!(
-                            "`{cidr}` is not an {fam} address with a prefix (like {})",
-                            if v6 { "fd00::5/64" } else { "192.168.1.5/24" }
-                        ),
-                    ),
-                }
-                if let Some(gw) = parts.next().map(str::trim).filter(|s| !s.is_empty()) {
-                    match gw.parse::<IpAddr>() {
-                        Ok(gw) => routes.push(json!({"destination": if v6 { "::/0" } else { "0.0.0.0/0" }, "next-hop-address": gw.to_string(), "next-hop-interface": iface})),
-                        Err(_) => f.invalid(e, format!("gateway `{gw}` is not an address")),
-                    }
-                }
-                continue;
-            }
-        }
-        if let Some(rest) = k.strip_prefix("route") {
-            if let Some(n) = rest
-                .strip_suffix("_options")
-                .and_then(|n| n.parse::<u32>().ok())
-            {
-                route_entries.entry(n).or_default().1 = Some(e);
-                continue;
-            }
-            if let Ok(n) = rest.parse::<u32>() {
-                route_entries.entry(n).or_default().0 = Some(e);
-                continue;
-            }
+            continue;
         }
         match (k, v.as_str()) {
-            ("method", _) => {}
-            ("gateway", gw) => match gw.parse::<IpAddr>() {
-                Ok(gw) => routes.push(json!({"destination": if v6 { "::/0" } else { "0.0.0.0/0" }, "next-hop-address": gw.to_string(), "next-hop-interface": iface})),
-                Err(_) => f.invalid(e, format!("gateway `{gw}` is not an address")),
-            },
+            ("method" | "gateway", _) => {}
+            (_, "") => {}
             ("dns", _) => {
                 for s in e.list() {
-                    match s.parse::<IpAddr>() {
-                        Ok(_) => dns.push(s),
-                        Err(_) => f.invalid(e, format!("DNS server `{s}` is not an address")),
+                    match s.parse::<IpAddr>().ok().filter(|a| a.is_ipv6() == v6) {
+                        Some(_) => sink.dns.push(s),
+                        None => f.ignored(
+                            e,
+                            fam,
+                            &format!("`{s}` is not an {fam} DNS server: NetworkManager ignores it"),
+                        ),
                     }
                 }
             }
-            ("dns-search", _) => search.extend(e.list()),
+            ("dns-search", _) => {
+                let items = e.list();
+                if let [one] = items.as_slice() {
+                    if one.contains([',', ' ']) {
+                        let why = "search domains separated by `,` or ` `: NetworkManager \
+                                   splits them (only `;` separates)";
+                        f.ignored(e, fam, why);
+                        sink.search.extend(
+                            one.split([',', ' '])
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_string),
+                        );
+                        continue;
+                    }
+                }
+                sink.search.extend(items);
+            }
             ("ignore-auto-dns", "true") if dynamic => {
                 ip.insert("auto-dns".into(), json!(false));
             }
@@ -651,6 +1130,7 @@ fn ip_block(
             ("never-default", "true") if dynamic => {
                 ip.insert("auto-gateway".into(), json!(false));
             }
+            ("never-default", "true") => {}
             ("route-table", n) if dynamic => {
                 ip.insert("auto-route-table-id".into(), option_value(n));
             }
@@ -665,105 +1145,122 @@ fn ip_block(
             _ => f.unmapped(e, fam, "no NMState equivalent handled by nodenet"),
         }
     }
-    for (_, (route, options)) in route_entries {
-        let Some(route) = route else { continue };
-        let v = route.value();
-        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-        let Some((dest, prefix)) = parse_cidr(parts[0], v6).or_else(|| {
-            // A bare address is a host route.
-            parts[0]
-                .parse::<IpAddr>()
-                .ok()
-                .map(|a| (a, if a.is_ipv4() { 32 } else { 128 }))
-        }) else {
-            f.invalid(
-                route,
-                format!("route destination `{}` is not a network", parts[0]),
-            );
-            continue;
-        };
-        let net = IpNet::new(dest, prefix)
-            .map(|n| n.trunc().to_string())
-            .unwrap_or_default();
-        let mut r = Map::new();
-        r.insert("destination".into(), json!(net));
-        if let Some(hop) = parts.get(1).filter(|h| !h.is_empty()) {
-            match hop.parse::<IpAddr>() {
-                Ok(h) => {
-                    r.insert("next-hop-address".into(), json!(h.to_string()));
-                }
-                Err(_) => f.invalid(route, format!("next hop `{hop}` is not an address")),
-            }
-        }
-        r.insert("next-hop-interface".into(), json!(iface));
-        if let Some(m) = parts
-            .get(2)
-            .and_then(|m| m.parse::<u32>().ok())
-            .filter(|m| *m != 0)
-        {
-            r.insert("metric".into(), json!(m));
-        }
-        if let Some(o) = options {
-            for kv in o.value().split(',') {
-                match kv.trim().split_once('=') {
-                    Some(("table", "254")) => {}
-                    Some(("table", t)) => {
-                        r.insert("table-id".into(), option_value(t));
-                    }
-                    _ => f.unmapped(o, fam, &format!("route option `{kv}` is not imported")),
-                }
-            }
-        }
-        routes.push(J::Object(r));
-    }
     if !addresses.is_empty() {
         ip.insert("address".into(), J::Array(addresses));
     }
-    J::Object(ip)
+    Some(J::Object(ip))
 }
 
-fn parse_cidr(s: &str, v6: bool) -> Option<(IpAddr, u8)> {
-    let (a, p) = s
-        .split_once('/')
-        .unwrap_or((s, if v6 { "128" } else { "32" }));
-    let addr: IpAddr = a.trim().parse().ok()?;
-    let prefix: u8 = p.trim().parse().ok()?;
-    let max = if addr.is_ipv4() { 32 } else { 128 };
-    (addr.is_ipv6() == v6 && prefix <= max).then_some((addr, prefix))
+/// `routeN_options=` onto an NMState route. False: the route has a type
+/// NMState does not express and is not imported. As NetworkManager, an
+/// option with an invalid value voids them all, an unknown one is
+/// skipped.
+fn route_options(o: &Entry, fam: &str, r: &mut Map<String, J>, f: &mut Findings) -> bool {
+    let text = o.value();
+    let pairs: Vec<(&str, &str)> = {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+            .collect()
+    };
+    let numeric = |k: &str| {
+        matches!(
+            k,
+            "table"
+                | "tos"
+                | "scope"
+                | "window"
+                | "cwnd"
+                | "initcwnd"
+                | "initrwnd"
+                | "mtu"
+                | "advmss"
+                | "rto_min"
+                | "weight"
+        )
+    };
+    let boolean = |k: &str| k == "onlink" || k == "quickack" || k.starts_with("lock-");
+    if let Some((k, v)) = pairs.iter().find(|(k, v)| {
+        numeric(k) && v.parse::<u32>().is_err() || boolean(k) && bool_value(v).is_none()
+    }) {
+        f.ignored(
+            o,
+            fam,
+            &format!("`{k}={v}` is not valid: NetworkManager ignores all these options"),
+        );
+        return true;
+    }
+    for (k, v) in pairs {
+        let num = || v.parse::<u32>().ok().map(|n| json!(n));
+        let flag = || bool_value(v).map(|b| json!(b));
+        let (key, value) = match k {
+            "table" if v == "254" => continue,
+            "table" => ("table-id", num()),
+            "src" => ("source", Some(json!(v))),
+            "weight" => ("weight", num()),
+            "cwnd" => ("cwnd", num()),
+            "initcwnd" => ("initcwnd", num()),
+            "initrwnd" => ("initrwnd", num()),
+            "mtu" => ("mtu", num()),
+            "advmss" => ("advmss", num()),
+            "quickack" => ("quickack", flag()),
+            "lock-mtu" => ("lock-mtu", flag()),
+            // nmstate locks the window whenever it sets one.
+            "lock-cwnd" if bool_value(v) == Some(true) => continue,
+            "type" if v == "unicast" => continue,
+            "type" if matches!(v, "blackhole" | "unreachable" | "prohibit") => {
+                // nmstate keeps such routes on no interface.
+                r.remove("next-hop-interface");
+                r.remove("next-hop-address");
+                ("route-type", Some(json!(v)))
+            }
+            "type" => {
+                f.unmapped(
+                    o,
+                    fam,
+                    &format!("NMState has no `{v}` routes; the route is not imported"),
+                );
+                return false;
+            }
+            _ => {
+                f.unmapped(o, fam, &format!("route option `{k}={v}` is not imported"));
+                continue;
+            }
+        };
+        if let Some(value) = value {
+            r.insert(key.into(), value);
+        }
+    }
+    true
 }
 
 /// Reports every key of `groups` this importer did not consume and that
-/// is not a default nmstate writes itself; groups it does not know at all
-/// are reported once, at their header.
+/// is not a default nmstate writes itself (nor empty: unset); groups it
+/// does not know at all are reported once, at their header.
 fn check_leftovers(kf: &Keyfile, groups: &[&str], f: &mut Findings, used: &[(&str, &str)]) {
     for g in &kf.groups {
         // nmcli writes empty [ethernet], [proxy], [bond-port] groups.
-        if g.entries.is_empty() {
+        if g.entries.iter().all(|e| e.raw.is_empty()) {
             continue;
         }
         if !groups.contains(&g.name.as_str()) {
-            f.out.push(
-                if f.strict {
-                    Diagnostic::error(
-                        Code::KeyfileUnmapped,
-                        format!("[{}] is not imported", g.name),
-                    )
-                } else {
-                    Diagnostic::warning(
-                        Code::KeyfileUnmapped,
-                        format!("[{}] is not imported", g.name),
-                    )
-                }
-                .at(g.span),
+            f.warn(
+                Code::KeyfileUnmapped,
+                g.span,
+                format!("[{}] is not imported", g.raw_name),
             );
+            continue;
+        }
+        if g.name == ".nmmeta" {
             continue;
         }
         for e in &g.entries {
             let consumed = used
                 .iter()
                 .any(|(ug, uk)| *ug == g.name && (*uk == "*" || *uk == e.key));
-            if !consumed && !is_default(&g.name, &e.key, &e.value()) {
-                f.unmapped(e, &g.name, "no NMState equivalent handled by nodenet");
+            if !consumed && !e.raw.is_empty() && !is_default(&g.name, &e.key, &e.value()) {
+                f.unmapped(e, &g.raw_name, "no NMState equivalent handled by nodenet");
             }
         }
     }

@@ -10,7 +10,8 @@ pub struct Args {
     /// Keyfiles or directories of keyfiles (e.g. /etc/NetworkManager/system-connections).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Settings that cannot be imported are errors, not warnings.
+    /// Every warning is an error: a setting not imported, a value
+    /// NetworkManager ignores, a file of a directory it would not load.
     #[arg(long)]
     strict: bool,
     /// Add the result to this inventory as host `--host` (replacing its network).

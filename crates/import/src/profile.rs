@@ -1,0 +1,477 @@
+//! What a keyfile says about its place among the profiles, completed as
+//! NetworkManager completes it: the type from its settings when `type=`
+//! is absent, the id from the file name, the port type from its port
+//! setting, the interface name from the type's group (an old location) or,
+//! for a VLAN, from its parent and id. A profile that names no interface
+//! and matches its device by MAC is imported with `identifier:
+//! mac-address`; one that matches any device cannot be expressed.
+
+use nodenet_model::{Code, Diagnostic, Span};
+
+use crate::keyfile::{canonical_type, Entry, Keyfile};
+use crate::values::read_mac;
+
+/// Connection types NetworkManager knows, by their `type=` value
+/// (`802-3-ethernet` and `802-11-wireless` read as `ethernet`, `wifi`).
+const NM_TYPES: &[&str] = &[
+    "6lowpan",
+    "802-11-olpc-mesh",
+    "adsl",
+    "bluetooth",
+    "bond",
+    "bridge",
+    "cdma",
+    "dummy",
+    "ethernet",
+    "generic",
+    "geneve",
+    "gsm",
+    "hsr",
+    "infiniband",
+    "ip-tunnel",
+    "ipvlan",
+    "loopback",
+    "macsec",
+    "macvlan",
+    "ovs-bridge",
+    "ovs-interface",
+    "ovs-port",
+    "pppoe",
+    "team",
+    "tun",
+    "veth",
+    "vlan",
+    "vpn",
+    "vrf",
+    "vxlan",
+    "wifi",
+    "wifi-p2p",
+    "wimax",
+    "wireguard",
+    "wpan",
+];
+
+/// Settings that make a connection type ("base types"): without `type=`,
+/// NetworkManager takes the one present (more than one: rejected).
+/// Bluetooth is a base type only when no other is present.
+const BASE_SETTINGS: &[&str] = &[
+    "6lowpan",
+    "802-11-olpc-mesh",
+    "wifi",
+    "ethernet",
+    "adsl",
+    "bond",
+    "bridge",
+    "cdma",
+    "dummy",
+    "generic",
+    "geneve",
+    "gsm",
+    "hsr",
+    "infiniband",
+    "ip-tunnel",
+    "ipvlan",
+    "loopback",
+    "macsec",
+    "macvlan",
+    "ovs-bridge",
+    "ovs-interface",
+    "ovs-port",
+    "team",
+    "tun",
+    "veth",
+    "vlan",
+    "vpn",
+    "vrf",
+    "vxlan",
+    "wifi-p2p",
+    "wimax",
+    "wireguard",
+    "wpan",
+];
+
+/// Types NetworkManager refuses without `interface-name`.
+const NEEDS_INTERFACE_NAME: &[&str] = &[
+    "bond",
+    "bridge",
+    "dummy",
+    "ovs-bridge",
+    "ovs-interface",
+    "ovs-port",
+    "team",
+    "veth",
+    "vrf",
+];
+
+/// The NMState interface type of a NetworkManager connection type; none:
+/// a type a server's NMState does not express (wifi, modems, VPNs, ...).
+pub fn nmstate_type(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "ethernet" => "ethernet",
+        "bond" => "bond",
+        "vlan" => "vlan",
+        "bridge" => "linux-bridge",
+        "ovs-bridge" => "ovs-bridge",
+        "ovs-interface" => "ovs-interface",
+        "ovs-port" => "ovs-port",
+        "dummy" => "dummy",
+        "loopback" => "loopback",
+        "vrf" => "vrf",
+        "vxlan" => "vxlan",
+        "macvlan" => "mac-vlan",
+        "veth" => "veth",
+        "infiniband" => "infiniband",
+        _ => return None,
+    })
+}
+
+/// One profile NetworkManager would load, and how NMState will know it.
+pub struct Profile<'a> {
+    pub kf: &'a Keyfile,
+    pub id: String,
+    pub uuid: Option<String>,
+    pub kind: String,
+    /// `interface-name` (from [connection] or the type's group).
+    pub iface: Option<String>,
+    /// The MAC the profile matches its device by (no interface name).
+    pub mac_match: Option<String>,
+    /// The NMState interface name (empty for a VLAN without
+    /// `interface-name` until its parent is known).
+    pub name: String,
+    pub controller: Option<&'a Entry>,
+    pub port_type: Option<String>,
+    /// Keys read here, as (group, key).
+    pub used: Vec<(&'static str, &'static str)>,
+    /// Whether the NMState state nmstate generated it from named the
+    /// interface after the profile (`identifier: mac-address` without
+    /// `profile-name`): nmstate's UUID for that name is the profile's.
+    pub nmstate_named: bool,
+}
+
+impl Profile<'_> {
+    /// What references to this interface use: routes name a MAC-matched
+    /// interface by its profile name (nmstate resolves it), everything
+    /// else by interface name.
+    pub fn route_ref(&self) -> String {
+        if self.mac_match.is_some() {
+            self.id.clone()
+        } else {
+            self.name.clone()
+        }
+    }
+
+    pub fn is_port(&self) -> bool {
+        self.controller.is_some()
+    }
+}
+
+/// The outcome of reading one keyfile as a profile.
+pub enum Read<'a> {
+    Profile(Box<Profile<'a>>),
+    /// Accepted by NetworkManager but not expressible (one warning).
+    Skipped(Diagnostic),
+    /// Rejected by NetworkManager (an error).
+    Rejected(Diagnostic),
+}
+
+impl Read<'_> {
+    fn rejected(at: Span, msg: impl Into<String>) -> Self {
+        Read::Rejected(Diagnostic::error(Code::KeyfileInvalid, msg).at(at))
+    }
+
+    fn skipped(at: Span, msg: impl Into<String>) -> Self {
+        Read::Skipped(Diagnostic::warning(Code::KeyfileUnmapped, msg).at(at))
+    }
+}
+
+/// NetworkManager's interface name rule (`nm_utils_ifname_valid_kernel`).
+fn valid_ifname(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() < 16
+        && n != "."
+        && n != ".."
+        && !n.chars().any(|c| c == '/' || c == ':' || c.is_whitespace())
+}
+
+/// Port types NetworkManager knows, and the setting each implies.
+const PORT_SETTINGS: &[(&str, &str)] = &[
+    ("bridge-port", "bridge"),
+    ("bond-port", "bond"),
+    ("team-port", "team"),
+    ("ovs-port", "ovs-bridge"),
+    ("ovs-interface", "ovs-port"),
+];
+
+/// Reads a keyfile's profile-level facts (see the module doc).
+pub fn read(kf: &Keyfile) -> Read<'_> {
+    let con = kf.group("connection");
+    let header = kf.header();
+    let mut used: Vec<(&'static str, &'static str)> = vec![
+        ("connection", "id"),
+        ("connection", "uuid"),
+        ("connection", "type"),
+        ("connection", "interface-name"),
+        ("connection", "controller"),
+        ("connection", "port-type"),
+        ("connection", "autoconnect"),
+        ("connection", "autoconnect-priority"),
+        // NetworkManager's record of the last activation (it writes it
+        // into the keyfile), not configuration.
+        ("connection", "timestamp"),
+    ];
+    let type_entry = con
+        .and_then(|c| c.get("type"))
+        .filter(|e| !e.raw.is_empty());
+    let kind = match type_entry {
+        Some(t) => {
+            let v = t.value();
+            let k = canonical_type(&v).to_string();
+            if !NM_TYPES.contains(&k.as_str()) {
+                return Read::rejected(
+                    t.span,
+                    format!("`{v}` is not a NetworkManager connection type"),
+                );
+            }
+            k
+        }
+        None => {
+            let present: Vec<&str> = kf
+                .groups
+                .iter()
+                .map(|g| g.name.as_str())
+                .filter(|n| BASE_SETTINGS.contains(n))
+                .collect();
+            match present.as_slice() {
+                [one] => one.to_string(),
+                [] if kf.group("bluetooth").is_some() => "bluetooth".into(),
+                _ => {
+                    return Read::rejected(
+                        header,
+                        if present.is_empty() {
+                            "no `type=` in [connection] and no setting to tell the type by \
+                             (like [ethernet])"
+                                .to_string()
+                        } else {
+                            format!(
+                                "no `type=` in [connection] and several settings it could be ({})",
+                                present.join(", ")
+                            )
+                        },
+                    )
+                }
+            }
+        }
+    };
+    let type_span = type_entry.map(|e| e.span).unwrap_or(header);
+    if nmstate_type(&kind).is_none() {
+        return Read::skipped(
+            type_span,
+            format!(
+                "`{kind}` profile `{}` is not imported: NMState has no {kind} interfaces",
+                profile_id(kf)
+            ),
+        );
+    }
+    let id = profile_id(kf);
+    let uuid_entry = con
+        .and_then(|c| c.get("uuid"))
+        .filter(|e| !e.raw.is_empty());
+    let uuid = match uuid_entry {
+        Some(u) => {
+            let v = u.value();
+            if !is_uuid(&v) {
+                return Read::rejected(u.span, format!("`{v}` is not a UUID"));
+            }
+            Some(v.to_ascii_lowercase())
+        }
+        None => None,
+    };
+    // `interface-name` in [connection], else (an old location) in the
+    // type's own group.
+    let iface_entry = con
+        .and_then(|c| c.get("interface-name"))
+        .or_else(|| kf.get(&kind, "interface-name"))
+        .filter(|e| !e.raw.is_empty());
+    if let Some(e) = iface_entry {
+        if !valid_ifname(&e.value()) {
+            return Read::rejected(
+                e.span,
+                format!("`{}` is not a valid interface name", e.value()),
+            );
+        }
+    }
+    let iface = iface_entry.map(Entry::value);
+    let controller = con
+        .and_then(|c| c.get("controller"))
+        .filter(|e| !e.raw.is_empty());
+    let port_type = match (controller, con.and_then(|c| c.get("port-type"))) {
+        (None, _) => None,
+        (Some(_), Some(p)) if !p.raw.is_empty() => Some(p.value()),
+        (Some(c), _) => {
+            let found: Vec<&str> = PORT_SETTINGS
+                .iter()
+                .filter(|(g, _)| kf.group(g).is_some())
+                .map(|(_, t)| *t)
+                .collect();
+            match found.as_slice() {
+                [one] => Some(one.to_string()),
+                _ => {
+                    let msg = format!(
+                        "`controller={}` without `port-type=` and without one port \
+                         setting (like [bridge-port]) to tell it by",
+                        c.value()
+                    );
+                    return Read::rejected(c.span, msg);
+                }
+            }
+        }
+    };
+    if iface.is_none() && NEEDS_INTERFACE_NAME.contains(&kind.as_str()) {
+        return Read::rejected(
+            header,
+            format!("a `{kind}` profile needs `interface-name=`"),
+        );
+    }
+    if kind == "vlan" && kf.value("vlan", "parent").is_none_or(|p| p.is_empty()) {
+        let at_vlan = kf.group("vlan").map(|g| g.span).unwrap_or(header);
+        let by_mac = kf
+            .get("ethernet", "mac-address")
+            .is_some_and(|m| read_mac(m, 6).is_some());
+        return if by_mac {
+            let msg = format!(
+                "VLAN `{id}` is not imported: it has no `parent=` (NetworkManager finds \
+                 the parent by [ethernet] `mac-address=`), and NMState needs a base interface"
+            );
+            Read::skipped(at_vlan, msg)
+        } else {
+            let msg = format!(
+                "VLAN `{id}` has neither `parent=` nor an [ethernet] `mac-address=` \
+                 to find its parent by"
+            );
+            Read::rejected(at_vlan, msg)
+        };
+    }
+    let mut mac_match = None;
+    if iface.is_none() && kind == "ethernet" {
+        if let Some(m) = kf.get("ethernet", "mac-address") {
+            mac_match = read_mac(m, 6);
+            if mac_match.is_some() {
+                used.push(("ethernet", "mac-address"));
+            }
+        }
+    }
+    let name = match (&iface, &mac_match) {
+        (Some(i), _) => i.clone(),
+        (None, Some(mac)) => format!("enx{}", mac.replace(':', "").to_ascii_lowercase()),
+        (None, None) if kind == "loopback" => "lo".into(),
+        // A VLAN's name comes from its parent, once profiles are known.
+        (None, None) if kind == "vlan" => String::new(),
+        (None, None) => {
+            let mac = if kind == "ethernet" {
+                ", no [ethernet] `mac-address=`"
+            } else {
+                ""
+            };
+            let msg = format!(
+                "profile `{id}` is not imported: it names no interface (no \
+                 `interface-name=`{mac}), so it applies to any {kind} device, and NMState \
+                 needs one"
+            );
+            return Read::skipped(header, msg);
+        }
+    };
+    let nmstate_named = mac_match.is_some()
+        && uuid.as_deref() == Some(nmstate_uuid(&id, nmstate_type(&kind).unwrap_or("")).as_str());
+    let name = if nmstate_named { id.clone() } else { name };
+    if kf.get(&kind, "interface-name").is_some() {
+        if let Some(k) = NM_TYPES.iter().find(|t| **t == kind) {
+            used.push((k, "interface-name"));
+        }
+    }
+    Read::Profile(Box::new(Profile {
+        kf,
+        id,
+        uuid,
+        kind,
+        iface,
+        mac_match,
+        name,
+        controller,
+        port_type,
+        used,
+        nmstate_named,
+    }))
+}
+
+/// `id=`, else the file name without `.nmconnection` (NetworkManager's
+/// keyfile plugin does the same).
+fn profile_id(kf: &Keyfile) -> String {
+    kf.value("connection", "id")
+        .filter(|i| !i.is_empty())
+        .unwrap_or_else(|| {
+            kf.name
+                .strip_suffix(".nmconnection")
+                .filter(|s| !s.is_empty())
+                .unwrap_or(&kf.name)
+                .to_string()
+        })
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// The UUID nmstate gives a profile it generates for interface `name`
+/// of NMState type `kind` (UUID v5 of `kind://name` in the URL
+/// namespace).
+pub fn nmstate_uuid(name: &str, kind: &str) -> String {
+    uuid::Uuid::new_v5(
+        &uuid::Uuid::NAMESPACE_URL,
+        format!("{kind}://{name}").as_bytes(),
+    )
+    .hyphenated()
+    .to_string()
+}
+
+/// The name NetworkManager gives a VLAN without `interface-name`: its
+/// parent's, cut to fit, then `.ID` (`nmp_utils_new_vlan_name`).
+pub fn vlan_name(parent: &str, id: u16) -> String {
+    let suffix = format!(".{id}");
+    let keep = parent.len().min(15 - suffix.len());
+    let mut cut = keep;
+    while !parent.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{suffix}", &parent[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vlan_names_fit_in_fifteen_bytes() {
+        assert_eq!(vlan_name("em1", 444), "em1.444");
+        assert_eq!(vlan_name("enp175s0f0np0", 4000), "enp175s0f0.4000");
+        assert_eq!(vlan_name("enp175s0f0np0", 7), "enp175s0f0np0.7");
+        assert_eq!(vlan_name("enp175s0f0np0x", 7), "enp175s0f0np0.7");
+    }
+
+    #[test]
+    fn nmstate_uuids() {
+        // What nmstatectl 2.2 gc writes for these interfaces.
+        assert_eq!(
+            nmstate_uuid("enx001122334455", "ethernet"),
+            "dadd63d1-826c-5531-b25f-4ed228eff54c"
+        );
+        assert_eq!(
+            nmstate_uuid("br0", "linux-bridge"),
+            "21dd2f8f-7814-535b-8225-a001da95c87e"
+        );
+    }
+}
