@@ -143,17 +143,33 @@ pub fn to_json(sources: &SourceMap, diags: &[Diagnostic]) -> serde_json::Value {
     serde_json::json!({ "diagnostics": list })
 }
 
+/// The JSON object of a command that could not do its work: one error
+/// diagnostic without a place in an input, e.g. `{"diagnostics":[{"severity":
+/// "error","code":"io","message":"cannot read nope.yaml: …","file":"nope.yaml",
+/// "line":null,"column":null,"host":null}]}`.
+pub fn error_json(code: &str, message: &str, file: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "diagnostics": [{
+            "severity": "error",
+            "code": code,
+            "message": message,
+            "file": file,
+            "line": null,
+            "column": null,
+            "host": null,
+        }]
+    })
+}
+
 pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
     match format {
         Format::Json => println!("{}", to_json(sources, diags)),
         Format::Human => {
-            let handler = GraphicalReportHandler::new_themed(
-                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                    GraphicalTheme::unicode()
-                } else {
-                    GraphicalTheme::unicode_nocolor()
-                },
-            );
+            let handler = GraphicalReportHandler::new_themed(if crate::ui::color_stderr() {
+                GraphicalTheme::unicode()
+            } else {
+                GraphicalTheme::unicode_nocolor()
+            });
             let stderr = std::io::stderr();
             let mut err = stderr.lock();
             let mut i = 0;

@@ -739,7 +739,7 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
     fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
     std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("link.txt")).unwrap();
     let server = ImageServer::start(&root);
-    let (addr, urls) = (server.addr.clone(), server.urls.clone());
+    let (addr, urls) = (server.addr.clone(), server.urls());
     // URLs carry the sha256 that sha256sum computes.
     let sum = run(Command::new(tool("sha256sum")).arg(root.join("rhcos.iso")));
     let hex = String::from_utf8_lossy(&sum.stdout)

@@ -88,41 +88,100 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// `nodenet serve DIR` on a free loopback port, killed on drop.
+/// `nodenet serve DIR` on a free loopback port, killed on drop. Its
+/// stdout (the URL lines) and stderr (access log, notes) are collected as
+/// they come, with the time each line arrived.
 pub struct ImageServer {
     child: std::process::Child,
     /// `127.0.0.1:PORT`.
     pub addr: String,
-    /// The `?sha256=` URLs it printed, one per file.
-    pub urls: Vec<String>,
+    stdout: Lines,
+    stderr: Lines,
+}
+
+type Lines = std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String)>>>;
+
+fn collect(r: impl std::io::Read + Send + 'static) -> Lines {
+    use std::io::BufRead;
+    let lines: Lines = Default::default();
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(r).lines() {
+            let Ok(l) = l else { break };
+            sink.lock().unwrap().push((std::time::Instant::now(), l));
+        }
+    });
+    lines
 }
 
 impl ImageServer {
     pub fn start(dir: &Path) -> ImageServer {
-        use std::io::BufRead;
         let mut child = nodenet()
             .arg("serve")
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
             .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        let addr = first
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        let mut server = ImageServer {
+            child,
+            addr: String::new(),
+            stdout,
+            stderr,
+        };
+        let first = server.wait_for(|l| l.starts_with("serving "), true);
+        server.addr = first
             .rsplit("http://")
             .next()
             .unwrap()
             .trim_end_matches('/')
             .to_string();
-        let n = std::fs::read_dir(dir)
+        server
+    }
+
+    /// The first line of stdout (or stderr) that `pred` accepts, waiting
+    /// up to 60 s for it.
+    pub fn wait_for(&self, pred: impl Fn(&str) -> bool, stdout: bool) -> String {
+        let lines = if stdout { &self.stdout } else { &self.stderr };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some((_, l)) = lines.lock().unwrap().iter().find(|(_, l)| pred(l)) {
+                return l.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "nodenet serve: no such line; stdout {:?}, stderr {:?}",
+                self.stdout.lock().unwrap(),
+                self.stderr.lock().unwrap()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// The `?sha256=` URLs, once every file is hashed (the server says so).
+    pub fn urls(&self) -> Vec<String> {
+        self.wait_for(|l| l.starts_with("listed "), false);
+        self.stdout_lines()
+            .into_iter()
+            .filter(|(_, l)| l.starts_with("http://"))
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    pub fn stdout_lines(&self) -> Vec<(std::time::Instant, String)> {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr
+            .lock()
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().is_file())
-            .count();
-        let urls = (0..n).map(|_| lines.next().unwrap().unwrap()).collect();
-        // Keep draining so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        ImageServer { child, addr, urls }
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
     }
 
     pub fn base(&self) -> String {
