@@ -164,38 +164,52 @@ pub fn error_json(code: &str, message: &str, file: Option<&str>) -> serde_json::
 pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
     match format {
         Format::Json => println!("{}", to_json(sources, diags)),
+        Format::Human if !crate::ui::chatty() => {
+            // --quiet: errors only.
+            let errors: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
+            let text = human(sources, &errors, crate::ui::color_stderr());
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
         Format::Human => {
-            let handler = GraphicalReportHandler::new_themed(if crate::ui::color_stderr() {
-                GraphicalTheme::unicode()
-            } else {
-                GraphicalTheme::unicode_nocolor()
-            });
-            let stderr = std::io::stderr();
-            let mut err = stderr.lock();
-            let mut i = 0;
-            while i < diags.len() {
-                let d = &diags[i];
-                let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
-                let hosts: Vec<&str> = diags[i..i + group]
-                    .iter()
-                    .filter_map(|o| o.host.as_deref())
-                    .collect();
-                i += group;
-                let shown = Shown {
-                    d,
-                    src: d
-                        .span
-                        .and_then(|s| sources.get(s.file))
-                        .map(|f| Src(f.clone())),
-                    title: title(d, &hosts, sources),
-                };
-                let mut buf = String::new();
-                if handler.render_report(&mut buf, &shown).is_ok() {
-                    let _ = writeln!(err, "{buf}");
-                }
-            }
+            let text = human(sources, diags, crate::ui::color_stderr());
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
         }
     }
+}
+
+/// The diagnostics as people read them (rustc/miette style), one report
+/// per finding with the hosts it applies to.
+pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
+    let handler = GraphicalReportHandler::new_themed(if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    });
+    let mut out = String::new();
+    let mut i = 0;
+    while i < diags.len() {
+        let d = &diags[i];
+        let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
+        let hosts: Vec<&str> = diags[i..i + group]
+            .iter()
+            .filter_map(|o| o.host.as_deref())
+            .collect();
+        i += group;
+        let shown = Shown {
+            d,
+            src: d
+                .span
+                .and_then(|s| sources.get(s.file))
+                .map(|f| Src(f.clone())),
+            title: title(d, &hosts, sources),
+        };
+        let mut buf = String::new();
+        if handler.render_report(&mut buf, &shown).is_ok() {
+            out.push_str(&buf);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// "2 errors, 1 warning" for the closing line.

@@ -51,6 +51,11 @@ pub fn color_stderr() -> bool {
     !no_color() && std::io::stderr().is_terminal()
 }
 
+/// Colour on stdout: a terminal, and not `NO_COLOR`.
+pub fn color_stdout() -> bool {
+    !no_color() && std::io::stdout().is_terminal()
+}
+
 pub fn stderr_is_tty() -> bool {
     std::io::stderr().is_terminal()
 }

@@ -65,32 +65,39 @@ impl RenderError {
 }
 
 /// Where a rendered tree came from, recorded in its `manifest.json`: the
-/// inputs by name (absolute paths, or the built-in example's name) and one
-/// sha256 over their contents. A tree is only replaced by a render of the
-/// same inputs (their contents may have changed) unless forced.
+/// inputs by name (absolute paths, or the built-in example's name), and
+/// every file the loader read with its sha256. A tree is only replaced by
+/// a render of the same inputs (their contents may have changed) unless
+/// forced.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Provenance {
     pub inputs: Vec<String>,
+    pub files: Vec<InputFile>,
+}
+
+/// One file read for a render (a directory input reads several).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InputFile {
+    pub path: String,
     pub sha256: String,
 }
 
 impl Provenance {
-    /// `names` identify the inputs (see [`Provenance::input_name`]); the
-    /// digest covers every file the loader read, in order (texts carried
-    /// inside other files are not files and are left out).
+    /// `names` identify the inputs (see [`Provenance::input_name`]); texts
+    /// carried inside other files are not files and are left out.
     pub fn new(names: Vec<String>, sources: &nodenet_model::SourceMap) -> Provenance {
         use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for f in (0..)
+        let files = (0..)
             .map_while(|i| sources.get(i))
             .filter(|f| f.embedded.is_none())
-        {
-            h.update((f.text.len() as u64).to_le_bytes());
-            h.update(f.text.as_bytes());
-        }
+            .map(|f| InputFile {
+                path: f.name.clone(),
+                sha256: nodenet_model::hex(&Sha256::digest(f.text.as_bytes())),
+            })
+            .collect();
         Provenance {
             inputs: names,
-            sha256: nodenet_model::hex(&h.finalize()),
+            files,
         }
     }
 

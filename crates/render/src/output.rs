@@ -296,7 +296,7 @@ mod tests {
     fn prov(input: &str) -> Provenance {
         Provenance {
             inputs: vec![input.to_string()],
-            sha256: "0".repeat(64),
+            files: vec![],
         }
     }
 
@@ -312,7 +312,10 @@ mod tests {
         .unwrap();
         // Same input (other content): fine.
         let mut changed = prov("/a.yaml");
-        changed.sha256 = "1".repeat(64);
+        changed.files.push(crate::InputFile {
+            path: "/a.yaml".into(),
+            sha256: "1".repeat(64),
+        });
         guard_provenance(&out, &changed, false).unwrap();
         let err = guard_provenance(&out, &prov("/b.yaml"), false).unwrap_err();
         assert!(

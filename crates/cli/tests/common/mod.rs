@@ -195,3 +195,58 @@ impl Drop for ImageServer {
         let _ = self.child.wait();
     }
 }
+
+/// Runs `cmd` with stdin, stdout and stderr on a new pseudo-terminal (as
+/// a person at a terminal would), typing `input`; returns the exit status
+/// and everything the terminal showed.
+pub fn run_in_pty(cmd: &mut Command, input: &str) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into the given ints.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = cmd
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    // The parent's copies of the slave are gone with `cmd`'s stdio.
+    let mut m = std::fs::File::from(master);
+    let mut reader = m.try_clone().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // EIO once the child (the last holder of the slave) is gone.
+        while let Ok(n) = reader.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    m.write_all(input.as_bytes()).unwrap();
+    let status = child.wait().unwrap();
+    cmd_stdio_guard(cmd);
+    (status, out.join().unwrap())
+}
+
+/// Drops the descriptors `Command` keeps for its stdio (so the pty's
+/// slave side closes once the child exits).
+fn cmd_stdio_guard(cmd: &mut Command) -> &mut Command {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+}
