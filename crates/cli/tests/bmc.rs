@@ -264,7 +264,10 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
         .args(["--image-url-base", "http://127.0.0.1:9/"])
         .env("NODENET_TEST_BMC_PW", PASSWORD));
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!((power_state(&emu, 0), power_state(&emu, 1)), ("Off".into(), "Off".into()));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
 
     // --dry-run says what would be done to which host and BMC, and does not.
     let o = bmc(&inv, &["power", "on", "--all", "--dry-run"]);
@@ -284,7 +287,14 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
     let o = run(nodenet()
         .arg("provision")
         .arg(&inv)
-        .args(["--all", "--dry-run", "--format", "json", "--image-url-base", "http://10.0.0.9/img"])
+        .args([
+            "--all",
+            "--dry-run",
+            "--format",
+            "json",
+            "--image-url-base",
+            "http://10.0.0.9/img",
+        ])
         .env("NODENET_TEST_BMC_PW", PASSWORD));
     assert!(o.status.success());
     let v = json(&o);
@@ -293,12 +303,18 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
         .as_str()
         .unwrap()
         .contains("insert http://10.0.0.9/img/m1.iso"));
-    assert_eq!((power_state(&emu, 0), power_state(&emu, 1)), ("Off".into(), "Off".into()));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
 
     // --host: that host only.
     let o = bmc(&inv, &["power", "on", "--host", "m1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!((power_state(&emu, 0), power_state(&emu, 1)), ("Off".into(), "On".into()));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "On".into())
+    );
 
     // On a terminal, several hosts: asked first; "n" sends nothing.
     let (status, screen) = run_in_pty(
@@ -309,7 +325,10 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
         "n\n",
     );
     assert_eq!(status.code(), Some(2), "{screen}");
-    assert!(screen.contains("power off 2 hosts: m0, m1? [y/N]"), "{screen}");
+    assert!(
+        screen.contains("power off 2 hosts: m0, m1? [y/N]"),
+        "{screen}"
+    );
     assert!(screen.contains("aborted"), "{screen}");
     assert_eq!(power_state(&emu, 1), "On");
     // "y" acts, with a live line per host while it waits.
@@ -321,8 +340,14 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
         "y\n",
     );
     assert!(status.success(), "{screen}");
-    assert!(screen.contains("m0") && screen.contains("powering on"), "{screen}");
-    assert_eq!((power_state(&emu, 0), power_state(&emu, 1)), ("On".into(), "On".into()));
+    assert!(
+        screen.contains("m0") && screen.contains("powering on"),
+        "{screen}"
+    );
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("On".into(), "On".into())
+    );
     // --yes: no question.
     let (status, screen) = run_in_pty(
         nodenet()
@@ -333,7 +358,10 @@ fn power_media_and_provision_act_only_on_named_hosts_or_all() {
     );
     assert!(status.success(), "{screen}");
     assert!(!screen.contains("[y/N]"), "{screen}");
-    assert_eq!((power_state(&emu, 0), power_state(&emu, 1)), ("Off".into(), "Off".into()));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
     // Not a terminal: no progress lines, unless --verbose.
     let o = bmc(&inv, &["power", "on", "--host", "m0"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("powering on"));
@@ -356,6 +384,9 @@ fn provision_names_a_missing_live_iso_before_touching_any_bmc() {
         .env("NODENET_TEST_BMC_PW", PASSWORD));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("nope.iso") && err.contains("No such file"), "{err}");
+    assert!(
+        err.contains("nope.iso") && err.contains("No such file"),
+        "{err}"
+    );
     assert_eq!(power_state(&emu, 0), "Off");
 }

@@ -496,12 +496,17 @@ fn render_replaces_only_a_render_of_the_same_inputs_unless_forced() {
     let manifest: serde_json::Value =
         serde_json::from_slice(&fs::read(tmp.path().join("out/manifest.json")).unwrap()).unwrap();
     let abs = mine.canonicalize().unwrap();
-    assert_eq!(manifest["source"]["inputs"], serde_json::json!([abs.to_str().unwrap()]));
+    assert_eq!(
+        manifest["source"]["inputs"],
+        serde_json::json!([abs.to_str().unwrap()])
+    );
     assert_eq!(manifest["source"]["files"][0]["sha256"], sha256sum(&mine));
     // The same input, spelled otherwise and edited since: replaced.
     fs::write(
         &mine,
-        fs::read_to_string(&mine).unwrap().replace("ostest", "edited"),
+        fs::read_to_string(&mine)
+            .unwrap()
+            .replace("ostest", "edited"),
     )
     .unwrap();
     let o = render(&[abs.to_str().unwrap()]);
@@ -523,7 +528,10 @@ fn render_replaces_only_a_render_of_the_same_inputs_unless_forced() {
             );
         }
     }
-    assert_eq!(fs::read(tmp.path().join("out/manifest.json")).unwrap(), before);
+    assert_eq!(
+        fs::read(tmp.path().join("out/manifest.json")).unwrap(),
+        before
+    );
     assert!(tmp.path().join("out/hosts/master-2").is_dir());
     // --force replaces it.
     let o = render(&["--force"]);
@@ -636,7 +644,11 @@ fn placeholders_filled_by_envsubst_stay_one_string_for_pyyaml_and_go_yaml() {
     let go = go_yaml_reader(tmp.path());
     let pull_secret = r#"{"auths":{"cloud.openshift.com":{"auth":"b3BlbnNoaWZ0LXJlbGVhc2UtZGV2K29jbV9hY2Nlc3NfMTIzOjQ1Ng==","email":"o'neil@example.com"},"quay.io":{"auth":"b3BlbnNoaWZ0LXJlbGVhc2UtZGV2","email":"dev@example.com"}}}"#;
     let hostile = [
-        ("p@ss: #word", "it's a \"quoted\" \\ back\\slash", "- {a: [b]} &x *y !z |p >f %q @r `t"),
+        (
+            "p@ss: #word",
+            "it's a \"quoted\" \\ back\\slash",
+            "- {a: [b]} &x *y !z |p >f %q @r `t",
+        ),
         (" leading and trailing ", "#hash-first", "---"),
         ("'single", "\"double", "tab\there"),
     ];
@@ -660,7 +672,11 @@ fn placeholders_filled_by_envsubst_stay_one_string_for_pyyaml_and_go_yaml() {
             .arg("-c")
             .arg("import sys, json, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))")
             .arg(&filled));
-        assert!(py.status.success(), "PyYAML: {}", String::from_utf8_lossy(&py.stderr));
+        assert!(
+            py.status.success(),
+            "PyYAML: {}",
+            String::from_utf8_lossy(&py.stderr)
+        );
         readers.push(("PyYAML".into(), serde_json::from_slice(&py.stdout).unwrap()));
         for v in ["v2", "v3"] {
             let o = run(Command::new(&go).arg(v).arg(&filled));
@@ -670,7 +686,10 @@ fn placeholders_filled_by_envsubst_stay_one_string_for_pyyaml_and_go_yaml() {
                 String::from_utf8_lossy(&o.stderr),
                 fs::read_to_string(&filled).unwrap()
             );
-            readers.push((format!("go-yaml {v}"), serde_json::from_slice(&o.stdout).unwrap()));
+            readers.push((
+                format!("go-yaml {v}"),
+                serde_json::from_slice(&o.stdout).unwrap(),
+            ));
         }
         for (reader, doc) in readers {
             assert_eq!(doc["pullSecret"], pull_secret, "{reader}");
@@ -695,9 +714,10 @@ fn dns_placeholder_gives_every_server_of_the_pool() {
     let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let servers = |h: &str| -> serde_json::Value {
-        let state: serde_json::Value =
-            serde_yaml::from_str(&fs::read_to_string(out.join(format!("hosts/{h}/nmstate.yml"))).unwrap())
-                .unwrap();
+        let state: serde_json::Value = serde_yaml::from_str(
+            &fs::read_to_string(out.join(format!("hosts/{h}/nmstate.yml"))).unwrap(),
+        )
+        .unwrap();
         state["dns-resolver"]["config"]["server"].clone()
     };
     assert_eq!(servers("a"), serde_json::json!(["10.0.0.2", "10.0.0.3"]));
@@ -712,7 +732,12 @@ fn one_json_object(o: &std::process::Output) -> serde_json::Value {
     let mut objects = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
     let first = objects
         .next()
-        .unwrap_or_else(|| panic!("no JSON on stdout; stderr: {}", String::from_utf8_lossy(&o.stderr)))
+        .unwrap_or_else(|| {
+            panic!(
+                "no JSON on stdout; stderr: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
         .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
     assert!(objects.next().is_none(), "more than one object: {text}");
     assert!(first.is_object(), "{text}");
@@ -726,7 +751,11 @@ fn every_json_outcome_is_one_object_on_stdout() {
     let foreign = tmp.path().join("foreign");
     fs::create_dir(&foreign).unwrap();
     fs::write(foreign.join("notes.txt"), "mine").unwrap();
-    let inv_with_errors = write(tmp.path(), "bad.yaml", "nodenet: v1\nhosts:\n- name: Bad_Name\n");
+    let inv_with_errors = write(
+        tmp.path(),
+        "bad.yaml",
+        "nodenet: v1\nhosts:\n- name: Bad_Name\n",
+    );
     let state = write(
         tmp.path(),
         "s.yml",
@@ -737,28 +766,60 @@ fn every_json_outcome_is_one_object_on_stdout() {
     let cases: Vec<(Vec<String>, i32, &str)> = vec![
         (vec!["check".into(), "nope.yaml".into()], 2, "io"),
         (vec!["render".into(), "nope.yaml".into()], 2, "io"),
-        (vec!["render".into(), f(&good), "-o".into(), f(&foreign)], 2, "output-not-ours"),
+        (
+            vec!["render".into(), f(&good), "-o".into(), f(&foreign)],
+            2,
+            "output-not-ours",
+        ),
         (vec!["diff".into(), "nope.yml".into(), f(&state)], 2, "io"),
         (vec!["diff".into(), f(&good), f(&state)], 2, "not-a-state"),
         (vec!["import".into(), "nope.nmconnection".into()], 2, "io"),
-        (vec!["bmc".into(), "status".into(), "nope.yaml".into()], 2, "io"),
-        (vec!["bmc".into(), "status".into(), f(&inv_with_errors)], 1, "host-name-invalid"),
         (
-            vec!["provision".into(), f(&good), "--image-url-base".into(), "http://x/".into()],
+            vec!["bmc".into(), "status".into(), "nope.yaml".into()],
+            2,
+            "io",
+        ),
+        (
+            vec!["bmc".into(), "status".into(), f(&inv_with_errors)],
+            1,
+            "host-name-invalid",
+        ),
+        (
+            vec![
+                "provision".into(),
+                f(&good),
+                "--image-url-base".into(),
+                "http://x/".into(),
+            ],
             2,
             "usage",
         ),
         (vec!["check".into(), "--bogus".into()], 2, "usage"),
-        (vec!["check".into(), f(&inv_with_errors)], 1, "host-name-invalid"),
+        (
+            vec!["check".into(), f(&inv_with_errors)],
+            1,
+            "host-name-invalid",
+        ),
     ];
     for (args, exit, code) in cases {
         let o = run(nodenet().args(&args).args(["--format", "json"]));
-        assert_eq!(o.status.code(), Some(exit), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(exit),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let v = one_json_object(&o);
         assert_eq!(v["diagnostics"][0]["code"], code, "{args:?}: {v}");
         assert_eq!(v["diagnostics"][0]["severity"], "error", "{args:?}: {v}");
         if code == "io" {
-            assert!(v["diagnostics"][0]["file"].as_str().unwrap().contains("nope"), "{v}");
+            assert!(
+                v["diagnostics"][0]["file"]
+                    .as_str()
+                    .unwrap()
+                    .contains("nope"),
+                "{v}"
+            );
         }
     }
     // Success is one object too.
@@ -770,7 +831,10 @@ fn every_json_outcome_is_one_object_on_stdout() {
         .arg(tmp.path().join("out"))
         .arg(&good));
     assert!(o.status.success());
-    assert_eq!(one_json_object(&o)["output"]["files"].as_u64().unwrap() > 10, true);
+    assert_eq!(
+        one_json_object(&o)["output"]["files"].as_u64().unwrap() > 10,
+        true
+    );
 }
 
 #[test]
@@ -815,18 +879,32 @@ fn no_color_turns_colour_off_on_a_terminal() {
         "interfaces:\n- {name: v, type: vlan, vlan: {base-iface: eth0, id: 5000}}\n- {name: eth0, type: ethernet}\n",
     );
     let (status, coloured) = run_in_pty(
-        nodenet().arg("check").arg(&bad).env_remove("NO_COLOR").env("TERM", "xterm"),
+        nodenet()
+            .arg("check")
+            .arg(&bad)
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm"),
         "",
     );
     assert_eq!(status.code(), Some(1), "{coloured}");
-    assert!(coloured.contains("\x1b["), "no colour on a terminal: {coloured}");
+    assert!(
+        coloured.contains("\x1b["),
+        "no colour on a terminal: {coloured}"
+    );
     let (status, plain) = run_in_pty(
-        nodenet().arg("check").arg(&bad).env("NO_COLOR", "1").env("TERM", "xterm"),
+        nodenet()
+            .arg("check")
+            .arg(&bad)
+            .env("NO_COLOR", "1")
+            .env("TERM", "xterm"),
         "",
     );
     assert_eq!(status.code(), Some(1), "{plain}");
     assert!(plain.contains("vlan-id-range"), "{plain}");
-    assert!(!plain.contains('\x1b'), "colour despite NO_COLOR: {plain:?}");
+    assert!(
+        !plain.contains('\x1b'),
+        "colour despite NO_COLOR: {plain:?}"
+    );
 }
 
 #[test]
@@ -869,8 +947,15 @@ fn explain_is_case_insensitive_and_shows_an_example() {
     for spelling in ["vlan-id-range", "VLAN-ID-RANGE", "Vlan_Id_Range"] {
         let o = run(nodenet().args(["explain", spelling]));
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{spelling}: {}", String::from_utf8_lossy(&o.stderr));
-        assert!(out.starts_with("vlan-id-range: A VLAN id is outside 1-4094."), "{out}");
+        assert!(
+            o.status.success(),
+            "{spelling}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.starts_with("vlan-id-range: A VLAN id is outside 1-4094."),
+            "{out}"
+        );
         // More than the table line: an input of the catalogue that has it...
         let file = out
             .lines()
@@ -882,7 +967,10 @@ fn explain_is_case_insensitive_and_shows_an_example() {
         let last = text.lines().last().unwrap();
         assert!(out.contains(last), "{out}");
         // ...and what check says about it, help included.
-        assert!(out.contains("is outside 1-4094") && out.contains("help: "), "{out}");
+        assert!(
+            out.contains("is outside 1-4094") && out.contains("help: "),
+            "{out}"
+        );
     }
     let o = run(nodenet().args(["explain", "no-such-code"]));
     assert_eq!(o.status.code(), Some(2));

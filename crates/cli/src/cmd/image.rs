@@ -14,13 +14,15 @@ use crate::ui::{self, info};
 #[derive(clap::Subcommand)]
 pub enum Kind {
     /// Embed into a CoreOS live ISO's embed area (a copy with -o, or --in-place).
-    #[command(allow_missing_positional = true)]
+    #[command(
+        override_usage = "nodenet image iso [OPTIONS] [INVENTORY] ISO (-o OUT | --in-place)\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Iso {
-        /// The inventory (with --host).
-        #[arg(value_name = "INVENTORY")]
-        inventory: Option<PathBuf>,
-        /// The CoreOS live ISO.
-        iso: PathBuf,
+        /// `[INVENTORY] ISO`: the inventory (with --host), then the CoreOS
+        /// live ISO; the ISO alone with --keyfile.
+        #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         source: Source,
         /// Where to write the customised ISO (a copy; the input is not changed).
@@ -40,13 +42,16 @@ pub enum Kind {
         drop_ignition: bool,
     },
     /// Write into the `boot` partition of a disk image (raw, qcow2, or .gz of either).
-    #[command(allow_missing_positional = true)]
+    #[command(
+        override_usage = "nodenet image disk [OPTIONS] [INVENTORY] IMAGE -o OUT\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Disk {
-        /// The inventory (with --host).
-        #[arg(value_name = "INVENTORY")]
-        inventory: Option<PathBuf>,
-        /// The disk image (e.g. rhcos-openstack.x86_64.qcow2.gz).
-        image: PathBuf,
+        /// `[INVENTORY] IMAGE`: the inventory (with --host), then the disk
+        /// image (e.g. rhcos-openstack.x86_64.qcow2.gz); the image alone
+        /// with --keyfile.
+        #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         source: Source,
         /// Where to write the customised image (same format as the input).
@@ -57,6 +62,10 @@ pub enum Kind {
         url_base: String,
     },
     /// Write the extra PXE initrd (cpio.xz), or with --append-to the one-file form.
+    #[command(
+        override_usage = "nodenet image pxe [OPTIONS] [INVENTORY] -o OUT\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Pxe {
         /// The inventory (with --host).
         #[arg(value_name = "INVENTORY")]
@@ -166,6 +175,19 @@ fn load(
     Ok((keyfiles, ignition))
 }
 
+/// `[INVENTORY] MEDIA`: clap gives one or two paths.
+fn split(mut paths: Vec<PathBuf>) -> (Option<PathBuf>, PathBuf) {
+    let media = paths.pop().expect("clap requires one path");
+    (paths.pop(), media)
+}
+
+/// The input media must be readable: said with its name before any work.
+fn readable(path: &std::path::Path) -> Result<(), ExitCode> {
+    std::fs::File::open(path)
+        .map(drop)
+        .map_err(|e| super::usage_error(format!("{}: {e}", path.display())))
+}
+
 fn fail(e: ImageError) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::from(if e.is_input_problem() {
@@ -178,13 +200,16 @@ fn fail(e: ImageError) -> ExitCode {
 pub fn run(args: Args) -> ExitCode {
     match args.kind {
         Kind::Iso {
-            inventory,
+            paths,
             source,
-            iso: input,
             output,
             in_place,
             drop_ignition,
         } => {
+            let (inventory, input) = split(paths);
+            if let Err(c) = readable(&input) {
+                return c;
+            }
             let (keyfiles, ignition) = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
@@ -218,12 +243,15 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         Kind::Disk {
-            inventory,
+            paths,
             source,
-            image,
             output,
             url_base,
         } => {
+            let (inventory, image) = split(paths);
+            if let Err(c) = readable(&image) {
+                return c;
+            }
             let (keyfiles, ignition) = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
