@@ -975,3 +975,54 @@ fn explain_is_case_insensitive_and_shows_an_example() {
     let o = run(nodenet().args(["explain", "no-such-code"]));
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn make_install_puts_binary_manual_and_completions_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("root");
+    let o = run(Command::new(tool("make"))
+        .arg("-C")
+        .arg(repo())
+        .arg("install")
+        .arg(format!("DESTDIR={}", dest.display()))
+        .arg("PREFIX=/usr")
+        .arg(format!("BIN={}", env!("CARGO_BIN_EXE_nodenet"))));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let usr = dest.join("usr");
+    let bin = usr.join("bin/nodenet");
+    assert!(run(Command::new(&bin).arg("--version")).status.success());
+    // One page per command, each read by man(1) without a warning.
+    let man1 = usr.join("share/man/man1");
+    for page in ["nodenet.1", "nodenet-render.1", "nodenet-bmc-power.1", "nodenet-image-iso.1"] {
+        let p = man1.join(page);
+        assert!(p.is_file(), "{page}");
+        let o = run(Command::new(tool("man"))
+            .arg("-l")
+            .arg(&p)
+            .env("MANWIDTH", "100")
+            .env("MAN_KEEP_STDERR", "1")
+            .env("LC_ALL", "C.UTF-8"));
+        assert!(o.status.success(), "{page}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).trim().is_empty(), "{page}: {}", String::from_utf8_lossy(&o.stderr));
+        if page == "nodenet.1" {
+            let text = String::from_utf8_lossy(&o.stdout);
+            for cmd in ["check", "render", "provision", "completions"] {
+                assert!(text.contains(cmd), "{cmd} not in nodenet(1)");
+            }
+        }
+    }
+    // bash loads the completion and completes subcommands and flags.
+    let script = usr.join("share/bash-completion/completions/nodenet");
+    let o = run(Command::new("bash").arg("-c").arg(format!(
+        "source '{}'; COMP_WORDS=(nodenet bmc power off --a); COMP_CWORD=4; COMP_LINE='nodenet bmc power off --a'; COMP_POINT=${{#COMP_LINE}}; _nodenet nodenet --a power; printf '%s\\n' \"${{COMPREPLY[@]}}\"; COMP_WORDS=(nodenet pro); COMP_CWORD=1; _nodenet nodenet pro nodenet; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    )));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.lines().any(|l| l == "--all"), "{out}");
+    assert!(out.lines().any(|l| l == "provision"), "{out}");
+    for (f, shell) in [("zsh/site-functions/_nodenet", "zsh"), ("fish/vendor_completions.d/nodenet.fish", "fish")] {
+        let text = fs::read_to_string(usr.join("share").join(f)).unwrap();
+        assert!(text.contains("provision") && text.contains("dry-run"), "{shell}");
+    }
+}
