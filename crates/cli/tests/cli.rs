@@ -993,7 +993,12 @@ fn make_install_puts_binary_manual_and_completions_in_place() {
     assert!(run(Command::new(&bin).arg("--version")).status.success());
     // One page per command, each read by man(1) without a warning.
     let man1 = usr.join("share/man/man1");
-    for page in ["nodenet.1", "nodenet-render.1", "nodenet-bmc-power.1", "nodenet-image-iso.1"] {
+    for page in [
+        "nodenet.1",
+        "nodenet-render.1",
+        "nodenet-bmc-power.1",
+        "nodenet-image-iso.1",
+    ] {
         let p = man1.join(page);
         assert!(p.is_file(), "{page}");
         let o = run(Command::new(tool("man"))
@@ -1002,8 +1007,16 @@ fn make_install_puts_binary_manual_and_completions_in_place() {
             .env("MANWIDTH", "100")
             .env("MAN_KEEP_STDERR", "1")
             .env("LC_ALL", "C.UTF-8"));
-        assert!(o.status.success(), "{page}: {}", String::from_utf8_lossy(&o.stderr));
-        assert!(String::from_utf8_lossy(&o.stderr).trim().is_empty(), "{page}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{page}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).trim().is_empty(),
+            "{page}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         if page == "nodenet.1" {
             let text = String::from_utf8_lossy(&o.stdout);
             for cmd in ["check", "render", "provision", "completions"] {
@@ -1021,8 +1034,91 @@ fn make_install_puts_binary_manual_and_completions_in_place() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.lines().any(|l| l == "--all"), "{out}");
     assert!(out.lines().any(|l| l == "provision"), "{out}");
-    for (f, shell) in [("zsh/site-functions/_nodenet", "zsh"), ("fish/vendor_completions.d/nodenet.fish", "fish")] {
+    for (f, shell) in [
+        ("zsh/site-functions/_nodenet", "zsh"),
+        ("fish/vendor_completions.d/nodenet.fish", "fish"),
+    ] {
         let text = fs::read_to_string(usr.join("share").join(f)).unwrap();
-        assert!(text.contains("provision") && text.contains("dry-run"), "{shell}");
+        assert!(
+            text.contains("provision") && text.contains("dry-run"),
+            "{shell}"
+        );
     }
+}
+
+/// Every option of every command is in that command's row of the README's
+/// command table (read from `--help`, so a new flag without its row fails).
+#[test]
+fn readme_command_table_names_every_option() {
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| command | does | exit |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 10, "no command table");
+    let commands: &[&[&str]] = &[
+        &["check"],
+        &["render"],
+        &["gc"],
+        &["import"],
+        &["diff"],
+        &["image", "iso"],
+        &["image", "pxe"],
+        &["image", "disk"],
+        &["serve"],
+        &["bmc", "status"],
+        &["bmc", "power"],
+        &["bmc", "media"],
+        &["provision"],
+        &["show"],
+        &["apply"],
+        &["commit"],
+        &["rollback"],
+        &["service"],
+        &["explain"],
+        &["completions"],
+        &["man"],
+    ];
+    let mut missing = Vec::new();
+    for path in commands {
+        let o = run(nodenet().args(*path).arg("--help"));
+        assert!(o.status.success(), "{path:?}");
+        let help = String::from_utf8_lossy(&o.stdout).to_string();
+        let name = format!("nodenet {}", path.join(" "));
+        let row = table
+            .iter()
+            .find(|r| r.contains(&format!("`{name} ")) || r.contains(&format!("`{name}`")))
+            .unwrap_or_else(|| panic!("no README row for {name}"));
+        for line in help
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with('-'))
+        {
+            let mut short = None;
+            let mut long = None;
+            for word in line.split([' ', ',']).take_while(|w| w.starts_with('-')) {
+                if word.starts_with("--") {
+                    long = Some(word.to_string());
+                } else {
+                    short = Some(word.to_string());
+                }
+            }
+            let Some(long) = long else { continue };
+            if ["--help", "--quiet", "--verbose", "--version"].contains(&long.as_str()) {
+                continue;
+            }
+            let named = row.contains(&long)
+                || short
+                    .as_ref()
+                    .is_some_and(|s| row.contains(&format!("{s} ")));
+            if !named {
+                missing.push(format!("{name}: {long}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README's command table lacks: {missing:?}"
+    );
 }
