@@ -41,6 +41,17 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    /// Stable code of the error (the `code` of `--format json` output).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentError::Nmstate(_) => "nmstate",
+            AgentError::ProbeFailed { .. } => "probe-failed",
+            AgentError::NotApplied { .. } => "not-applied",
+            AgentError::BadProbe(_) => "bad-probe",
+            AgentError::NoNetworkManager(_) => "network-manager-unreachable",
+        }
+    }
+
     /// Nothing was tried: the node's NetworkManager is not there (exit 2,
     /// not a refused or failed change).
     pub fn is_unreachable(&self) -> bool {

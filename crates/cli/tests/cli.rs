@@ -865,6 +865,13 @@ fn node_commands_without_network_manager_say_so_plainly() {
         }
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
+    // In JSON, one object on stdout.
+    let o = run(nodenet()
+        .args(["show", "--format", "json"])
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &no_bus));
+    assert_eq!(o.status.code(), Some(2));
+    let v = one_json_object(&o);
+    assert_eq!(v["diagnostics"][0]["code"], "network-manager-unreachable");
 }
 
 #[test]

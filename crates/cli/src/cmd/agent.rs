@@ -44,7 +44,20 @@ pub fn show(args: ShowArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => agent_failed(e),
+        Err(e) => match args.format {
+            ShowFormat::Json => super::Failure {
+                code: e.code(),
+                message: e.to_string(),
+                file: None,
+                exit: if e.is_unreachable() {
+                    super::USAGE
+                } else {
+                    super::PROBLEMS
+                },
+            }
+            .report(Format::Json),
+            ShowFormat::Yaml => agent_failed(e),
+        },
     }
 }
 
