@@ -30,11 +30,17 @@ const VERSION: &str = concat!(
     about = "Declarative network configuration for bare-metal cluster nodes"
 )]
 pub struct Cli {
-    /// Only errors and the results asked for: no progress, summaries or notes.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    /// Only errors and the results asked for: no progress, notes, summaries or warnings.
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        display_order = 900
+    )]
     quiet: bool,
     /// More detail: per-step progress lines even when stderr is not a terminal.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, display_order = 901)]
     verbose: bool,
     #[command(subcommand)]
     command: Command,
