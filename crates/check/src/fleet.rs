@@ -173,7 +173,8 @@ pub fn check_host_in_cluster(
             Some(_) => {}
         }
         if let Some(cred) = &bmc.credentials {
-            if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory {
+            if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory
+            {
                 push(
                     Diagnostic::error(
                         Code::CredentialsUnknown,
@@ -479,11 +480,7 @@ fn shared_static_addresses(host: &Host, addresses: &[Address], out: &mut Vec<Dia
         return;
     };
     // A host route or loopback address may be meant for every node.
-    for a in addresses.iter().filter(|a| {
-        !a.ip.is_loopback()
-            && a.prefix
-                .is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })
-    }) {
+    for a in addresses.iter().filter(|a| !a.ip.is_loopback() && a.prefix.is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })) {
         out.push(
             Diagnostic::error(
                 Code::DuplicateIp,

@@ -82,10 +82,7 @@ pub fn check_host(host: &Host, network: &Node, net: &Network, out: &mut Vec<Diag
                     &port.name,
                     Code::PortUndefined,
                     &format!("port `{}` of `{}`", port.name, iface.name),
-                    &format!(
-                        "the node's `{}` becomes a port of `{}`",
-                        port.name, iface.name
-                    ),
+                    &format!("the node's `{}` becomes a port of `{}`", port.name, iface.name),
                 ) {
                     push(d.at(port.node.span));
                 }
@@ -235,10 +232,7 @@ fn check_vlan(host: &Host, iface: &Iface, net: &Network, push: &mut dyn FnMut(Di
                     &b,
                     Code::VlanBaseMissing,
                     &format!("base-iface `{b}` of VLAN `{}`", iface.name),
-                    &format!(
-                        "NetworkManager creates `{}` on the node's `{b}`",
-                        iface.name
-                    ),
+                    &format!("NetworkManager creates `{}` on the node's `{b}`", iface.name),
                 ) {
                     push(d.at(base.span));
                 }

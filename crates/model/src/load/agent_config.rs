@@ -43,6 +43,7 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     inv
 }
 
+
 /// An `interfaces` list of name + `macAddress` (agent-config hosts,
 /// NMStateConfig): the NICs the installer finds the host by.
 pub(crate) fn nic_table(d: &mut Decoder, ifaces: &[Node]) -> Vec<Nic> {

@@ -30,10 +30,7 @@ pub(crate) fn load_nmstate_config(root: &Node, diags: &mut Vec<Diagnostic>) -> I
     }
     host.nics = super::agent_config::nic_table(&mut d, ifaces);
     host.nics_listed = !host.nics.is_empty();
-    host.network = spec
-        .and_then(|s| s.get("config"))
-        .filter(|c| !c.is_null())
-        .cloned();
+    host.network = spec.and_then(|s| s.get("config")).filter(|c| !c.is_null()).cloned();
     if host.network.is_none() {
         d.push(
             Diagnostic::error(Code::MissingField, "NMStateConfig has no `spec.config`")

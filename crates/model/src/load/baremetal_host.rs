@@ -27,9 +27,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
         .and_then(Node::scalar_text)
         .unwrap_or_default();
     let Some(spec) = root.get("spec") else {
-        d.push(
-            Diagnostic::error(Code::MissingField, "the BareMetalHost has no `spec`").at(root.span),
-        );
+        d.push(Diagnostic::error(Code::MissingField, "the BareMetalHost has no `spec`").at(root.span));
         return inv;
     };
     let mut host = Host::new(name.clone(), InputKind::BareMetalHost);

@@ -104,10 +104,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                 d.push(
                     Diagnostic::warning(
                         Code::InvalidValue,
-                        format!(
-                            "`{path}` is fetched from `{}` at boot: not checked here",
-                            short(&url)
-                        ),
+                        format!("`{path}` is fetched from `{}` at boot: not checked here", short(&url)),
                     )
                     .at(source.span),
                 );
@@ -146,10 +143,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                         Code::InvalidValue,
                         format!("unknown compression `{other}` of `{path}` (Ignition knows gzip)"),
                     )
-                    .at(contents
-                        .get("compression")
-                        .map(|c| c.span)
-                        .unwrap_or(contents.span)),
+                    .at(contents.get("compression").map(|c| c.span).unwrap_or(contents.span)),
                 );
                 continue;
             }
@@ -169,10 +163,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
                 Some(format!("every {pool} node without its own file")),
             )
         } else {
-            (
-                format!("{mc}:{stem}.yml"),
-                Some(format!("every {pool} node")),
-            )
+            (format!("{mc}:{stem}.yml"), Some(format!("every {pool} node")))
         };
         let mut host = Host::new(Located::new(name, path_span), InputKind::MachineConfig);
         host.role = Located::new(role, role_node.map(|n| n.span).unwrap_or(path_span));

@@ -13,11 +13,7 @@ use crate::inventory::*;
 use crate::yaml::{Node, Span};
 
 /// One inventory from the parts each document gave, in input order.
-pub(crate) fn merge(
-    parts: Vec<Inventory>,
-    sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) -> Inventory {
+pub(crate) fn merge(parts: Vec<Inventory>, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Inventory {
     let mut into = Inventory::default();
     // Whole hosts of earlier documents, by name and by MAC.
     let mut by_name: HashMap<String, usize> = HashMap::new();
@@ -141,9 +137,7 @@ fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagno
             .at(here_at)
             .related(there_at, format!("{what} {there}"))
             .host(host.clone())
-            .help(
-                "both inputs describe this host; make them agree (or leave the value out of one)",
-            ),
+            .help("both inputs describe this host; make them agree (or leave the value out of one)"),
         );
     };
     if weak_name(a) && !weak_name(&b) {
@@ -163,9 +157,13 @@ fn merge_host(a: &mut Host, b: Host, sources: &SourceMap, diags: &mut Vec<Diagno
     }
     match (&a.boot_mac, b.boot_mac) {
         (None, mac) => a.boot_mac = mac,
-        (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => {
-            conflict("the boot MAC", &y.value, y.span, &x.value, x.span)
-        }
+        (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
+            "the boot MAC",
+            &y.value,
+            y.span,
+            &x.value,
+            x.span,
+        ),
         _ => {}
     }
     match (&a.bmc, b.bmc) {
@@ -274,11 +272,7 @@ fn brief(n: Option<&Node>) -> String {
 /// `ip/prefix` of every static address, with its place.
 fn addresses(state: &Node) -> Vec<(String, Span)> {
     let mut out = Vec::new();
-    for iface in state
-        .get("interfaces")
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-    {
+    for iface in state.get("interfaces").and_then(Node::as_seq).unwrap_or_default() {
         for fam in ["ipv4", "ipv6"] {
             for a in iface
                 .get(fam)

@@ -502,7 +502,11 @@ fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
     if is_secret {
         // A Secret's values other than the NMState are credentials.
         for key in ["data", "stringData"] {
-            for (k, v) in root.get(key).and_then(Node::as_map).unwrap_or_default() {
+            for (k, v) in root
+                .get(key)
+                .and_then(Node::as_map)
+                .unwrap_or_default()
+            {
                 if k.as_str() != Some("nmstate") && v.as_str().is_some() {
                     out.push((v.span.offset as usize, v.span.len as usize));
                 }

@@ -163,9 +163,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     }
     if let Some(p) = c.get("provisioning") {
         if d.check_fields(p, "cluster.provisioning", PROVISIONING_FIELDS) {
-            cluster.provisioning.network = p
-                .get("network")
-                .and_then(|v| super::provisioning_mode(d, v));
+            cluster.provisioning.network = p.get("network").and_then(|v| super::provisioning_mode(d, v));
             cluster.provisioning.cidr = p.get("cidr").and_then(|v| d.cidr(v));
             cluster.provisioning.interface = d.string(p, "interface");
             cluster.provisioning.allow_lacp = d.bool(p, "allowLacp").unwrap_or(false);

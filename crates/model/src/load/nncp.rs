@@ -19,7 +19,9 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         return inv;
     };
     let Some(spec) = root.get("spec") else {
-        d.push(Diagnostic::error(Code::MissingField, "the policy has no `spec`").at(root.span));
+        d.push(
+            Diagnostic::error(Code::MissingField, "the policy has no `spec`").at(root.span),
+        );
         return inv;
     };
     let Some(state) = spec.get("desiredState").filter(|s| !s.is_null()) else {
@@ -29,10 +31,7 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         );
         return inv;
     };
-    let selector = spec
-        .get("nodeSelector")
-        .and_then(Node::as_map)
-        .unwrap_or_default();
+    let selector = spec.get("nodeSelector").and_then(Node::as_map).unwrap_or_default();
     let label = |k: &str| {
         selector
             .iter()
@@ -45,9 +44,10 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     });
     // One node named by its hostname label is that host; any other
     // selector reaches a set of nodes, and the entry is the policy.
-    let (name, applies_to) = match label(HOSTNAME_LABEL)
-        .and_then(|v| v.scalar_text().map(|s| Located::new(s, v.span)))
-    {
+    let (name, applies_to) = match label(HOSTNAME_LABEL).and_then(|v| {
+        v.scalar_text()
+            .map(|s| Located::new(s, v.span))
+    }) {
         Some(host) => (host, None),
         None => {
             let what = if selector.is_empty() {
@@ -85,9 +85,7 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         d.push(
             Diagnostic::warning(
                 Code::CaptureOnNode,
-                format!(
-                    "`capture` reads each node's current state when the policy is applied; {what}"
-                ),
+                format!("`capture` reads each node's current state when the policy is applied; {what}"),
             )
             .at(at),
         );
@@ -127,11 +125,7 @@ fn strip_captured(state: &mut Node) -> Vec<String> {
                 }
                 removed.push(match item.get("name").and_then(Node::scalar_text) {
                     Some(n) if !n.contains("{{") => format!("interface `{n}`"),
-                    _ => format!(
-                        "a {} entry at line {}",
-                        key.trim_end_matches('s'),
-                        item.span.line
-                    ),
+                    _ => format!("a {} entry at line {}", key.trim_end_matches('s'), item.span.line),
                 });
                 false
             }),
