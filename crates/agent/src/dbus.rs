@@ -31,6 +31,37 @@ pub(crate) fn dbus(e: zbus::Error) -> AgentError {
     AgentError::Nmstate(format!("D-Bus: {e}"))
 }
 
+/// Whether NetworkManager answers on the system bus: the bus is there and
+/// NetworkManager owns its name. `Err` says why not, for
+/// [`AgentError::NoNetworkManager`].
+pub(crate) fn reachable() -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let bus = zbus::Connection::system()
+            .await
+            .map_err(|e| format!("no system bus ({e})"))?;
+        let reply = bus
+            .call_method(
+                Some("org.freedesktop.DBus"),
+                "/org/freedesktop/DBus",
+                Some("org.freedesktop.DBus"),
+                "NameHasOwner",
+                &(NM,),
+            )
+            .await
+            .map_err(|e| format!("the system bus does not answer ({e})"))?;
+        match reply.body().deserialize::<bool>() {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(format!("{NM} is not on the system bus")),
+            Err(e) => Err(format!("the system bus does not answer ({e})")),
+        }
+    })
+}
+
 /// Runs `work` against NetworkManager on a one-thread runtime.
 pub(crate) fn with_nm<T>(
     work: impl AsyncFnOnce(&Nm) -> Result<T, AgentError>,

@@ -36,14 +36,60 @@ pub enum AgentError {
     NotApplied { diff: String, seconds: f64 },
     #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT or ping:ADDRESS)")]
     BadProbe(String),
+    #[error("cannot reach NetworkManager over the system D-Bus (is NetworkManager running?): {0}")]
+    NoNetworkManager(String),
+}
+
+impl AgentError {
+    /// Stable code of the error (the `code` of `--format json` output).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentError::Nmstate(_) => "nmstate",
+            AgentError::ProbeFailed { .. } => "probe-failed",
+            AgentError::NotApplied { .. } => "not-applied",
+            AgentError::BadProbe(_) => "bad-probe",
+            AgentError::NoNetworkManager(_) => "network-manager-unreachable",
+        }
+    }
+
+    /// Nothing was tried: the node's NetworkManager is not there (exit 2,
+    /// not a refused or failed change).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, AgentError::NoNetworkManager(_))
+    }
 }
 
 fn nm(e: nmstate::NmstateError) -> AgentError {
+    // nmstate reports a missing bus as a "Bug" with its D-Bus error inside.
+    if e.msg().contains("DbusConnectionError") {
+        return AgentError::NoNetworkManager(
+            e.msg()
+                .trim_start_matches("DbusConnectionError: ")
+                .to_string(),
+        );
+    }
     AgentError::Nmstate(format!("{}: {}", e.kind(), e.msg()))
+}
+
+/// Fails with [`AgentError::NoNetworkManager`] unless NetworkManager
+/// answers on the system bus: said plainly before nmstate and nispor are
+/// asked anything (they would log warnings and call it a bug).
+pub fn require_network_manager() -> Result<(), AgentError> {
+    dbus::reachable().map_err(AgentError::NoNetworkManager)
+}
+
+/// Library log records (nmstate, nispor) are shown only when `NODENET_LOG`
+/// asks for them: their warnings are about their own probing (Wi-Fi
+/// queries, unknown attributes) and read like nodenet's failures.
+pub fn library_logs_only_if_asked() {
+    if std::env::var_os("NODENET_LOG").is_none_or(|v| v.is_empty()) {
+        log::set_max_level(log::LevelFilter::Off);
+    }
 }
 
 /// The running state (NetworkManager profiles and kernel) as NMState.
 pub fn show() -> Result<serde_json::Value, AgentError> {
+    require_network_manager()?;
     let mut state = NetworkState::new();
     state.set_kernel_only(false);
     state.set_include_status_data(false);
@@ -237,6 +283,7 @@ fn changes(
 
 /// Applies `desired` under a checkpoint, probes, then commits or rolls back.
 pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Applied, AgentError> {
+    require_network_manager()?;
     let mut clock = Stopwatch::new();
     let mut out = Applied::default();
     let desired: NetworkState = serde_json::from_value(desired_json.clone())
@@ -546,12 +593,14 @@ fn link_up(name: &str) -> bool {
 }
 
 pub fn commit() -> Result<(), AgentError> {
+    require_network_manager()?;
     NetworkState::checkpoint_commit("").map_err(nm)?;
     let _ = std::fs::remove_file(PENDING);
     Ok(())
 }
 
 pub fn rollback() -> Result<(), AgentError> {
+    require_network_manager()?;
     match std::fs::read(PENDING) {
         Ok(data) => {
             let saved: Saved = serde_json::from_slice(&data)

@@ -36,9 +36,9 @@ sleep 2
 base=$(head -1 "$dir/serve.out" | sed 's/.* on //')
 for p in "$n" 1; do
   # Back to power off between runs.
-  BENCH_PW=bench "$nodenet" bmc power off "$dir/cluster.yaml" --parallel "$n" >/dev/null
+  BENCH_PW=bench "$nodenet" bmc power off "$dir/cluster.yaml" --all --parallel "$n" >/dev/null
   start=$(date +%s.%N)
-  BENCH_PW=bench "$nodenet" provision "$dir/cluster.yaml" --image-url-base "$base" --parallel "$p" --timeout 120 >/dev/null 2>&1
+  BENCH_PW=bench "$nodenet" provision "$dir/cluster.yaml" --all --image-url-base "$base" --parallel "$p" --timeout 120 >/dev/null 2>&1
   end=$(date +%s.%N)
   printf "provision %d hosts, --parallel %d: %.1f s\n" "$n" "$p" "$(echo "$end - $start" | bc)"
 done

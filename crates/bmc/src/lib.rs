@@ -101,8 +101,31 @@ pub fn parse_address(address: &str) -> Result<(String, Option<String>), Failure>
     Ok((format!("{transport}://{authority}"), system))
 }
 
-/// The BMC targets of the selected hosts (all when `only` is empty).
-pub fn targets(inv: &Inventory, only: &[String]) -> Result<Vec<Target>, (String, Failure)> {
+impl Target {
+    /// The BMC as the plan shows it: base URL and system path (never the
+    /// credentials).
+    pub fn bmc(&self) -> String {
+        match &self.system {
+            Some(s) => format!("{}{s}", self.base),
+            None => format!("{} (its only system)", self.base),
+        }
+    }
+}
+
+/// Which hosts a BMC command acts on. There is no default: a command that
+/// changes machines is told `All` or names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Select {
+    All,
+    Hosts(Vec<String>),
+}
+
+/// The BMC targets of the selected hosts, in inventory order.
+pub fn targets(inv: &Inventory, select: &Select) -> Result<Vec<Target>, (String, Failure)> {
+    let only: &[String] = match select {
+        Select::All => &[],
+        Select::Hosts(h) => h,
+    };
     for h in only {
         if !inv.hosts.iter().any(|x| &x.name.value == h) {
             return Err((
@@ -115,7 +138,7 @@ pub fn targets(inv: &Inventory, only: &[String]) -> Result<Vec<Target>, (String,
     for host in inv
         .hosts
         .iter()
-        .filter(|h| only.is_empty() || only.contains(&h.name.value))
+        .filter(|h| *select == Select::All || only.contains(&h.name.value))
     {
         let name = host.name.value.clone();
         let bmc = host.bmc.as_ref().ok_or_else(|| {
@@ -348,31 +371,76 @@ pub enum Power {
     Restart,
 }
 
-pub async fn status(t: &Target, timeout: Duration) -> Result<Status, BmcError> {
-    open(t, Instant::now() + timeout)
-        .await?
-        .status(&t.host)
-        .await
+impl Power {
+    /// What [`power`] does, for dry runs.
+    pub fn plan(self) -> &'static str {
+        match self {
+            Power::On => "power on (Reset On), wait until the BMC reports On",
+            Power::Off => "power off (Reset ForceOff), wait until the BMC reports Off",
+            Power::Restart => "restart (Reset ForceRestart)",
+        }
+    }
 }
 
-pub async fn power(t: &Target, action: Power, timeout: Duration) -> Result<Status, BmcError> {
+/// What [`eject`] does, for dry runs.
+pub const EJECT_PLAN: &str = "eject the virtual CD/DVD if one is inserted";
+
+/// What [`provision`] does with `image`, for dry runs.
+pub fn provision_plan(image: &str) -> String {
+    format!(
+        "power off (Reset ForceOff) unless Off, wait for Off; eject the virtual CD/DVD; \
+         insert {image}; boot once from Cd; power on; wait for On with the media inserted"
+    )
+}
+
+/// Where a host is while a command works on it: `(host, step)`.
+pub type Progress = dyn Fn(&str, &str) + Send + Sync;
+
+pub async fn status(
+    t: &Target,
+    timeout: Duration,
+    progress: &Progress,
+) -> Result<Status, BmcError> {
+    progress(&t.host, "connecting");
+    let s = open(t, Instant::now() + timeout).await?;
+    progress(&t.host, "reading status");
+    s.status(&t.host).await
+}
+
+pub async fn power(
+    t: &Target,
+    action: Power,
+    timeout: Duration,
+    progress: &Progress,
+) -> Result<Status, BmcError> {
+    let say = |step: &str| progress(&t.host, step);
+    say("connecting");
     let s = open(t, Instant::now() + timeout).await?;
     match action {
         Power::On => {
+            say("powering on");
             s.reset("powering on", "On").await?;
+            say("waiting for power on");
             s.wait_power("waiting for power on", "On").await?;
         }
         Power::Off => {
+            say("powering off");
             s.reset("powering off", "ForceOff").await?;
+            say("waiting for power off");
             s.wait_power("waiting for power off", "Off").await?;
         }
-        Power::Restart => s.reset("restarting", "ForceRestart").await?,
+        Power::Restart => {
+            say("restarting");
+            s.reset("restarting", "ForceRestart").await?
+        }
     }
     s.status(&t.host).await
 }
 
-pub async fn eject(t: &Target, timeout: Duration) -> Result<Status, BmcError> {
+pub async fn eject(t: &Target, timeout: Duration, progress: &Progress) -> Result<Status, BmcError> {
+    progress(&t.host, "connecting");
     let s = open(t, Instant::now() + timeout).await?;
+    progress(&t.host, "ejecting media");
     s.eject().await?;
     s.status(&t.host).await
 }
@@ -383,7 +451,7 @@ pub async fn provision(
     t: &Target,
     image: &str,
     timeout: Duration,
-    progress: &(dyn Fn(&str, &str) + Sync),
+    progress: &Progress,
 ) -> Result<Status, BmcError> {
     let say = |step: &str| progress(&t.host, step);
     say("connecting");

@@ -3,6 +3,7 @@
 
 mod cmd;
 mod report;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -13,13 +14,34 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `nodenet 0.1.0 (nmstate 2.2.62)`: the nmstate whose parser, validation
+/// and keyfile generator are built in.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (nmstate ",
+    env!("NODENET_NMSTATE_VERSION"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "nodenet",
-    version,
+    version = VERSION,
     about = "Declarative network configuration for bare-metal cluster nodes"
 )]
-struct Cli {
+pub struct Cli {
+    /// Only errors and the results asked for: no progress, notes, summaries or warnings.
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        display_order = 900
+    )]
+    quiet: bool,
+    /// More detail: per-step progress lines even when stderr is not a terminal.
+    #[arg(short, long, global = true, display_order = 901)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,7 +58,7 @@ enum Command {
     Import(cmd::import::Args),
     /// What would change, per interface, to go from an actual state to a desired one.
     Diff(cmd::diff::Args),
-    /// Put a host's keyfiles into its boot media (live ISO, PXE initrd).
+    /// Put a host's keyfiles into its boot media (live ISO, PXE initrd, disk image).
     Image(cmd::image::Args),
     /// Serve an image directory over HTTP (GET/HEAD, ranges), printing ?sha256= URLs.
     Serve(cmd::serve::Args),
@@ -56,6 +78,18 @@ enum Command {
     Service(cmd::agent::ServiceArgs),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
+    /// Shell completion script for bash, zsh, fish, elvish or PowerShell, on stdout.
+    Completions(cmd::install::CompletionsArgs),
+    /// The manual page (roff) on stdout, or with -o DIR one page per command.
+    Man(cmd::install::ManArgs),
+}
+
+/// Whether the command line asks for JSON output (for errors clap finds
+/// before the arguments are parsed).
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.windows(2)
+        .any(|w| w[0] == "--format" && w[1] == "json")
+        || args.iter().any(|a| a == "--format=json")
 }
 
 fn main() -> ExitCode {
@@ -65,17 +99,43 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let color = if ui::no_color() {
+        clap::ColorChoice::Never
+    } else {
+        clap::ColorChoice::Auto
+    };
+    let matches = <Cli as clap::CommandFactory>::command()
+        .color(color)
+        .try_get_matches_from(&args);
+    let cli = match matches.and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m)) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && wants_json(&args) => {
+            let text = e.render().to_string();
+            let message = text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ");
+            println!("{}", report::error_json("usage", message, None));
+            return ExitCode::from(cmd::USAGE);
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
-                ExitCode::from(2)
+                ExitCode::from(cmd::USAGE)
             } else {
                 ExitCode::SUCCESS
             };
         }
     };
+    ui::set_verbosity(if cli.quiet {
+        ui::Verbosity::Quiet
+    } else if cli.verbose {
+        ui::Verbosity::Verbose
+    } else {
+        ui::Verbosity::Normal
+    });
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),
@@ -92,5 +152,7 @@ fn main() -> ExitCode {
         Command::Rollback => cmd::agent::rollback(),
         Command::Service(args) => cmd::agent::service(args),
         Command::Explain(args) => cmd::explain::run(args),
+        Command::Completions(args) => cmd::install::completions(args),
+        Command::Man(args) => cmd::install::man(args),
     }
 }

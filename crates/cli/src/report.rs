@@ -1,6 +1,7 @@
 //! Printing diagnostics: rustc/miette style for people, one JSON object
 //! for machines (the format in DESIGN.md).
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -122,7 +123,7 @@ fn same_finding(a: &Diagnostic, b: &Diagnostic) -> bool {
 /// JSON object to stdout (json).
 /// The `--format json` object: `{"diagnostics": [...]}`.
 pub fn to_json(sources: &SourceMap, diags: &[Diagnostic]) -> serde_json::Value {
-    let list: Vec<serde_json::Value> = diags
+    let list: Vec<serde_json::Value> = relocated(sources, diags)
         .iter()
         .map(|d| {
             let mut o = serde_json::json!({
@@ -143,53 +144,85 @@ pub fn to_json(sources: &SourceMap, diags: &[Diagnostic]) -> serde_json::Value {
     serde_json::json!({ "diagnostics": list })
 }
 
+/// The JSON object of a command that could not do its work: one error
+/// diagnostic without a place in an input, e.g. `{"diagnostics":[{"severity":
+/// "error","code":"io","message":"cannot read nope.yaml: …","file":"nope.yaml",
+/// "line":null,"column":null,"host":null}]}`.
+pub fn error_json(code: &str, message: &str, file: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "diagnostics": [{
+            "severity": "error",
+            "code": code,
+            "message": message,
+            "file": file,
+            "line": null,
+            "column": null,
+            "host": null,
+        }]
+    })
+}
+
+/// Findings inside embedded texts (a MachineConfig's data: URL, a
+/// Secret's value) at their place in the real file.
+fn relocated<'a>(sources: &SourceMap, diags: &'a [Diagnostic]) -> Cow<'a, [Diagnostic]> {
+    if !sources.has_embedded() {
+        return Cow::Borrowed(diags);
+    }
+    let mut moved = diags.to_vec();
+    sources.relocate(&mut moved);
+    Cow::Owned(moved)
+}
+
 pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
-    // Findings inside embedded texts (a MachineConfig's data: URL, a
-    // Secret's value) are shown at their place in the real file.
-    let mut relocated;
-    let diags = if sources.has_embedded() {
-        relocated = diags.to_vec();
-        sources.relocate(&mut relocated);
-        &relocated[..]
-    } else {
-        diags
-    };
+    let diags = &relocated(sources, diags)[..];
     match format {
         Format::Json => println!("{}", to_json(sources, diags)),
+        Format::Human if !crate::ui::chatty() => {
+            // --quiet: errors only.
+            let errors: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
+            let text = human(sources, &errors, crate::ui::color_stderr());
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
         Format::Human => {
-            let handler = GraphicalReportHandler::new_themed(
-                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                    GraphicalTheme::unicode()
-                } else {
-                    GraphicalTheme::unicode_nocolor()
-                },
-            );
-            let stderr = std::io::stderr();
-            let mut err = stderr.lock();
-            let mut i = 0;
-            while i < diags.len() {
-                let d = &diags[i];
-                let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
-                let hosts: Vec<&str> = diags[i..i + group]
-                    .iter()
-                    .filter_map(|o| o.host.as_deref())
-                    .collect();
-                i += group;
-                let shown = Shown {
-                    d,
-                    src: d
-                        .span
-                        .and_then(|s| sources.get(s.file))
-                        .map(|f| Src(f.clone())),
-                    title: title(d, &hosts, sources),
-                };
-                let mut buf = String::new();
-                if handler.render_report(&mut buf, &shown).is_ok() {
-                    let _ = writeln!(err, "{buf}");
-                }
-            }
+            let text = human(sources, diags, crate::ui::color_stderr());
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
         }
     }
+}
+
+/// The diagnostics as people read them (rustc/miette style), one report
+/// per finding with the hosts it applies to.
+pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
+    let handler = GraphicalReportHandler::new_themed(if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    });
+    let mut out = String::new();
+    let mut i = 0;
+    while i < diags.len() {
+        let d = &diags[i];
+        let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
+        let hosts: Vec<&str> = diags[i..i + group]
+            .iter()
+            .filter_map(|o| o.host.as_deref())
+            .collect();
+        i += group;
+        let shown = Shown {
+            d,
+            src: d
+                .span
+                .and_then(|s| sources.get(s.file))
+                .map(|f| Src(f.clone())),
+            title: title(d, &hosts, sources),
+        };
+        let mut buf = String::new();
+        if handler.render_report(&mut buf, &shown).is_ok() {
+            out.push_str(&buf);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// "2 errors, 1 warning" for the closing line.

@@ -37,7 +37,7 @@ fn provision(inv: &Path, base: &str, extra: &[&str]) -> std::process::Output {
     run(nodenet()
         .arg("provision")
         .arg(inv)
-        .args(["--image-url-base", base, "--timeout", "60"])
+        .args(["--all", "--image-url-base", base, "--timeout", "60"])
         .args(extra)
         .env("NODENET_TEST_BMC_PW", PASSWORD)
         .env("NODENET_TEST_BMC_BAD", "not-the-password")
@@ -173,7 +173,7 @@ fn emulator_stopped_mid_run_gives_a_clear_error_in_time() {
     let child = nodenet()
         .arg("provision")
         .arg(&inv)
-        .args(["--image-url-base", &srv.base(), "--timeout", "20"])
+        .args(["--all", "--image-url-base", &srv.base(), "--timeout", "20"])
         .env("NODENET_TEST_BMC_PW", PASSWORD)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -224,4 +224,169 @@ fn certificate_verification_off_only_where_the_inventory_says_so_with_a_warning(
         warnings[0].contains("trusting") && warnings[0].contains("certificate verification"),
         "{err}"
     );
+}
+
+fn power_state(emu: &Emulator, sys: usize) -> String {
+    emu.get(&format!("/redfish/v1/Systems/{}", uuid(sys)))["PowerState"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn bmc(inv: &Path, args: &[&str]) -> std::process::Output {
+    run(nodenet()
+        .arg("bmc")
+        .args(args)
+        .arg(inv)
+        .env("NODENET_TEST_BMC_PW", PASSWORD))
+}
+
+#[test]
+fn power_media_and_provision_act_only_on_named_hosts_or_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let emu = Emulator::start(tmp.path(), 2);
+    let inv = inventory(tmp.path(), &emu, &[("m0", 0, "good"), ("m1", 1, "good")]);
+    // No --host, no --all: refused before anything is sent.
+    for args in [
+        &["power", "on"][..],
+        &["power", "off"],
+        &["power", "restart"],
+        &["media", "eject"],
+    ] {
+        let o = bmc(&inv, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--host") && err.contains("--all"), "{err}");
+    }
+    let o = run(nodenet()
+        .arg("provision")
+        .arg(&inv)
+        .args(["--image-url-base", "http://127.0.0.1:9/"])
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
+
+    // --dry-run says what would be done to which host and BMC, and does not.
+    let o = bmc(&inv, &["power", "on", "--all", "--dry-run"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    for (h, sys) in [("m0", 0), ("m1", 1)] {
+        let line = out
+            .lines()
+            .position(|l| l.starts_with(&format!("{h}: power on")))
+            .unwrap_or_else(|| panic!("{h}: {out}"));
+        assert!(
+            out.lines().nth(line + 1).unwrap().contains(&uuid(sys)),
+            "{out}"
+        );
+    }
+    assert!(!out.contains(PASSWORD));
+    let o = run(nodenet()
+        .arg("provision")
+        .arg(&inv)
+        .args([
+            "--all",
+            "--dry-run",
+            "--format",
+            "json",
+            "--image-url-base",
+            "http://10.0.0.9/img",
+        ])
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    assert!(o.status.success());
+    let v = json(&o);
+    assert_eq!(v["dry_run"], true);
+    assert!(v["hosts"][1]["plan"]
+        .as_str()
+        .unwrap()
+        .contains("insert http://10.0.0.9/img/m1.iso"));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
+
+    // --host: that host only.
+    let o = bmc(&inv, &["power", "on", "--host", "m1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "On".into())
+    );
+
+    // On a terminal, several hosts: asked first; "n" sends nothing.
+    let (status, screen) = run_in_pty(
+        nodenet()
+            .args(["bmc", "power", "off", "--all"])
+            .arg(&inv)
+            .env("NODENET_TEST_BMC_PW", PASSWORD),
+        "n\n",
+    );
+    assert_eq!(status.code(), Some(2), "{screen}");
+    assert!(
+        screen.contains("power off 2 hosts: m0, m1? [y/N]"),
+        "{screen}"
+    );
+    assert!(screen.contains("aborted"), "{screen}");
+    assert_eq!(power_state(&emu, 1), "On");
+    // "y" acts, with a live line per host while it waits.
+    let (status, screen) = run_in_pty(
+        nodenet()
+            .args(["bmc", "power", "on", "--all"])
+            .arg(&inv)
+            .env("NODENET_TEST_BMC_PW", PASSWORD),
+        "y\n",
+    );
+    assert!(status.success(), "{screen}");
+    assert!(
+        screen.contains("m0") && screen.contains("powering on"),
+        "{screen}"
+    );
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("On".into(), "On".into())
+    );
+    // --yes: no question.
+    let (status, screen) = run_in_pty(
+        nodenet()
+            .args(["bmc", "power", "off", "--all", "--yes"])
+            .arg(&inv)
+            .env("NODENET_TEST_BMC_PW", PASSWORD),
+        "",
+    );
+    assert!(status.success(), "{screen}");
+    assert!(!screen.contains("[y/N]"), "{screen}");
+    assert_eq!(
+        (power_state(&emu, 0), power_state(&emu, 1)),
+        ("Off".into(), "Off".into())
+    );
+    // Not a terminal: no progress lines, unless --verbose.
+    let o = bmc(&inv, &["power", "on", "--host", "m0"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("powering on"));
+    let o = bmc(&inv, &["power", "off", "--host", "m0", "--verbose"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("m0: powering off"), "{err}");
+}
+
+#[test]
+fn provision_names_a_missing_live_iso_before_touching_any_bmc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let emu = Emulator::start(tmp.path(), 1);
+    let inv = inventory(tmp.path(), &emu, &[("m0", 0, "good")]);
+    let o = run(nodenet()
+        .arg("provision")
+        .arg(&inv)
+        .args(["--host", "m0", "--image-url-base", "http://127.0.0.1:9/"])
+        .args(["--build-from", "nope.iso", "--image-dir"])
+        .arg(tmp.path().join("images"))
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nope.iso") && err.contains("No such file"),
+        "{err}"
+    );
+    assert_eq!(power_state(&emu, 0), "Off");
 }

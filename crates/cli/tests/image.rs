@@ -83,8 +83,9 @@ fn iso_embed_is_read_back_by_coreos_installer() {
     let before = fs::read(&iso).unwrap();
     let out = tmp.path().join("master-0.iso");
     let o = run(nodenet()
-        .args(["image", "iso", "--host", "master-0", "-c"])
+        .args(["image", "iso"])
         .arg(repo().join("examples/lacp-vlan.yaml"))
+        .args(["--host", "master-0"])
         .arg(&iso)
         .arg("-o")
         .arg(&out));
@@ -231,6 +232,66 @@ fn iso_refusals_are_clear_and_leave_no_output() {
         before,
         "a refused in-place embed must not touch the ISO"
     );
+}
+
+#[test]
+fn image_takes_the_inventory_first_and_c_still_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = repo().join("examples/lacp-vlan.yaml");
+    let (a, b) = (tmp.path().join("a.cpio.xz"), tmp.path().join("b.cpio.xz"));
+    let o = run(nodenet()
+        .args(["image", "pxe"])
+        .arg(&inv)
+        .args(["--host", "master-0", "-o"])
+        .arg(&a));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(nodenet()
+        .args(["image", "pxe", "--host", "master-0", "-c"])
+        .arg(&inv)
+        .arg("-o")
+        .arg(&b));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap());
+    // --host without an inventory, or the inventory twice: usage errors.
+    let o = run(nodenet()
+        .args(["image", "pxe", "--host", "master-0", "-o"])
+        .arg(tmp.path().join("c")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inventory"));
+    let o = run(nodenet()
+        .args(["image", "pxe"])
+        .arg(&inv)
+        .args(["--host", "master-0", "-c"])
+        .arg(&inv)
+        .arg("-o")
+        .arg(tmp.path().join("c")));
+    assert_eq!(o.status.code(), Some(2));
+    // The help documents the positional form and -o, not -c; the command
+    // list names every kind of media.
+    for kind in ["iso", "pxe", "disk"] {
+        let o = run(nodenet().args(["image", kind, "--help"]));
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(help.contains("[INVENTORY]"), "{kind}: {help}");
+        assert!(!help.contains("--inventory"), "{kind}: {help}");
+        let o_line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("-o, --output"))
+            .unwrap_or_else(|| panic!("{kind}: {help}"));
+        assert!(
+            o_line
+                .split("<OUT>")
+                .nth(1)
+                .is_some_and(|t| !t.trim().is_empty()),
+            "{kind}: -o has no help: {o_line}"
+        );
+    }
+    let o = run(nodenet().arg("--help"));
+    let help = String::from_utf8_lossy(&o.stdout);
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("image"))
+        .unwrap();
+    assert!(line.contains("disk"), "{line}");
 }
 
 #[test]
@@ -739,7 +800,7 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
     fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
     std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("link.txt")).unwrap();
     let server = ImageServer::start(&root);
-    let (addr, urls) = (server.addr.clone(), server.urls.clone());
+    let (addr, urls) = (server.addr.clone(), server.urls());
     // URLs carry the sha256 that sha256sum computes.
     let sum = run(Command::new(tool("sha256sum")).arg(root.join("rhcos.iso")));
     let hex = String::from_utf8_lossy(&sum.stdout)
@@ -790,6 +851,8 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
         assert_eq!(st, 404, "{bad}");
         assert!(!String::from_utf8_lossy(&body).contains("outside"), "{bad}");
     }
+    // The symlink out of the root is not listed either: one URL only.
+    assert_eq!(urls.len(), 1, "{urls:?}");
     // Concurrent downloads all get the whole file.
     let handles: Vec<_> = (0..8)
         .map(|_| {
@@ -799,6 +862,90 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
         .collect();
     for h in handles {
         assert_eq!(h.join().unwrap(), data);
+    }
+}
+
+#[test]
+fn serve_logs_every_request_and_lists_only_what_it_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("images");
+    fs::create_dir_all(&root).unwrap();
+    fs::write(root.join("m0.iso"), vec![7u8; 5000]).unwrap();
+    fs::write(tmp.path().join("secret.iso"), "outside").unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("secret.iso"), root.join("out.iso")).unwrap();
+    std::os::unix::fs::symlink(root.join("m0.iso"), root.join("alias.iso")).unwrap();
+    let server = ImageServer::start(&root);
+    let addr = server.addr.clone();
+    let names: Vec<String> = server
+        .urls()
+        .iter()
+        .map(|u| {
+            u.split('?')
+                .next()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["alias.iso", "m0.iso"]);
+    // Every URL it lists, it serves.
+    for u in server.urls() {
+        let path = u
+            .trim_start_matches(&format!("http://{addr}"))
+            .split('?')
+            .next()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            http(&addr, &format!("GET {path} HTTP/1.0\r\n\r\n")).0,
+            200,
+            "{u}"
+        );
+    }
+    let (st, _, _) = http(
+        &addr,
+        "GET /m0.iso HTTP/1.0\r\nRange: bytes=100-199\r\n\r\n",
+    );
+    assert_eq!(st, 206);
+    let (st, _, _) = http(&addr, "GET /out.iso HTTP/1.0\r\n\r\n");
+    assert_eq!(st, 404);
+    let (st, _, _) = http(&addr, "HEAD /m0.iso HTTP/1.0\r\n\r\n");
+    assert_eq!(st, 200);
+    // One access-log line per request: client, method, path, range, status, bytes.
+    let wanted = [
+        "GET /m0.iso range=bytes=100-199 206 100 bytes",
+        "GET /out.iso range=- 404 10 bytes",
+        "HEAD /m0.iso range=- 200 0 bytes",
+        "GET /alias.iso range=- 200 5000 bytes",
+    ];
+    for w in wanted {
+        let line = server.wait_for(|l| l.ends_with(w), false);
+        assert!(line.starts_with("127.0.0.1:"), "{line}");
+    }
+}
+
+#[test]
+fn serve_answers_while_a_large_image_is_still_being_hashed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("images");
+    fs::create_dir_all(&root).unwrap();
+    // Hashed first (names are hashed in order): 8 GiB, sparse.
+    let big = fs::File::create(root.join("a-big.raw")).unwrap();
+    big.set_len(8 << 30).unwrap();
+    fs::write(root.join("b-small.iso"), "small").unwrap();
+    let server = ImageServer::start(&root);
+    let (st, _, body) = http(&server.addr, "GET /b-small.iso HTTP/1.0\r\n\r\n");
+    let answered = std::time::Instant::now();
+    assert_eq!((st, body.as_slice()), (200, &b"small"[..]));
+    // The big file's URL came later: it was still being hashed.
+    let big_listed = server
+        .stdout_lines()
+        .into_iter()
+        .find(|(_, l)| l.contains("/a-big.raw?sha256="));
+    if let Some((at, _)) = big_listed {
+        assert!(answered < at, "answered only after hashing 8 GiB");
     }
 }
 

@@ -487,6 +487,7 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
     let o = run(nodenet()
         .arg("provision")
         .arg(&inv)
+        .arg("--all")
         .arg("--build-from")
         .arg(&live)
         .arg("--image-dir")

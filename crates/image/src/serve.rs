@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -73,36 +74,156 @@ fn header(k: &str, v: &str) -> Header {
     Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("static header names are valid")
 }
 
-fn handle(root: &Path, req: tiny_http::Request) {
+/// The files a server of `root` serves at its top level, by name, sorted:
+/// regular files and symlinks that [`resolve`] accepts (a link out of the
+/// root is not served, so it is not listed either).
+pub fn servable(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(root)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().into_string().ok()?;
+                    let path = resolve(root, &format!("/{name}"))?;
+                    Some((name, path))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// One request as the access log shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub client: Option<std::net::SocketAddr>,
+    pub method: String,
+    pub path: String,
+    /// The `Range` header as sent.
+    pub range: Option<String>,
+    pub status: u16,
+    /// Body bytes written to the client.
+    pub bytes: u64,
+    /// Whether the whole answer went out (the client may hang up first).
+    pub complete: bool,
+}
+
+/// `127.0.0.1:40312 GET /m0.iso range=bytes=0-99 206 100 bytes`, plus
+/// `(client closed early)` when it did.
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.client {
+            Some(c) => write!(f, "{c} ")?,
+            None => write!(f, "- ")?,
+        }
+        write!(
+            f,
+            "{} {} range={} {} {} bytes",
+            self.method,
+            self.path,
+            self.range.as_deref().unwrap_or("-"),
+            self.status,
+            self.bytes
+        )?;
+        if !self.complete {
+            write!(f, " (client closed early)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A reader that counts what is read from it (what went to the client).
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Sends `body` (of `len` bytes) and says how much went out.
+fn send<R: Read + Send>(
+    req: tiny_http::Request,
+    status: u16,
+    headers: Vec<Header>,
+    body: R,
+    len: u64,
+) -> (u64, bool) {
+    let count = Arc::new(AtomicU64::new(0));
+    let resp = Response::new(
+        StatusCode(status),
+        headers,
+        Counted {
+            inner: body,
+            count: count.clone(),
+        },
+        Some(len as usize),
+        None,
+    );
+    let ok = req.respond(resp).is_ok();
+    let sent = count.load(Ordering::Relaxed);
+    (sent, ok && sent == len)
+}
+
+fn handle(root: &Path, req: tiny_http::Request) -> Access {
+    let mut access = Access {
+        client: req.remote_addr().copied(),
+        method: req.method().to_string(),
+        path: req.url().to_string(),
+        range: req
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Range"))
+            .map(|h| h.value.as_str().to_string()),
+        status: 0,
+        bytes: 0,
+        complete: true,
+    };
+    fn answer(
+        access: &mut Access,
+        req: tiny_http::Request,
+        status: u16,
+        headers: Vec<Header>,
+        body: &'static str,
+    ) {
+        let (bytes, complete) = send(req, status, headers, body.as_bytes(), body.len() as u64);
+        access.status = status;
+        access.bytes = bytes;
+        access.complete = complete;
+    }
     let head = *req.method() == Method::Head;
     if !head && *req.method() != Method::Get {
-        let _ =
-            req.respond(Response::empty(StatusCode(405)).with_header(header("Allow", "GET, HEAD")));
-        return;
+        answer(
+            &mut access,
+            req,
+            405,
+            vec![header("Allow", "GET, HEAD")],
+            "",
+        );
+        return access;
     }
     let Some(path) = resolve(root, req.url()) else {
-        let _ = req.respond(Response::from_string("not found\n").with_status_code(404));
-        return;
+        answer(&mut access, req, 404, vec![], "not found\n");
+        return access;
     };
     let Ok(mut file) = File::open(&path) else {
-        let _ = req.respond(Response::from_string("not found\n").with_status_code(404));
-        return;
+        answer(&mut access, req, 404, vec![], "not found\n");
+        return access;
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let range = req
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Range"))
-        .map(|h| h.value.as_str().to_string());
-    let (status, start, end) = match range {
+    let (status, start, end) = match access.range.as_deref() {
         None => (200, 0, len.saturating_sub(1)),
-        Some(r) => match parse_range(&r, len) {
+        Some(r) => match parse_range(r, len) {
             Some((s, e)) => (206, s, e),
             None => {
-                let resp = Response::empty(StatusCode(416))
-                    .with_header(header("Content-Range", &format!("bytes */{len}")));
-                let _ = req.respond(resp);
-                return;
+                let h = vec![header("Content-Range", &format!("bytes */{len}"))];
+                answer(&mut access, req, 416, h, "");
+                return access;
             }
         },
     };
@@ -118,49 +239,81 @@ fn handle(root: &Path, req: tiny_http::Request) {
         ));
     }
     if file.seek(SeekFrom::Start(start)).is_err() {
-        let _ = req.respond(Response::empty(StatusCode(500)));
-        return;
+        answer(&mut access, req, 500, vec![], "");
+        return access;
     }
-    let body: Box<dyn Read + Send> = if head {
-        Box::new(std::io::empty())
+    access.status = status;
+    if head {
+        // Content-Length says what a GET would send; no body.
+        let resp = Response::new(
+            StatusCode(status),
+            headers,
+            std::io::empty(),
+            Some(count as usize),
+            None,
+        );
+        access.complete = req.respond(resp).is_ok();
     } else {
-        Box::new(file.take(count))
-    };
-    let resp = Response::new(
-        StatusCode(status),
-        headers,
-        body,
-        Some(count as usize),
-        None,
-    );
-    let _ = req.respond(resp);
+        let (bytes, complete) = send(req, status, headers, file.take(count), count);
+        access.bytes = bytes;
+        access.complete = complete;
+    }
+    access
 }
 
-/// Serves `root` on `listen` until the process ends; `ready` gets the
-/// bound address (port 0 picks a free one).
-pub fn serve(
-    root: &Path,
-    listen: &str,
-    ready: impl FnOnce(std::net::SocketAddr),
-) -> Result<(), ImageError> {
-    let server =
-        Server::http(listen).map_err(|e| ImageError::Io(std::io::Error::other(e.to_string())))?;
+/// A bound image server: it answers from [`ImageServer::run`] on, whatever
+/// else the process does meanwhile (hashing large images, say).
+pub struct ImageServer {
+    server: Server,
+    root: PathBuf,
+    pub addr: std::net::SocketAddr,
+}
+
+/// Binds `listen` (port 0 picks a free one) to serve `root`.
+pub fn bind(root: &Path, listen: &str) -> Result<ImageServer, ImageError> {
+    let server = Server::http(listen)
+        .map_err(|e| ImageError::Io(std::io::Error::other(format!("{listen}: {e}"))))?;
     let addr = server
         .server_addr()
         .to_ip()
         .ok_or_else(|| ImageError::Io(std::io::Error::other("not an IP listener")))?;
-    ready(addr);
-    let root = Arc::new(root.to_path_buf());
-    for req in server.incoming_requests() {
-        let root = root.clone();
-        std::thread::spawn(move || handle(&root, req));
+    Ok(ImageServer {
+        server,
+        root: root.to_path_buf(),
+        addr,
+    })
+}
+
+impl ImageServer {
+    /// Serves until the process ends, one thread per request; `log` gets
+    /// every request once it is answered.
+    pub fn run(self, log: impl Fn(&Access) + Send + Sync + 'static) {
+        let root = Arc::new(self.root);
+        let log = Arc::new(log);
+        for req in self.server.incoming_requests() {
+            let (root, log) = (root.clone(), log.clone());
+            std::thread::spawn(move || log(&handle(&root, req)));
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_only_what_it_serves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("b.iso"), "b").unwrap();
+        std::fs::write(tmp.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("secret"), root.join("out.iso")).unwrap();
+        std::os::unix::fs::symlink(root.join("b.iso"), root.join("a.iso")).unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        let names: Vec<String> = servable(&root).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a.iso", "b.iso"]);
+    }
 
     #[test]
     fn ranges() {

@@ -187,7 +187,10 @@ pub struct Expander<'a> {
 impl Expander<'_> {
     /// Replaces placeholders in every string of `node` (keys included). A
     /// string that is a single placeholder takes the value's own type, so
-    /// `prefix-length: ${prefix.baremetal}` stays an integer.
+    /// `prefix-length: ${prefix.baremetal}` stays an integer and
+    /// `server: ${dns.baremetal}` is the pool's list; a list item that is a
+    /// single placeholder of a list is replaced by its items, so
+    /// `server: ["${dns.baremetal}", 8.8.8.8]` is one flat list.
     pub fn expand(&mut self, node: &mut Node, vars: &mut Vars) {
         match &mut node.value {
             Value::Str(s) if s.contains("${") => {
@@ -196,7 +199,18 @@ impl Expander<'_> {
                     node.value = v;
                 }
             }
-            Value::Seq(items) => items.iter_mut().for_each(|i| self.expand(i, vars)),
+            Value::Seq(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for mut item in std::mem::take(items) {
+                    let was_string = matches!(item.value, Value::Str(_));
+                    self.expand(&mut item, vars);
+                    match item.value {
+                        Value::Seq(inner) if was_string => out.extend(inner),
+                        _ => out.push(item),
+                    }
+                }
+                *items = out;
+            }
             Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
                 self.expand(k, vars);
                 self.expand(v, vars);
@@ -230,7 +244,31 @@ impl Expander<'_> {
             if start == 0 && start + len + 1 == rest.len() && out.is_empty() {
                 whole = Some(value.clone());
             }
-            out.push_str(&Node::new(value, span).scalar_text().unwrap_or_default());
+            let text = match value {
+                // Inside a longer string a list can stand only for its one item.
+                Value::Seq(items) if whole.is_none() => match items.as_slice() {
+                    [one] => one.scalar_text().unwrap_or_default(),
+                    _ => {
+                        self.report(
+                            Diagnostic::error(
+                                Code::TemplateVariable,
+                                format!(
+                                    "`${{{expr}}}` is a list of {} values inside a longer string",
+                                    items.len()
+                                ),
+                            )
+                            .at(span)
+                            .help(format!(
+                                "make the placeholder the whole value, or pick one: `${{{}[0]}}`",
+                                expr.trim()
+                            )),
+                        );
+                        return None;
+                    }
+                },
+                v => Node::new(v, span).scalar_text().unwrap_or_default(),
+            };
+            out.push_str(&text);
             rest = &rest[start + len + 1..];
         }
         out.push_str(rest);
@@ -250,9 +288,7 @@ impl Expander<'_> {
         } else if let Some(pool) = name.strip_prefix("gateway.") {
             self.pool_field(pool, span, |p| p.gateway.map(|g| Value::Str(g.to_string())))
         } else if let Some(pool) = name.strip_prefix("dns.") {
-            self.pool_field(pool, span, |p| {
-                p.dns.first().map(|g| Value::Str(g.to_string()))
-            })
+            self.dns(pool, span)
         } else {
             vars.values.get(name).cloned()
         };
@@ -270,7 +306,7 @@ impl Expander<'_> {
                     )
                     .at(span)
                     .help(format!(
-                        "known here: {}, ip.<pool>, prefix.<pool>, gateway.<pool>, dns.<pool>",
+                        "known here: {}, ip.<pool>, prefix.<pool>, gateway.<pool>, dns.<pool>, dns.<pool>[N]",
                         known.join(", ")
                     )),
                 );
@@ -291,6 +327,63 @@ impl Expander<'_> {
                     None
                 }),
                 other => Some(other),
+            },
+        }
+    }
+
+    /// `dns.P`: every name server of pool P, as a list; `dns.P[N]`: the
+    /// N-th (from 0).
+    fn dns(&mut self, pool: &str, span: Span) -> Option<Value> {
+        let (pool, index) = match pool.strip_suffix(']').and_then(|p| p.split_once('[')) {
+            Some((p, i)) => (p, Some(i)),
+            None => (pool, None),
+        };
+        let index = match index.map(|i| i.trim().parse::<usize>()) {
+            None => None,
+            Some(Ok(i)) => Some(i),
+            Some(Err(_)) => {
+                self.report(
+                    Diagnostic::error(
+                        Code::TemplateVariable,
+                        format!("`${{dns.{pool}[…]}}` needs a number: `[0]` is the first server"),
+                    )
+                    .at(span),
+                );
+                return None;
+            }
+        };
+        let servers = self.pool_field(pool, span, |p| {
+            (!p.dns.is_empty()).then(|| {
+                Value::Seq(
+                    p.dns
+                        .iter()
+                        .map(|ip| Node::new(Value::Str(ip.to_string()), span))
+                        .collect(),
+                )
+            })
+        })?;
+        let servers = match servers {
+            Value::Seq(s) => s,
+            _ => return None,
+        };
+        match index {
+            None => Some(Value::Seq(servers)),
+            Some(i) => match servers.get(i) {
+                Some(s) => Some(s.value.clone()),
+                None => {
+                    self.report(
+                        Diagnostic::error(
+                            Code::TemplateVariable,
+                            format!(
+                                "pool `{pool}` has {} DNS server(s): `[{i}]` is past the last (`[{}]`)",
+                                servers.len(),
+                                servers.len() - 1
+                            ),
+                        )
+                        .at(span),
+                    );
+                    None
+                }
             },
         }
     }
@@ -439,6 +532,44 @@ mod tests {
         );
         assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff:ff"), None);
         assert!(diags.is_empty(), "{diags:?}");
+    }
+
+    #[test]
+    fn dns_is_the_pools_list_spliced_into_lists_or_one_server_by_index() {
+        let mut p = pool("10.0.0.10", "10.0.0.20");
+        p.dns = vec!["10.0.0.2".parse().unwrap(), "10.0.0.3".parse().unwrap()];
+        let mut a = PoolAllocator::new(vec![p]);
+        let mut diags = Vec::new();
+        let mut e = Expander {
+            pools: &mut a,
+            diags: &mut diags,
+            host: "h".into(),
+        };
+        let mut n = crate::yaml::parse(
+            "all: ${dns.bm}\nflat: [\"${dns.bm}\", 9.9.9.9]\nsecond: ${dns.bm[1]}\nline: nameserver ${dns.bm[0]}\n",
+            0,
+        )
+        .unwrap();
+        e.expand(&mut n, &mut Vars::default());
+        assert!(e.diags.is_empty(), "{:?}", e.diags);
+        let texts = |k: &str| -> Vec<String> {
+            n.get(k)
+                .unwrap()
+                .as_seq()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(texts("all"), ["10.0.0.2", "10.0.0.3"]);
+        assert_eq!(texts("flat"), ["10.0.0.2", "10.0.0.3", "9.9.9.9"]);
+        assert_eq!(n.get("second").unwrap().as_str(), Some("10.0.0.3"));
+        assert_eq!(n.get("line").unwrap().as_str(), Some("nameserver 10.0.0.2"));
+        // Past the end, and a list of two inside a longer string: errors.
+        let mut n = crate::yaml::parse("a: ${dns.bm[2]}\nb: x ${dns.bm}\n", 0).unwrap();
+        e.expand(&mut n, &mut Vars::default());
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert!(diags.iter().all(|d| d.code == Code::TemplateVariable));
     }
 
     #[test]

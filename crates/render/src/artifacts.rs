@@ -67,6 +67,60 @@ pub fn embed(envelope: &str, text: &str, how: Embed) -> String {
     embed_all(envelope, &[text], how)
 }
 
+/// Stand-in for a `${VAR}` placeholder that [`placeholders`] turns into a
+/// block scalar.
+const PLACEHOLDER: &str = "__nodenet_placeholder__";
+
+/// A value to be filled in later with `envsubst`: `${var}`.
+pub fn placeholder(var: &str) -> J {
+    J::String(format!("{PLACEHOLDER}{var}"))
+}
+
+/// Writes every [`placeholder`] value as a literal block scalar with an
+/// explicit indentation indicator, the placeholder alone on its line:
+///
+/// ```yaml
+/// password: |2-
+///   ${BMC_PASSWORD}
+/// ```
+///
+/// Whatever one-line text `envsubst` puts there is read back as that very
+/// string by every YAML reader: no character is special inside a literal
+/// block (`:`, `#`, quotes, backslashes, `{`, a leading `-` or space), and
+/// the indicator keeps leading spaces as content. A plain, single- or
+/// double-quoted scalar each break on some of those.
+pub fn placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    while let Some(pos) = rest.find(PLACEHOLDER) {
+        let line_start = rest[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = &rest[line_start..pos];
+        let Some(before) = line.strip_suffix(": ") else {
+            // Not a mapping value (never written so): leave it.
+            out.push_str(&rest[..pos + PLACEHOLDER.len()]);
+            rest = &rest[pos + PLACEHOLDER.len()..];
+            continue;
+        };
+        // The key's column is the mapping's indentation, which the
+        // indicator counts from (after `- ` too).
+        let key_col = before.len() - before.trim_start_matches([' ', '-']).len();
+        let end = rest[pos..]
+            .find('\n')
+            .map(|i| pos + i)
+            .unwrap_or(rest.len());
+        let var = &rest[pos + PLACEHOLDER.len()..end];
+        out.push_str(&rest[..pos]);
+        out.push_str("|2-\n");
+        out.extend(std::iter::repeat_n(' ', key_col + 2));
+        out.push_str("${");
+        out.push_str(var);
+        out.push('}');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Every host's intent as YAML text, emitted once.
 pub fn intent_texts(inv: &Inventory) -> Vec<Option<String>> {
     use rayon::prelude::*;
@@ -159,7 +213,7 @@ fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
             json!({
                 "address": bmc.address.value,
                 "username": cred.map(|c| c.username.as_str()).unwrap_or(""),
-                "password": format!("${{{}}}", password_var(cred_name, cred)),
+                "password": placeholder(&password_var(cred_name, cred)),
                 "disableCertificateVerification": bmc.disable_certificate_verification,
             }),
         );
@@ -257,14 +311,14 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
             json!([{"name": "worker", "replicas": count(Role::Worker), "platform": {"baremetal": {}}}]),
         );
         doc.insert("platform".into(), platform);
-        doc.insert("pullSecret".into(), json!("${PULL_SECRET}"));
+        doc.insert("pullSecret".into(), placeholder("PULL_SECRET"));
         if let Some(k) = &c.ssh_key {
             doc.insert("sshKey".into(), json!(k));
         }
         J::Object(doc)
     };
     let states: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
-    embed_all(&yaml(&doc), &states, Embed::Mapping)
+    embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
 }
 
 /// agent-config.yaml; rendezvousIP is the inventory's, else the first
@@ -611,6 +665,43 @@ pub fn fleet_artifacts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Filled in as `envsubst` does (plain text replacement), every value
+    /// reads back as the same string (serde_yaml's reader here; PyYAML and
+    /// go-yaml in the CLI tests).
+    #[test]
+    fn placeholders_take_any_one_line_value() {
+        let doc = json!({
+            "pullSecret": placeholder("PULL_SECRET"),
+            "hosts": [{"name": "a", "bmc": {"password": placeholder("PW"), "username": "u"}}],
+        });
+        let text = placeholders(&yaml(&doc));
+        assert!(
+            text.contains("pullSecret: |2-\n  ${PULL_SECRET}\n")
+                && text.contains("    password: |2-\n      ${PW}\n"),
+            "{text}"
+        );
+        for value in [
+            r#"{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz","email":"o'neil@example.com"}}}"#,
+            "p@ss: #word",
+            " leading and trailing ",
+            "- 'it''s' \"q\" \\ {a} [b] &c *d !e |f >g %h @i `j",
+            "---",
+            "",
+        ] {
+            let filled = text
+                .replace("${PULL_SECRET}", value)
+                .replace("${PW}", value);
+            let back: J = serde_yaml::from_str(&filled).unwrap_or_else(|e| panic!("{e}: {filled}"));
+            assert_eq!(back["pullSecret"], json!(value), "{filled}");
+            assert_eq!(
+                back["hosts"][0]["bmc"]["password"],
+                json!(value),
+                "{filled}"
+            );
+            assert_eq!(back["hosts"][0]["bmc"]["username"], json!("u"), "{filled}");
+        }
+    }
 
     /// Spliced YAML must parse to the same value as emitting the whole
     /// document (checked with serde_yaml's parser, not our splicer).

@@ -26,6 +26,97 @@ pub enum RenderError {
     NotOurs(String),
     #[error("two artifacts would be written to {0} (host names that differ only in case?)")]
     Conflict(String),
+    #[error(
+        "{dir} holds a render of {} (its manifest.json says so); this render's input is {}: \
+         refusing to replace it (--force replaces it; -o names another directory)",
+        .previous.join(", "), .now.join(", ")
+    )]
+    OtherInput {
+        dir: String,
+        previous: Vec<String>,
+        now: Vec<String>,
+    },
+    #[error(
+        "{0} holds a render whose manifest.json does not record its input (an older nodenet's, \
+         or edited): refusing to replace it (--force replaces it; -o names another directory)"
+    )]
+    UnknownInput(String),
+}
+
+impl RenderError {
+    /// Stable code of the error (the `code` of `--format json` output).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RenderError::Io { .. } => "io",
+            RenderError::NotOurs(_) => "output-not-ours",
+            RenderError::Conflict(_) => "output-conflict",
+            RenderError::OtherInput { .. } | RenderError::UnknownInput(_) => "output-other-input",
+        }
+    }
+
+    /// The file or directory the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            RenderError::Io { path, .. } => path,
+            RenderError::NotOurs(p) | RenderError::Conflict(p) | RenderError::UnknownInput(p) => p,
+            RenderError::OtherInput { dir, .. } => dir,
+        }
+    }
+}
+
+/// Where a rendered tree came from, recorded in its `manifest.json`: the
+/// inputs by name (absolute paths, or the built-in example's name), and
+/// every file the loader read with its sha256. A tree is only replaced by
+/// a render of the same inputs (their contents may have changed) unless
+/// forced.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Provenance {
+    pub inputs: Vec<String>,
+    pub files: Vec<InputFile>,
+}
+
+/// One file read for a render (a directory input reads several).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+}
+
+impl Provenance {
+    /// `names` identify the inputs (see [`Provenance::input_name`]); texts
+    /// carried inside other files are not files and are left out.
+    pub fn new(names: Vec<String>, sources: &nodenet_model::SourceMap) -> Provenance {
+        use sha2::{Digest, Sha256};
+        let files = (0..)
+            .map_while(|i| sources.get(i))
+            .filter(|f| f.embedded.is_none())
+            .map(|f| InputFile {
+                path: f.name.clone(),
+                sha256: nodenet_model::hex(&Sha256::digest(f.text.as_bytes())),
+            })
+            .collect();
+        Provenance {
+            inputs: names,
+            files,
+        }
+    }
+
+    /// How an input path is named in the manifest: absolute, symlinks
+    /// resolved, so `cluster.yaml` and `./x/../cluster.yaml` are one input.
+    pub fn input_name(path: &Path) -> String {
+        std::fs::canonicalize(path)
+            .or_else(|_| std::path::absolute(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    }
+}
+
+/// How [`render`] treats an existing output directory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Replace {
+    /// Replace a render of other inputs (or of unrecorded ones).
+    pub force: bool,
 }
 
 /// What a render run wrote.
@@ -46,16 +137,22 @@ pub struct Rendered {
 /// Each host's files are written as soon as they are made, while the
 /// fleet-wide documents are built beside them: nothing waits for the whole
 /// set of 50,000 files of a 10,000-host fleet to exist in memory.
-pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, RenderError> {
+pub fn render(
+    inv: &Inventory,
+    report: &Report,
+    out: &Path,
+    provenance: &Provenance,
+    replace: Replace,
+) -> Result<Rendered, RenderError> {
     let is_change = |h: &Host| h.scope() == Scope::Partial;
     let changes = inv.hosts.iter().filter(|h| is_change(h)).count();
     if changes == 0 {
-        return render_all(inv, report, out, true);
+        return render_all(inv, report, out, provenance, replace, true);
     }
     if changes == inv.hosts.len() {
         // Only changes (NNCPs, MachineConfig files, bare NMState): their
         // keyfiles, no host artifacts.
-        return render_all(inv, report, out, false);
+        return render_all(inv, report, out, provenance, replace, false);
     }
     // Artifacts describe whole hosts: changes given beside them (a day-2
     // NNCP in a manifests directory) are checked, not rendered as hosts.
@@ -77,7 +174,7 @@ pub fn render(inv: &Inventory, report: &Report, out: &Path) -> Result<Rendered, 
         diagnostics: Vec::new(),
         hosts: reports,
     };
-    let mut rendered = render_all(&whole, &report, out, true)?;
+    let mut rendered = render_all(&whole, &report, out, provenance, replace, true)?;
     rendered.changes_not_rendered = changes;
     Ok(rendered)
 }
@@ -88,6 +185,8 @@ fn render_all(
     inv: &Inventory,
     report: &Report,
     out: &Path,
+    provenance: &Provenance,
+    replace: Replace,
     hosts: bool,
 ) -> Result<Rendered, RenderError> {
     use rayon::prelude::*;
@@ -99,6 +198,7 @@ fn render_all(
     let mut warnings = Vec::new();
     let passwords = artifacts::resolve_passwords(inv, &mut warnings);
     let texts = artifacts::intent_texts(inv);
+    output::guard_provenance(out, provenance, replace.force)?;
     let tree = output::Tree::begin(out)?;
     let (per_host, fleet) = rayon::join(
         || {
@@ -135,7 +235,7 @@ fn render_all(
     );
     let mut entries: Vec<ManifestEntry> = per_host?.into_iter().flatten().collect();
     entries.extend(fleet?);
-    let manifest = tree.commit(entries, true)?;
+    let manifest = tree.commit(entries, Some(provenance))?;
     Ok(Rendered {
         manifest,
         warnings,

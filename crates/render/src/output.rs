@@ -12,7 +12,7 @@ use rustix::fs::{Mode, OFlags};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::RenderError;
+use crate::{Provenance, RenderError};
 
 /// One file to write, relative to the output directory.
 pub struct OutFile {
@@ -46,12 +46,12 @@ fn io_err(path: &Path, source: std::io::Error) -> RenderError {
     }
 }
 
-/// Writes `files` (plus, with `manifest`, `manifest.json` listing every
-/// file with its sha256) as the new content of `dir`.
+/// Writes `files` (plus, with a provenance, `manifest.json` listing it and
+/// every file with its sha256) as the new content of `dir`.
 pub fn write_tree(
     dir: &Path,
     files: Vec<OutFile>,
-    manifest: bool,
+    manifest: Option<&Provenance>,
 ) -> Result<Vec<ManifestEntry>, RenderError> {
     let tree = Tree::begin(dir)?;
     let entries = files
@@ -164,22 +164,26 @@ impl Tree {
         Ok(())
     }
 
-    /// Writes `manifest.json` (when asked) over `entries` and puts the
-    /// tree in the target's place in one step.
+    /// Writes `manifest.json` (when given the provenance) over `entries`
+    /// and puts the tree in the target's place in one step.
     pub fn commit(
         self,
         mut entries: Vec<ManifestEntry>,
-        manifest: bool,
+        manifest: Option<&Provenance>,
     ) -> Result<Vec<ManifestEntry>, RenderError> {
         let root = self.tmp.path();
         entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        if manifest {
+        if let Some(source) = manifest {
             #[derive(Serialize)]
             struct Manifest<'a> {
+                source: &'a Provenance,
                 files: &'a [ManifestEntry],
             }
-            let mut json = serde_json::to_vec_pretty(&Manifest { files: &entries })
-                .expect("manifest serialises");
+            let mut json = serde_json::to_vec_pretty(&Manifest {
+                source,
+                files: &entries,
+            })
+            .expect("manifest serialises");
             json.push(b'\n');
             self.create("manifest.json", &json, 0o644)?;
         }
@@ -243,6 +247,37 @@ fn guard_existing(dir: &Path) -> Result<(), RenderError> {
     }
 }
 
+/// Refuses to replace a tree rendered from other inputs than `now`'s (or
+/// whose manifest does not say which) unless `force`. A directory without
+/// a manifest is [`guard_existing`]'s business.
+pub fn guard_provenance(dir: &Path, now: &Provenance, force: bool) -> Result<(), RenderError> {
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        source: Option<Provenance>,
+    }
+    let path = dir.join("manifest.json");
+    let text = match fs::read(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(&path, e)),
+        Ok(t) => t,
+    };
+    if force {
+        return Ok(());
+    }
+    let recorded = serde_json::from_slice::<Recorded>(&text)
+        .ok()
+        .and_then(|r| r.source);
+    match recorded {
+        Some(before) if before.inputs == now.inputs => Ok(()),
+        Some(before) => Err(RenderError::OtherInput {
+            dir: dir.display().to_string(),
+            previous: before.inputs,
+            now: now.inputs.clone(),
+        }),
+        None => Err(RenderError::UnknownInput(dir.display().to_string())),
+    }
+}
+
 /// The process umask, read once (reading it means setting it, so do it
 /// before any thread writes files).
 fn umask() -> u32 {
@@ -257,6 +292,47 @@ fn umask() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn prov(input: &str) -> Provenance {
+        Provenance {
+            inputs: vec![input.to_string()],
+            files: vec![],
+        }
+    }
+
+    #[test]
+    fn a_render_of_other_inputs_is_replaced_only_by_force() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        write_tree(
+            &out,
+            vec![OutFile::new("f", "a", 0o644)],
+            Some(&prov("/a.yaml")),
+        )
+        .unwrap();
+        // Same input (other content): fine.
+        let mut changed = prov("/a.yaml");
+        changed.files.push(crate::InputFile {
+            path: "/a.yaml".into(),
+            sha256: "1".repeat(64),
+        });
+        guard_provenance(&out, &changed, false).unwrap();
+        let err = guard_provenance(&out, &prov("/b.yaml"), false).unwrap_err();
+        assert!(
+            matches!(&err, RenderError::OtherInput { previous, now, .. }
+                if previous == &["/a.yaml"] && now == &["/b.yaml"]),
+            "{err}"
+        );
+        guard_provenance(&out, &prov("/b.yaml"), true).unwrap();
+        // A manifest that records no input (an older nodenet's).
+        fs::write(out.join("manifest.json"), "{\"files\": []}").unwrap();
+        assert!(matches!(
+            guard_provenance(&out, &prov("/a.yaml"), false),
+            Err(RenderError::UnknownInput(_))
+        ));
+        // No directory at all.
+        guard_provenance(&tmp.path().join("none"), &prov("/a.yaml"), false).unwrap();
+    }
 
     #[test]
     fn remove_tree_deletes_links_not_their_targets() {
@@ -290,13 +366,13 @@ mod tests {
                 OutFile::new("a/x.nmconnection", "x", 0o600),
                 OutFile::new("old.txt", "o", 0o644),
             ],
-            true,
+            Some(&prov("a")),
         )
         .unwrap();
         let m = write_tree(
             &out,
             vec![OutFile::new("a/x.nmconnection", "y", 0o600)],
-            true,
+            Some(&prov("a")),
         )
         .unwrap();
         assert_eq!(
@@ -327,14 +403,19 @@ mod tests {
     fn two_files_on_one_path_conflict_and_nothing_is_replaced() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
-        write_tree(&out, vec![OutFile::new("keep.txt", "old", 0o644)], true).unwrap();
+        write_tree(
+            &out,
+            vec![OutFile::new("keep.txt", "old", 0o644)],
+            Some(&prov("a")),
+        )
+        .unwrap();
         // Many files in fresh nested directories, made from both threads,
         // and one path twice.
         let mut files: Vec<OutFile> = (0..200)
             .map(|i| OutFile::new(format!("hosts/h{i}/sc/a.nmconnection"), "x", 0o600))
             .collect();
         files.push(OutFile::new("hosts/h7/sc/a.nmconnection", "y", 0o600));
-        let err = write_tree(&out, files, true).unwrap_err();
+        let err = write_tree(&out, files, Some(&prov("a"))).unwrap_err();
         assert!(
             matches!(&err, RenderError::Conflict(p) if p == "hosts/h7/sc/a.nmconnection"),
             "{err}"
@@ -351,7 +432,7 @@ mod tests {
     fn refuses_foreign_non_empty_directory() {
         let tmp = tempfile::tempdir().unwrap();
         fs::write(tmp.path().join("precious"), "data").unwrap();
-        let err = write_tree(tmp.path(), vec![OutFile::new("a", "b", 0o644)], true).unwrap_err();
+        let err = write_tree(tmp.path(), vec![OutFile::new("a", "b", 0o644)], None).unwrap_err();
         assert!(matches!(err, RenderError::NotOurs(_)));
         assert_eq!(
             fs::read_to_string(tmp.path().join("precious")).unwrap(),

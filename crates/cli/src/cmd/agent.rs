@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::report::{self, Format};
+use crate::ui::info;
 
 #[derive(clap::Args)]
 pub struct ShowArgs {
@@ -19,8 +20,20 @@ enum ShowFormat {
     Json,
 }
 
+/// The exit code and message of an agent error: 2 when NetworkManager
+/// cannot be reached (nothing was tried), else 1.
+fn agent_failed(e: nodenet_agent::AgentError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(if e.is_unreachable() {
+        super::USAGE
+    } else {
+        super::PROBLEMS
+    })
+}
+
 pub fn show(args: ShowArgs) -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
+    nodenet_agent::library_logs_only_if_asked();
     match nodenet_agent::show() {
         Ok(v) => {
             match args.format {
@@ -31,7 +44,20 @@ pub fn show(args: ShowArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => super::usage_error(e),
+        Err(e) => match args.format {
+            ShowFormat::Json => super::Failure {
+                code: e.code(),
+                message: e.to_string(),
+                file: None,
+                exit: if e.is_unreachable() {
+                    super::USAGE
+                } else {
+                    super::PROBLEMS
+                },
+            }
+            .report(Format::Json),
+            ShowFormat::Yaml => agent_failed(e),
+        },
     }
 }
 
@@ -98,38 +124,36 @@ fn guarded_apply(
         ephemeral,
         probe_timeout: Duration::from_secs(guard.probe_timeout),
     };
-    let a = nodenet_agent::apply(desired, &opts).map_err(|e| {
-        eprintln!("error: {e}");
-        super::problems()
-    })?;
+    // nmstate's and nispor's own log lines only when NODENET_LOG asks (the
+    // check above has taken nmstate's warnings about the state already).
+    nodenet_agent::library_logs_only_if_asked();
+    let a = nodenet_agent::apply(desired, &opts).map_err(agent_failed)?;
     for (p, why) in &a.skipped {
-        eprintln!("probe {p} already failed before the change ({why}): skipped");
+        info!("probe {p} already failed before the change ({why}): skipped");
     }
     for p in &a.passed {
-        eprintln!("probe {p}: ok");
+        info!("probe {p}: ok");
     }
     let split: Vec<String> = a
         .phases
         .iter()
         .map(|(phase, s)| format!("{phase} {s:.2} s"))
         .collect();
-    eprintln!("timing: {}", split.join(", "));
+    info!("timing: {}", split.join(", "));
     match &a.path {
         Some(ApplyPath::Direct) => {
-            eprintln!("new virtual interfaces only: their profiles were loaded directly");
+            info!("new virtual interfaces only: their profiles were loaded directly");
             if let Some(why) = &a.quick_look_miss {
-                eprintln!(
-                    "(found after nmstate's full read; the quick look could not tell: {why})"
-                );
+                info!("(found after nmstate's full read; the quick look could not tell: {why})");
             }
         }
-        Some(ApplyPath::Nmstate { why }) => eprintln!("merged and applied by nmstate ({why})"),
+        Some(ApplyPath::Nmstate { why }) => info!("merged and applied by nmstate ({why})"),
         None => {}
     }
     if a.unchanged {
-        eprintln!("already in the desired state: nothing to apply");
+        info!("already in the desired state: nothing to apply");
     } else if a.committed {
-        eprintln!("applied and committed in {:.2} s", a.seconds);
+        info!("applied and committed in {:.2} s", a.seconds);
     } else {
         eprintln!(
             "applied in {:.2} s; checkpoint open: `nodenet commit` or `nodenet rollback` within {} s, else NetworkManager rolls back",
@@ -166,7 +190,7 @@ pub fn service(args: ServiceArgs) -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
     let host = nodenet_agent::hostname();
     let Some(file) = nodenet_agent::service_file(&args.dir, &host) else {
-        eprintln!(
+        info!(
             "no {host}.yml or cluster.yml in {}: nothing to apply",
             args.dir.display()
         );
@@ -181,13 +205,13 @@ pub fn service(args: ServiceArgs) -> ExitCode {
         path: args.record.clone(),
     };
     if !args.force && record.is_applied(&sha) {
-        eprintln!(
+        info!(
             "{} (sha256 {sha}) was applied already: nothing to do",
             file.display()
         );
         return ExitCode::SUCCESS;
     }
-    eprintln!("applying {} (sha256 {sha})", file.display());
+    info!("applying {} (sha256 {sha})", file.display());
     if let Err(code) =
         desired_state(&file).and_then(|d| guarded_apply(&d, args.guard, false, false))
     {
@@ -195,7 +219,7 @@ pub fn service(args: ServiceArgs) -> ExitCode {
     }
     match record.record(&sha, &file) {
         Ok(()) => {
-            eprintln!("recorded in {}", args.record.display());
+            info!("recorded in {}", args.record.display());
             ExitCode::SUCCESS
         }
         Err(e) => super::usage_error(format!("{}: {e}", args.record.display())),
@@ -204,6 +228,7 @@ pub fn service(args: ServiceArgs) -> ExitCode {
 
 pub fn commit() -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
+    nodenet_agent::library_logs_only_if_asked();
     match nodenet_agent::commit() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(e),
@@ -212,6 +237,7 @@ pub fn commit() -> ExitCode {
 
 pub fn rollback() -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
+    nodenet_agent::library_logs_only_if_asked();
     match nodenet_agent::rollback() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(e),

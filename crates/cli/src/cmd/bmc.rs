@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use nodenet_bmc::{Power, Status};
+use nodenet_bmc::{Power, Select, Status};
 
 use crate::report::Format;
+use crate::ui::{self, info};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,24 +20,30 @@ pub struct Args {
 enum Op {
     /// Power state, boot override and inserted media, per host.
     Status {
+        /// The inventory (or install-config.yaml).
+        inventory: PathBuf,
+        /// Hosts to query (default: all); repeat for more.
+        #[arg(long, value_name = "HOST")]
+        host: Vec<String>,
         #[command(flatten)]
-        sel: Selection,
+        limits: Limits,
+        /// `json`: one object on stdout, whatever the outcome (README: JSON output).
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Power a host on, off, or restart it.
+    /// Power hosts on, off, or restart them (name them with --host, or --all).
     Power {
         #[arg(value_enum)]
         action: PowerArg,
         #[command(flatten)]
-        sel: Selection,
+        sel: Destructive,
     },
-    /// Virtual media operations.
+    /// Virtual media operations (name the hosts with --host, or --all).
     Media {
         #[arg(value_enum)]
         action: MediaArg,
         #[command(flatten)]
-        sel: Selection,
+        sel: Destructive,
     },
 }
 
@@ -51,13 +59,9 @@ enum MediaArg {
     Eject,
 }
 
-#[derive(clap::Args)]
-pub struct Selection {
-    /// The inventory (or install-config.yaml).
-    pub inventory: PathBuf,
-    /// Hosts to act on (default: all); repeat for more.
-    #[arg(long)]
-    pub host: Vec<String>,
+/// How long and how many at once.
+#[derive(clap::Args, Clone, Copy)]
+pub struct Limits {
     /// Seconds allowed per host.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
@@ -66,20 +70,85 @@ pub struct Selection {
     pub parallel: usize,
 }
 
+/// The hosts of an action that changes machines: named, or `--all`; never
+/// all by default.
+#[derive(clap::Args)]
+pub struct Destructive {
+    /// The inventory (or install-config.yaml).
+    pub inventory: PathBuf,
+    /// A host to act on; repeat for more (or --all).
+    #[arg(long, value_name = "HOST", conflicts_with = "all")]
+    pub host: Vec<String>,
+    /// Act on every host of the inventory.
+    #[arg(long)]
+    pub all: bool,
+    /// Print what would be done to which host and BMC; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation (asked on a terminal before acting on
+    /// more than one host).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub limits: Limits,
+}
+
+impl Destructive {
+    /// The selection, or the usage error when there is none (`command` as
+    /// typed, e.g. `bmc power off`).
+    pub fn select(&self, command: &str) -> Result<Select, super::Failure> {
+        if self.all {
+            Ok(Select::All)
+        } else if !self.host.is_empty() {
+            Ok(Select::Hosts(self.host.clone()))
+        } else {
+            Err(super::Failure::usage(format!(
+                "`nodenet {command}` changes machines: name them with --host H (repeat for more) or give --all"
+            )))
+        }
+    }
+
+    /// On a terminal, asks before acting on several hosts (unless --yes);
+    /// `false` when the answer is no.
+    pub fn confirmed(&self, what: &str, targets: &[nodenet_bmc::Target]) -> bool {
+        if self.yes || targets.len() < 2 || !ui::interactive() {
+            return true;
+        }
+        let names: Vec<&str> = targets.iter().map(|t| t.host.as_str()).collect();
+        let shown = if names.len() > 10 {
+            format!("{}, … ({} hosts)", names[..10].join(", "), names.len())
+        } else {
+            names.join(", ")
+        };
+        ui::confirm(&format!("{what} {} hosts: {shown}?", names.len()))
+    }
+}
+
 /// Loads and checks the inventory, then resolves the selected hosts' BMCs.
-pub fn targets(sel: &Selection) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
+pub fn targets(
+    inventory: &PathBuf,
+    select: &Select,
+    format: Format,
+) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
     nodenet_bmc::init_log();
-    let loaded = nodenet_model::load_files(std::slice::from_ref(&sel.inventory))
-        .map_err(super::usage_error)?;
+    let loaded = nodenet_model::load_files(std::slice::from_ref(inventory))
+        .map_err(|e| super::Failure::from(e).report(format))?;
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     if report.has_errors() {
-        crate::report::print(&loaded.sources, &report.diagnostics, Format::Human);
-        eprintln!("failed: the inventory has errors; nothing was sent to any BMC");
+        crate::report::print(&loaded.sources, &report.diagnostics, format);
+        if format == Format::Human {
+            eprintln!("failed: the inventory has errors; nothing was sent to any BMC");
+        }
         return Err(super::problems());
     }
-    let targets = nodenet_bmc::targets(&loaded.inventory, &sel.host).map_err(|(host, f)| {
-        eprintln!("error: {host}: {f}");
-        super::problems()
+    let targets = nodenet_bmc::targets(&loaded.inventory, select).map_err(|(host, f)| {
+        super::Failure {
+            code: "bmc-target",
+            message: format!("{host}: {f}"),
+            file: Some(inventory.display().to_string()),
+            exit: super::PROBLEMS,
+        }
+        .report(format)
     })?;
     for t in targets.iter().filter(|t| t.insecure) {
         eprintln!(
@@ -91,11 +160,65 @@ pub fn targets(sel: &Selection) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
     Ok(targets)
 }
 
+/// `--dry-run`: per host, its BMC and what would be done; nothing is sent.
+pub fn print_plan(targets: &[nodenet_bmc::Target], plan: &dyn Fn(&str) -> String, format: Format) {
+    match format {
+        Format::Json => {
+            let rows: Vec<serde_json::Value> = targets
+                .iter()
+                .map(|t| serde_json::json!({"host": t.host, "bmc": t.bmc(), "plan": plan(&t.host)}))
+                .collect();
+            println!("{}", serde_json::json!({"dry_run": true, "hosts": rows}));
+        }
+        Format::Human => {
+            println!("dry run: nothing is sent to any BMC");
+            for t in targets {
+                println!("{}: {}\n    BMC {}", t.host, plan(&t.host), t.bmc());
+            }
+        }
+    }
+}
+
+type Results = Vec<(String, Result<Status, nodenet_bmc::BmcError>)>;
+
+/// Runs `job` on every target, showing per-host progress on a terminal.
+pub fn run_with_progress<F, Fut>(
+    targets: Vec<nodenet_bmc::Target>,
+    parallel: usize,
+    job: F,
+) -> Results
+where
+    F: Fn(Arc<nodenet_bmc::Target>, Arc<nodenet_bmc::Progress>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Status, nodenet_bmc::BmcError>> + Send + 'static,
+{
+    let hosts: Vec<String> = targets.iter().map(|t| t.host.clone()).collect();
+    let bars = Arc::new(ui::HostProgress::new(&hosts));
+    let shown = bars.clone();
+    let progress: Arc<nodenet_bmc::Progress> = Arc::new(move |h: &str, s: &str| shown.step(h, s));
+    let finish = bars.clone();
+    let job = Arc::new(job);
+    let results = nodenet_bmc::run_all(targets, parallel, move |t| {
+        let (job, progress, finish) = (job.clone(), progress.clone(), finish.clone());
+        async move {
+            let host = t.host.clone();
+            let r = job(t, progress).await;
+            finish.finish(
+                &host,
+                match &r {
+                    Ok(_) => "done".to_string(),
+                    Err(e) => format!("FAILED: {e}"),
+                }
+                .as_str(),
+            );
+            r
+        }
+    });
+    bars.clear();
+    results
+}
+
 /// The summary every BMC command ends with.
-pub fn print_results(
-    results: &[(String, Result<Status, nodenet_bmc::BmcError>)],
-    format: Format,
-) -> ExitCode {
+pub fn print_results(results: &Results, format: Format) -> ExitCode {
     match format {
         Format::Json => {
             let rows: Vec<serde_json::Value> = results
@@ -134,36 +257,90 @@ pub fn print_results(
     }
 }
 
-pub fn run(args: Args) -> ExitCode {
-    let (sel, format) = match &args.op {
-        Op::Status { sel, format } => (sel, *format),
-        Op::Power { sel, .. } | Op::Media { sel, .. } => (sel, Format::Human),
+fn status(inventory: &PathBuf, host: Vec<String>, limits: Limits, format: Format) -> ExitCode {
+    let select = if host.is_empty() {
+        Select::All
+    } else {
+        Select::Hosts(host)
     };
-    let targets = match targets(sel) {
+    let targets = match targets(inventory, &select, format) {
         Ok(t) => t,
         Err(c) => return c,
     };
-    let timeout = Duration::from_secs(sel.timeout);
-    let results = match args.op {
-        Op::Status { .. } => nodenet_bmc::run_all(targets, sel.parallel, move |t| async move {
-            nodenet_bmc::status(&t, timeout).await
-        }),
-        Op::Power { action, .. } => {
-            let p = match action {
-                PowerArg::On => Power::On,
-                PowerArg::Off => Power::Off,
-                PowerArg::Restart => Power::Restart,
-            };
-            nodenet_bmc::run_all(targets, sel.parallel, move |t| async move {
-                nodenet_bmc::power(&t, p, timeout).await
+    let timeout = Duration::from_secs(limits.timeout);
+    let results = run_with_progress(targets, limits.parallel, move |t, p| async move {
+        nodenet_bmc::status(&t, timeout, &*p).await
+    });
+    print_results(&results, format)
+}
+
+/// `command` as typed (`bmc power off`), `what` as asked (`power off`).
+fn act(command: &str, what: &str, sel: Destructive, action: Action) -> ExitCode {
+    let select = match sel.select(command) {
+        Ok(s) => s,
+        Err(f) => return f.report(Format::Human),
+    };
+    let targets = match targets(&sel.inventory, &select, Format::Human) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    if sel.dry_run {
+        let plan = match action {
+            Action::Power(p) => p.plan().to_string(),
+            Action::Eject => nodenet_bmc::EJECT_PLAN.to_string(),
+        };
+        print_plan(&targets, &|_| plan.clone(), Format::Human);
+        return ExitCode::SUCCESS;
+    }
+    if !sel.confirmed(what, &targets) {
+        eprintln!("aborted: nothing was sent to any BMC");
+        return ExitCode::from(super::USAGE);
+    }
+    info!("{what}: {} host(s)", targets.len());
+    let timeout = Duration::from_secs(sel.limits.timeout);
+    let results = match action {
+        Action::Power(p) => {
+            run_with_progress(targets, sel.limits.parallel, move |t, pr| async move {
+                nodenet_bmc::power(&t, p, timeout, &*pr).await
             })
+        }
+        Action::Eject => run_with_progress(targets, sel.limits.parallel, move |t, pr| async move {
+            nodenet_bmc::eject(&t, timeout, &*pr).await
+        }),
+    };
+    print_results(&results, Format::Human)
+}
+
+#[derive(Clone, Copy)]
+enum Action {
+    Power(Power),
+    Eject,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match args.op {
+        Op::Status {
+            inventory,
+            host,
+            limits,
+            format,
+        } => status(&inventory, host, limits, format),
+        Op::Power { action, sel } => {
+            let (command, what, p) = match action {
+                PowerArg::On => ("bmc power on", "power on", Power::On),
+                PowerArg::Off => ("bmc power off", "power off", Power::Off),
+                PowerArg::Restart => ("bmc power restart", "restart", Power::Restart),
+            };
+            act(command, what, sel, Action::Power(p))
         }
         Op::Media {
             action: MediaArg::Eject,
-            ..
-        } => nodenet_bmc::run_all(targets, sel.parallel, move |t| async move {
-            nodenet_bmc::eject(&t, timeout).await
-        }),
-    };
-    print_results(&results, format)
+            sel,
+        } => act(
+            "bmc media eject",
+            "eject the virtual media of",
+            sel,
+            Action::Eject,
+        ),
+    }
 }

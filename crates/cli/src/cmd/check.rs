@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::report::{self, Format};
+use crate::ui::info;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -9,6 +10,7 @@ pub struct Args {
     /// (several files form one cluster, e.g. install-config + agent-config).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -16,12 +18,12 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     let loaded = match nodenet_model::load_files(&args.files) {
         Ok(l) => l,
-        Err(e) => return super::usage_error(e),
+        Err(e) => return super::Failure::from(e).report(args.format),
     };
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     report::print(&loaded.sources, &report.diagnostics, args.format);
     if args.format == Format::Human {
-        eprintln!(
+        info!(
             "{}: {} checked: {}",
             if report.has_errors() { "failed" } else { "ok" },
             what_was_checked(&loaded.inventory),

@@ -19,27 +19,58 @@ pub struct Args {
     /// The host (or policy) whose state to take when an input holds several.
     #[arg(long)]
     host: Option<String>,
+    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
 
 /// One host's state from any input `check` reads, or keyfiles imported
 /// on the fly.
-fn read_state(path: &Path, host: Option<&str>) -> Result<serde_json::Value, ExitCode> {
+fn read_state(
+    path: &Path,
+    host: Option<&str>,
+    format: Format,
+) -> Result<serde_json::Value, ExitCode> {
     let is_keyfiles = path.is_dir() || path.extension().is_some_and(|e| e == "nmconnection");
     if is_keyfiles && !holds_yaml(path) {
-        let imported = nodenet_import::import_paths(&[path], false).map_err(super::usage_error)?;
+        let imported = nodenet_import::import_paths(&[path], false)
+            .map_err(|e| super::Failure::from(e).report(format))?;
         if imported.has_errors() {
-            report::print(&imported.sources, &imported.diagnostics, Format::Human);
+            report::print(&imported.sources, &imported.diagnostics, format);
             return Err(super::problems());
         }
         return Ok(imported.state);
     }
-    let loaded = nodenet_model::load_files(&[path]).map_err(super::usage_error)?;
+    let loaded =
+        nodenet_model::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
+    let refuse = |message: String| {
+        super::Failure {
+            code: "not-a-state",
+            message,
+            file: Some(path.display().to_string()),
+            exit: super::USAGE,
+        }
+        .report(format)
+    };
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
-        report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
-        eprintln!("error: {} cannot be read", path.display());
-        return Err(ExitCode::from(super::USAGE));
+        if format == Format::Json {
+            // One object: the file's own findings, then why it is refused.
+            let mut v = report::to_json(&loaded.sources, &loaded.diagnostics);
+            let e = report::error_json(
+                "not-a-state",
+                &format!("{} cannot be read", path.display()),
+                Some(&path.display().to_string()),
+            );
+            if let (Some(list), Some(err)) =
+                (v["diagnostics"].as_array_mut(), e["diagnostics"].get(0))
+            {
+                list.push(err.clone());
+            }
+            println!("{v}");
+            return Err(ExitCode::from(super::USAGE));
+        }
+        report::print(&loaded.sources, &loaded.diagnostics, format);
+        return Err(refuse(format!("{} cannot be read", path.display())));
     }
     let with_state: Vec<&nodenet_model::Host> = loaded
         .inventory
@@ -61,15 +92,12 @@ fn read_state(path: &Path, host: Option<&str>) -> Result<serde_json::Value, Exit
             .as_ref()
             .map(|n| n.to_json())
             .unwrap_or_default()),
-        ([], Some(name)) => Err(super::usage_error(format!(
+        ([], Some(name)) => Err(refuse(format!(
             "{} has no host or policy named `{name}` with a network state",
             path.display()
         ))),
-        ([], None) => Err(super::usage_error(format!(
-            "{} holds no network state",
-            path.display()
-        ))),
-        (many, _) => Err(super::usage_error(format!(
+        ([], None) => Err(refuse(format!("{} holds no network state", path.display()))),
+        (many, _) => Err(refuse(format!(
             "{} holds {} states ({}): choose one with --host",
             path.display(),
             many.len(),
@@ -95,25 +123,30 @@ fn holds_yaml(path: &Path) -> bool {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let desired = match read_state(&args.desired, args.host.as_deref()) {
+    let desired = match read_state(&args.desired, args.host.as_deref(), args.format) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let (actual, how) = match &args.actual {
-        Some(path) => match read_state(path, args.host.as_deref()) {
+        Some(path) => match read_state(path, args.host.as_deref(), args.format) {
             Ok(s) => (s, nodenet_import::diff::Actual::Complete),
             Err(code) => return code,
         },
         None => match nodenet_import::live::current_state() {
             Ok(s) => (s, nodenet_import::diff::Actual::Live),
-            Err(e) => return super::usage_error(e),
+            Err(e) => return super::Failure::usage(e).report(args.format),
         },
     };
     let d = match nodenet_import::diff::diff_with(&desired, &actual, how) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: {e}");
-            return super::problems();
+            return super::Failure {
+                code: "nmstate-error",
+                message: e.to_string(),
+                file: None,
+                exit: super::PROBLEMS,
+            }
+            .report(args.format)
         }
     };
     match args.format {

@@ -55,7 +55,7 @@ pub fn run(args: Args) -> ExitCode {
                 .into_iter()
                 .map(|(name, content)| nodenet_render::OutFile::new(name, content, 0o600))
                 .collect();
-            if let Err(e) = nodenet_render::output::write_tree(&dir, files, false) {
+            if let Err(e) = nodenet_render::output::write_tree(&dir, files, None) {
                 return super::usage_error(e);
             }
         }

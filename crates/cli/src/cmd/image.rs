@@ -1,21 +1,35 @@
-//! `nodenet image iso|pxe`: a host's keyfiles into its boot media.
+//! `nodenet image iso|disk|pxe`: a host's keyfiles into its boot media.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nodenet_image::{iso, pxe, ImageError};
 
+use crate::ui::{self, info};
+
+/// The inventory comes first, as in check/render/bmc/provision:
+/// `nodenet image iso INVENTORY --host H LIVE.ISO -o OUT`; without an
+/// inventory, `--keyfile F…` names the keyfiles. `-c/--inventory` is the
+/// old spelling, still accepted.
 #[derive(clap::Subcommand)]
 pub enum Kind {
     /// Embed into a CoreOS live ISO's embed area (a copy with -o, or --in-place).
+    #[command(
+        override_usage = "nodenet image iso [OPTIONS] [INVENTORY] ISO (-o OUT | --in-place)\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Iso {
+        /// `[INVENTORY] ISO`: the inventory (with --host), then the CoreOS
+        /// live ISO; the ISO alone with --keyfile.
+        #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         source: Source,
-        /// The CoreOS live ISO.
-        iso: PathBuf,
+        /// Where to write the customised ISO (a copy; the input is not changed).
         #[arg(
             short,
             long,
+            value_name = "OUT",
             required_unless_present = "in_place",
             conflicts_with = "in_place"
         )]
@@ -28,22 +42,38 @@ pub enum Kind {
         drop_ignition: bool,
     },
     /// Write into the `boot` partition of a disk image (raw, qcow2, or .gz of either).
+    #[command(
+        override_usage = "nodenet image disk [OPTIONS] [INVENTORY] IMAGE -o OUT\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Disk {
+        /// `[INVENTORY] IMAGE`: the inventory (with --host), then the disk
+        /// image (e.g. rhcos-openstack.x86_64.qcow2.gz); the image alone
+        /// with --keyfile.
+        #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         source: Source,
-        /// The disk image (e.g. rhcos-openstack.x86_64.qcow2.gz).
-        image: PathBuf,
-        #[arg(short, long)]
+        /// Where to write the customised image (same format as the input).
+        #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         /// Base URL the image will be served from, for the clusterOSImage line.
         #[arg(long, default_value = "http://127.0.0.1:8080/")]
         url_base: String,
     },
     /// Write the extra PXE initrd (cpio.xz), or with --append-to the one-file form.
+    #[command(
+        override_usage = "nodenet image pxe [OPTIONS] [INVENTORY] -o OUT\n       \
+                          (INVENTORY with --host H, or --keyfile F… alone)"
+    )]
     Pxe {
+        /// The inventory (with --host).
+        #[arg(value_name = "INVENTORY")]
+        inventory: Option<PathBuf>,
         #[command(flatten)]
         source: Source,
-        #[arg(short, long)]
+        /// Where to write the initrd (or, with --append-to, the combined initramfs).
+        #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         /// A CoreOS live initramfs to append the payload to.
         #[arg(long)]
@@ -54,12 +84,12 @@ pub enum Kind {
 #[derive(clap::Args)]
 pub struct Source {
     /// Host of the inventory whose keyfiles go in.
-    #[arg(long, requires = "inventory", conflicts_with = "keyfile")]
+    #[arg(long, conflicts_with = "keyfile")]
     host: Option<String>,
-    /// The inventory (with --host).
-    #[arg(long, short = 'c')]
-    inventory: Option<PathBuf>,
-    /// A keyfile to embed as it is (instead of --host); repeat for more.
+    /// The old spelling of the INVENTORY argument.
+    #[arg(long = "inventory", short = 'c', hide = true, value_name = "INVENTORY")]
+    inventory_flag: Option<PathBuf>,
+    /// A keyfile to embed as it is (instead of an inventory and --host); repeat for more.
     #[arg(long)]
     keyfile: Vec<PathBuf>,
     /// An Ignition config to embed too.
@@ -75,8 +105,25 @@ pub struct Args {
 
 type Keyfiles = Vec<(String, Vec<u8>)>;
 
-fn load(source: &Source) -> Result<(Keyfiles, Option<Vec<u8>>), ExitCode> {
-    let keyfiles = match (&source.host, &source.inventory) {
+fn load(
+    inventory: Option<PathBuf>,
+    source: &Source,
+) -> Result<(Keyfiles, Option<Vec<u8>>), ExitCode> {
+    let inventory = match (inventory, &source.inventory_flag) {
+        (Some(_), Some(_)) => {
+            return Err(super::usage_error(
+                "the inventory is given twice (as an argument and with -c)",
+            ))
+        }
+        (Some(i), None) => Some(i),
+        (None, flag) => flag.clone(),
+    };
+    if inventory.is_some() && !source.keyfile.is_empty() {
+        return Err(super::usage_error(
+            "give an inventory and --host, or --keyfile F…, not both",
+        ));
+    }
+    let keyfiles = match (&source.host, &inventory) {
         (Some(host), Some(inv)) => {
             match nodenet_render::keyfiles_for_host(std::slice::from_ref(inv), host) {
                 Ok(k) => k.into_iter().map(|(n, c)| (n, c.into_bytes())).collect(),
@@ -102,9 +149,20 @@ fn load(source: &Source) -> Result<(Keyfiles, Option<Vec<u8>>), ExitCode> {
             }
             v
         }
+        (Some(_), None) => {
+            return Err(super::usage_error(
+                "--host names a host of an inventory: give the inventory first (`nodenet image iso INVENTORY --host H …`)",
+            ))
+        }
+        (None, Some(inv)) => {
+            return Err(super::usage_error(format!(
+                "which host of {}? give --host H",
+                inv.display()
+            )))
+        }
         _ => {
             return Err(super::usage_error(
-                "give --host H --inventory FILE, or --keyfile F…",
+                "give an inventory and --host H, or --keyfile F…",
             ))
         }
     };
@@ -115,6 +173,19 @@ fn load(source: &Source) -> Result<(Keyfiles, Option<Vec<u8>>), ExitCode> {
         None => None,
     };
     Ok((keyfiles, ignition))
+}
+
+/// `[INVENTORY] MEDIA`: clap gives one or two paths.
+fn split(mut paths: Vec<PathBuf>) -> (Option<PathBuf>, PathBuf) {
+    let media = paths.pop().expect("clap requires one path");
+    (paths.pop(), media)
+}
+
+/// The input media must be readable: said with its name before any work.
+fn readable(path: &std::path::Path) -> Result<(), ExitCode> {
+    std::fs::File::open(path)
+        .map(drop)
+        .map_err(|e| super::usage_error(format!("{}: {e}", path.display())))
 }
 
 fn fail(e: ImageError) -> ExitCode {
@@ -129,13 +200,17 @@ fn fail(e: ImageError) -> ExitCode {
 pub fn run(args: Args) -> ExitCode {
     match args.kind {
         Kind::Iso {
+            paths,
             source,
-            iso: input,
             output,
             in_place,
             drop_ignition,
         } => {
-            let (keyfiles, ignition) = match load(&source) {
+            let (inventory, input) = split(paths);
+            if let Err(c) = readable(&input) {
+                return c;
+            }
+            let (keyfiles, ignition) = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
@@ -152,7 +227,7 @@ pub fn run(args: Args) -> ExitCode {
             };
             match result {
                 Ok(n) => {
-                    eprintln!(
+                    info!(
                         "embedded {} keyfile(s){} ({n} bytes) into {}",
                         keyfiles.len(),
                         if ignition.is_some() {
@@ -168,17 +243,25 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         Kind::Disk {
+            paths,
             source,
-            image,
             output,
             url_base,
         } => {
-            let (keyfiles, ignition) = match load(&source) {
+            let (inventory, image) = split(paths);
+            if let Err(c) = readable(&image) {
+                return c;
+            }
+            let (keyfiles, ignition) = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
             // A spinner on a terminal, nothing when stderr is redirected.
-            let bar = indicatif::ProgressBar::new_spinner();
+            let bar = if ui::chatty() {
+                indicatif::ProgressBar::new_spinner()
+            } else {
+                indicatif::ProgressBar::hidden()
+            };
             bar.enable_steady_tick(std::time::Duration::from_millis(120));
             let progress = |step: &str| bar.set_message(step.to_string());
             let result = nodenet_image::disk::inject(
@@ -192,7 +275,7 @@ pub fn run(args: Args) -> ExitCode {
             match result {
                 Ok(w) => {
                     let name = output.file_name().unwrap_or_default().to_string_lossy();
-                    eprintln!(
+                    info!(
                         "wrote {} keyfile(s) into the boot partition (offset {}) of {}",
                         keyfiles.len(),
                         w.partition.offset,
@@ -203,11 +286,11 @@ pub fn run(args: Args) -> ExitCode {
                             changed,
                             appended,
                             recompressed,
-                        } => eprintln!(
+                        } => info!(
                             "patched: {changed} bytes changed in place, {appended} appended, {recompressed} compressed anew"
                         ),
                         nodenet_image::disk::Method::Rewritten { reason } => {
-                            eprintln!("rewrote the whole image ({reason})")
+                            info!("rewrote the whole image ({reason})")
                         }
                     }
                     println!("sha256: {}", w.sha256);
@@ -222,11 +305,12 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         Kind::Pxe {
+            inventory,
             source,
             output,
             append_to,
         } => {
-            let (keyfiles, ignition) = match load(&source) {
+            let (keyfiles, ignition) = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
@@ -246,7 +330,7 @@ pub fn run(args: Args) -> ExitCode {
             };
             match nodenet_image::write_atomic(&output, &data) {
                 Ok(()) => {
-                    eprintln!(
+                    info!(
                         "wrote {} ({} bytes, {} keyfile(s))",
                         output.display(),
                         data.len(),

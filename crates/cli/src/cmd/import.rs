@@ -30,7 +30,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     let imported = match nodenet_import::import_paths(&args.paths, args.strict) {
         Ok(i) => i,
-        Err(e) => return super::usage_error(e),
+        Err(e) => return super::Failure::from(e).report(args.format),
     };
     if args.format == Format::Human || imported.has_errors() {
         report::print(&imported.sources, &imported.diagnostics, args.format);
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> ExitCode {
                     );
                     ExitCode::SUCCESS
                 }
-                Err(e) => super::usage_error(e),
+                Err(e) => super::Failure::usage(e).report(args.format),
             }
         }
         _ => {

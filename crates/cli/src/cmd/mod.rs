@@ -8,13 +8,17 @@ pub mod explain;
 pub mod gc;
 pub mod image;
 pub mod import;
+pub mod install;
 pub mod provision;
 pub mod render;
 pub mod serve;
 
 use std::process::ExitCode;
 
-/// Exit codes of every subcommand (DESIGN.md's CLI contract).
+use crate::report::Format;
+
+/// Exit codes of every subcommand (README: 1 problems in the input, 2
+/// usage or IO).
 pub const PROBLEMS: u8 = 1;
 pub const USAGE: u8 = 2;
 
@@ -25,4 +29,86 @@ pub fn problems() -> ExitCode {
 pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(USAGE)
+}
+
+/// A failure that stops a command (exit 2 unless said otherwise): `error:
+/// MESSAGE` on stderr, or in JSON mode the one object on stdout,
+/// `{"diagnostics":[{"severity":"error","code":CODE,"message":...,"file":...}]}`.
+pub struct Failure {
+    pub code: &'static str,
+    pub message: String,
+    pub file: Option<String>,
+    pub exit: u8,
+}
+
+impl Failure {
+    pub fn usage(message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: "usage",
+            message: message.to_string(),
+            file: None,
+            exit: USAGE,
+        }
+    }
+
+    pub fn io(file: impl Into<String>, message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: "io",
+            message: message.to_string(),
+            file: Some(file.into()),
+            exit: USAGE,
+        }
+    }
+
+    pub fn exit(mut self, code: u8) -> Failure {
+        self.exit = code;
+        self
+    }
+
+    pub fn report(self, format: Format) -> ExitCode {
+        match format {
+            Format::Human => eprintln!("error: {}", self.message),
+            Format::Json => println!(
+                "{}",
+                crate::report::error_json(self.code, &self.message, self.file.as_deref())
+            ),
+        }
+        ExitCode::from(self.exit)
+    }
+}
+
+impl From<nodenet_model::LoadError> for Failure {
+    // The loader may grow other fatal errors than IO.
+    #[allow(unreachable_patterns)]
+    fn from(e: nodenet_model::LoadError) -> Failure {
+        match &e {
+            nodenet_model::LoadError::Io { path, .. } => Failure::io(path.clone(), &e),
+            _ => Failure::usage(&e),
+        }
+    }
+}
+
+impl From<nodenet_import::ImportError> for Failure {
+    fn from(e: nodenet_import::ImportError) -> Failure {
+        match &e {
+            nodenet_import::ImportError::Io { path, .. } => Failure::io(path.clone(), &e),
+            nodenet_import::ImportError::Empty(path) => Failure {
+                code: "no-keyfiles",
+                file: Some(path.clone()),
+                message: e.to_string(),
+                exit: USAGE,
+            },
+        }
+    }
+}
+
+impl From<nodenet_render::RenderError> for Failure {
+    fn from(e: nodenet_render::RenderError) -> Failure {
+        Failure {
+            code: e.code(),
+            file: Some(e.path().to_string()),
+            message: e.to_string(),
+            exit: USAGE,
+        }
+    }
 }

@@ -1,7 +1,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use nodenet_render::{Provenance, Replace};
+
 use crate::report::{self, Format};
+use crate::ui::info;
 
 /// The README's first command renders this when no file is given.
 const BUILTIN_EXAMPLE: (&str, &str) = (
@@ -16,39 +19,72 @@ pub struct Args {
     /// Output directory; replaced as a whole, atomically.
     #[arg(short, long, default_value = "out")]
     output: PathBuf,
+    /// Replace the output directory even if it holds a render of other
+    /// inputs (its manifest.json names them).
+    #[arg(long)]
+    force: bool,
+    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let loaded = if args.files.is_empty() {
-        nodenet_model::load_texts(vec![(
-            BUILTIN_EXAMPLE.0.to_string(),
-            BUILTIN_EXAMPLE.1.to_string(),
-        )])
+    let (loaded, inputs) = if args.files.is_empty() {
+        (
+            nodenet_model::load_texts(vec![(
+                BUILTIN_EXAMPLE.0.to_string(),
+                BUILTIN_EXAMPLE.1.to_string(),
+            )]),
+            vec![BUILTIN_EXAMPLE.0.to_string()],
+        )
     } else {
         match nodenet_model::load_files(&args.files) {
-            Ok(l) => l,
-            Err(e) => return super::usage_error(e),
+            Ok(l) => (
+                l,
+                args.files
+                    .iter()
+                    .map(|p| Provenance::input_name(p))
+                    .collect(),
+            ),
+            Err(e) => return super::Failure::from(e).report(args.format),
         }
     };
+    let provenance = Provenance::new(inputs, &loaded.sources);
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, args.format);
-        eprintln!(
-            "failed: nothing written: {}",
-            report::summary(&report.diagnostics)
-        );
+        if args.format == Format::Human {
+            eprintln!(
+                "failed: nothing written: {}",
+                report::summary(&report.diagnostics)
+            );
+        }
         return super::problems();
     }
-    let rendered = match nodenet_render::render(&loaded.inventory, &report, &args.output) {
+    let replace = Replace { force: args.force };
+    let rendered = match nodenet_render::render(
+        &loaded.inventory,
+        &report,
+        &args.output,
+        &provenance,
+        replace,
+    ) {
         Ok(r) => r,
-        Err(e) => return super::usage_error(e),
+        Err(e) => return super::Failure::from(e).report(args.format),
     };
     let mut diags = report.diagnostics;
     diags.extend(rendered.warnings);
-    report::print(&loaded.sources, &diags, args.format);
-    if args.format == Format::Human {
+    if args.format == Format::Json {
+        let mut v = report::to_json(&loaded.sources, &diags);
+        v["output"] = serde_json::json!({
+            "dir": args.output.display().to_string(),
+            "files": rendered.manifest.len() + 1,
+            "hosts": rendered.hosts,
+            "changes_not_rendered": rendered.changes_not_rendered,
+        });
+        println!("{v}");
+    } else {
+        report::print(&loaded.sources, &diags, args.format);
         let skipped = match rendered.changes_not_rendered {
             0 => String::new(),
             n => format!("; {n} change(s) to hosts checked, not rendered"),
@@ -57,7 +93,7 @@ pub fn run(args: Args) -> ExitCode {
             0 => format!("{} change(s) to hosts", loaded.inventory.hosts.len()),
             n => format!("{n} host(s)"),
         };
-        eprintln!(
+        info!(
             "ok: {what}, {} files written to {} ({}{skipped})",
             rendered.manifest.len() + 1,
             args.output.display(),

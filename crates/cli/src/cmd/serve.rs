@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::ui::info;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Directory of images to serve.
@@ -16,31 +18,28 @@ pub fn run(args: Args) -> ExitCode {
     if !args.dir.is_dir() {
         return super::usage_error(format!("{} is not a directory", args.dir.display()));
     }
-    let dir = args.dir.clone();
-    let result = nodenet_image::serve::serve(&args.dir, &args.listen, |addr| {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.is_file())
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
-        println!("serving {} on http://{addr}/", dir.display());
-        for f in files {
-            let name = f
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            match nodenet_image::serve::sha256_file(&f) {
-                Ok(sha) => println!("http://{addr}/{name}?sha256={sha}"),
-                Err(e) => eprintln!("warning: {}: {e}", f.display()),
+    let server = match nodenet_image::serve::bind(&args.dir, &args.listen) {
+        Ok(s) => s,
+        Err(e) => return super::usage_error(e),
+    };
+    let addr = server.addr;
+    println!("serving {} on http://{addr}/", args.dir.display());
+    // Requests are answered at once; each file's URL follows when its
+    // sha256 is known (a 1 GiB image takes a few seconds).
+    let files = nodenet_image::serve::servable(&args.dir);
+    std::thread::spawn(move || {
+        let mut listed = 0;
+        for (name, path) in files {
+            match nodenet_image::serve::sha256_file(&path) {
+                Ok(sha) => {
+                    println!("http://{addr}/{name}?sha256={sha}");
+                    listed += 1;
+                }
+                Err(e) => eprintln!("warning: {}: {e}", path.display()),
             }
         }
+        info!("listed {listed} file(s)");
     });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => super::usage_error(e),
-    }
+    server.run(|access| info!("{access}"));
+    ExitCode::SUCCESS
 }

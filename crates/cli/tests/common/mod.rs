@@ -88,41 +88,100 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// `nodenet serve DIR` on a free loopback port, killed on drop.
+/// `nodenet serve DIR` on a free loopback port, killed on drop. Its
+/// stdout (the URL lines) and stderr (access log, notes) are collected as
+/// they come, with the time each line arrived.
 pub struct ImageServer {
     child: std::process::Child,
     /// `127.0.0.1:PORT`.
     pub addr: String,
-    /// The `?sha256=` URLs it printed, one per file.
-    pub urls: Vec<String>,
+    stdout: Lines,
+    stderr: Lines,
+}
+
+type Lines = std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String)>>>;
+
+fn collect(r: impl std::io::Read + Send + 'static) -> Lines {
+    use std::io::BufRead;
+    let lines: Lines = Default::default();
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(r).lines() {
+            let Ok(l) = l else { break };
+            sink.lock().unwrap().push((std::time::Instant::now(), l));
+        }
+    });
+    lines
 }
 
 impl ImageServer {
     pub fn start(dir: &Path) -> ImageServer {
-        use std::io::BufRead;
         let mut child = nodenet()
             .arg("serve")
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
             .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        let addr = first
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        let mut server = ImageServer {
+            child,
+            addr: String::new(),
+            stdout,
+            stderr,
+        };
+        let first = server.wait_for(|l| l.starts_with("serving "), true);
+        server.addr = first
             .rsplit("http://")
             .next()
             .unwrap()
             .trim_end_matches('/')
             .to_string();
-        let n = std::fs::read_dir(dir)
+        server
+    }
+
+    /// The first line of stdout (or stderr) that `pred` accepts, waiting
+    /// up to 60 s for it.
+    pub fn wait_for(&self, pred: impl Fn(&str) -> bool, stdout: bool) -> String {
+        let lines = if stdout { &self.stdout } else { &self.stderr };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some((_, l)) = lines.lock().unwrap().iter().find(|(_, l)| pred(l)) {
+                return l.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "nodenet serve: no such line; stdout {:?}, stderr {:?}",
+                self.stdout.lock().unwrap(),
+                self.stderr.lock().unwrap()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// The `?sha256=` URLs, once every file is hashed (the server says so).
+    pub fn urls(&self) -> Vec<String> {
+        self.wait_for(|l| l.starts_with("listed "), false);
+        self.stdout_lines()
+            .into_iter()
+            .filter(|(_, l)| l.starts_with("http://"))
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    pub fn stdout_lines(&self) -> Vec<(std::time::Instant, String)> {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr
+            .lock()
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().is_file())
-            .count();
-        let urls = (0..n).map(|_| lines.next().unwrap().unwrap()).collect();
-        // Keep draining so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        ImageServer { child, addr, urls }
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
     }
 
     pub fn base(&self) -> String {
@@ -135,4 +194,59 @@ impl Drop for ImageServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs `cmd` with stdin, stdout and stderr on a new pseudo-terminal (as
+/// a person at a terminal would), typing `input`; returns the exit status
+/// and everything the terminal showed.
+pub fn run_in_pty(cmd: &mut Command, input: &str) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into the given ints.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = cmd
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    // The parent's copies of the slave are gone with `cmd`'s stdio.
+    let mut m = std::fs::File::from(master);
+    let mut reader = m.try_clone().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // EIO once the child (the last holder of the slave) is gone.
+        while let Ok(n) = reader.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    m.write_all(input.as_bytes()).unwrap();
+    let status = child.wait().unwrap();
+    cmd_stdio_guard(cmd);
+    (status, out.join().unwrap())
+}
+
+/// Drops the descriptors `Command` keeps for its stdio (so the pty's
+/// slave side closes once the child exits).
+fn cmd_stdio_guard(cmd: &mut Command) -> &mut Command {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
 }

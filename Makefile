@@ -1,0 +1,34 @@
+# make install [PREFIX=/usr/local] [DESTDIR=]: the nodenet binary, its
+# manual pages and shell completions (bash, zsh, fish).
+# BIN=path/to/nodenet installs an already built binary instead of building.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CARGO ?= cargo
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+BIN ?= $(TARGET_DIR)/release/nodenet
+
+bindir = $(DESTDIR)$(PREFIX)/bin
+mandir = $(DESTDIR)$(PREFIX)/share/man/man1
+bashdir = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+zshdir = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+fishdir = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+
+.PHONY: all build install uninstall
+
+all: build
+
+build:
+	$(CARGO) build --release --locked -p nodenet
+
+install: $(if $(filter command line,$(origin BIN)),,build)
+	install -d $(bindir) $(mandir) $(bashdir) $(zshdir) $(fishdir)
+	install -m 0755 $(BIN) $(bindir)/nodenet
+	$(BIN) man -o $(mandir)
+	$(BIN) completions bash > $(bashdir)/nodenet
+	$(BIN) completions zsh > $(zshdir)/_nodenet
+	$(BIN) completions fish > $(fishdir)/nodenet.fish
+
+uninstall:
+	rm -f $(bindir)/nodenet $(mandir)/nodenet.1 $(mandir)/nodenet-*.1 \
+	    $(bashdir)/nodenet $(zshdir)/_nodenet $(fishdir)/nodenet.fish
