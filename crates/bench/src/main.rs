@@ -1,4 +1,4 @@
-//! `nodenet-bench`: generates an N-host inventory from a template, times
+//! `nodenet-bench`: generates inputs of several shapes (`shapes.rs`), times
 //! `nodenet check` and `nodenet render` on it (whole processes, to disk),
 //! then runs `nmstatectl gc` on a sample of the same hosts, one process per
 //! host, and prints both per-host costs and their ratio.
@@ -10,11 +10,27 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
+mod shapes;
+
+use shapes::Shape;
+
 #[derive(Parser)]
 struct Args {
-    /// Hosts in the generated inventory.
+    /// Hosts of the headline run of every input shape.
     #[arg(long, default_value_t = 10_000)]
     hosts: usize,
+    /// Sizes of the scaling series run before it (the time ratio per
+    /// doubling shows growth worse than linear).
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
+    series: Vec<usize>,
+    /// Input shapes to run (default all): template, template-dhcp,
+    /// install-config, agent-config, manifests.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Also render the headline runs into this directory (another file
+    /// system, e.g. the disk when --dir is on tmpfs).
+    #[arg(long)]
+    disk_dir: Option<PathBuf>,
     /// Hosts given to nmstatectl, one process each.
     #[arg(long, default_value_t = 200)]
     sample: usize,
@@ -43,91 +59,28 @@ struct Args {
     dir: Option<PathBuf>,
 }
 
-/// A worker template: 802.3ad bond of two 9000-MTU NICs, static address
-/// from a pool (or DHCP: then every host has the same state), default
-/// route and DNS; MACs and BMC from the index.
-fn inventory(hosts: usize, dhcp: bool) -> String {
-    let ipv4 = if dhcp {
-        "{enabled: true, dhcp: true}"
-    } else {
-        "{enabled: true, dhcp: false, address: [{ip: \"${ip.machine}\", prefix-length: \"${prefix.machine}\"}]}"
-    };
-    let routes = if dhcp {
-        "[]"
-    } else {
-        "[{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0}]"
-    };
-    format!(
-        r#"nodenet: v1
-cluster:
-  name: bench
-  baseDomain: example.com
-  machineNetworks: [10.0.0.0/8]
-  apiVIPs: [10.0.0.5]
-  ingressVIPs: [10.0.0.4]
-  provisioning: {{network: Disabled}}
-credentials:
-  bmc: {{username: admin, passwordEnv: BENCH_BMC_PASSWORD}}
-pools:
-  machine: {{range: 10.1.0.1-10.255.255.254, prefix: 8, gateway: 10.0.0.1, dns: [10.0.0.2]}}
-templates:
-  worker:
-    role: worker
-    bootMode: UEFI
-    bootInterface: ens1f0
-    bmc:
-      address: redfish-virtualmedia+https://bmc-${{index}}.example.com/redfish/v1/Systems/1
-      credentials: bmc
-    nics:
-      ens1f0: ${{index:mac b8:ce:f6:00:00:00}}
-      ens1f1: ${{index:mac b8:ce:f6:80:00:00}}
-    network:
-      interfaces:
-      - {{name: ens1f0, type: ethernet, state: up, mtu: 9000}}
-      - {{name: ens1f1, type: ethernet, state: up, mtu: 9000}}
-      - name: bond0
-        type: bond
-        state: up
-        mtu: 9000
-        link-aggregation:
-          mode: 802.3ad
-          options: {{miimon: "100", lacp_rate: fast, xmit_hash_policy: layer3+4}}
-          port: [ens1f0, ens1f1]
-        ipv4: {ipv4}
-        ipv6: {{enabled: false}}
-      dns-resolver:
-        config: {{server: [10.0.0.2]}}
-      routes:
-        config: {routes}
-hosts:
-- name: worker-${{index:05}}
-  template: worker
-  count: {hosts}
-"#
-    )
-}
-
 /// Runs a command to completion, returning wall seconds.
 fn timed(cmd: &mut Command) -> Result<f64> {
-    let start = Instant::now();
-    let status = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .with_context(|| format!("{cmd:?}"))?;
-    let secs = start.elapsed().as_secs_f64();
-    if !status.success() {
-        bail!("{cmd:?} failed: {status}");
-    }
-    Ok(secs)
+    Ok(run(cmd)?.0)
 }
 
-/// Largest resident set of any waited-for child so far, in MiB.
-fn children_peak_rss_mib() -> f64 {
+/// Runs a command to completion: wall seconds and its peak RSS in MiB.
+fn run(cmd: &mut Command) -> Result<(f64, f64)> {
+    let start = Instant::now();
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("{cmd:?}"))?;
+    let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    usage.ru_maxrss as f64 / 1024.0
+    // SAFETY: waits for our own child, writing into values we own.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let secs = start.elapsed().as_secs_f64();
+    if pid < 0 || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        bail!("{cmd:?} failed: status {status}");
+    }
+    Ok((secs, usage.ru_maxrss as f64 / 1024.0))
 }
 
 fn best(runs: usize, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
@@ -147,7 +100,6 @@ fn main() -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let dir = args.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&dir)?;
-    let n = args.hosts as f64;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -159,7 +111,7 @@ fn main() -> Result<()> {
     );
 
     if !args.media_only {
-        render_and_import(&args, &nodenet, &dir, n)?;
+        render_and_import(&args, &nodenet, &dir)?;
     }
     media(&args, &nodenet, &dir)?;
     Ok(())
@@ -252,56 +204,45 @@ fn media(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<()> {
-    let mut render = 0.0;
-    for (label, dhcp) in [
-        ("static (all states distinct)", false),
-        ("dhcp (all states equal)", true),
-    ] {
-        let inv = dir.join(if dhcp { "dhcp.yaml" } else { "cluster.yaml" });
-        std::fs::write(&inv, inventory(args.hosts, dhcp))?;
-        let out = dir.join(if dhcp { "out-dhcp" } else { "out" });
-        let check = best(args.runs, || {
-            timed(Command::new(nodenet).arg("check").arg(&inv))
-        })?;
-        // Each run writes a fresh tree (removing the previous one is not part
-        // of producing the artifacts, and on ext4 costs as much again).
-        let r = best(args.runs, || {
-            if out.exists() {
-                std::fs::remove_dir_all(&out)?;
-            }
-            timed(
-                Command::new(nodenet)
-                    .arg("render")
-                    .arg(&inv)
-                    .arg("-o")
-                    .arg(&out),
-            )
-        })?;
-        let files = count_files(&out)?;
-        println!("{label}:");
-        println!(
-            "  check:          {check:8.3} s  {:>10.0} hosts/s",
-            n / check
-        );
-        println!(
-            "  check+render:   {r:8.3} s  {:>10.0} hosts/s  ({files} files written)",
-            n / r
-        );
-        if !dhcp {
-            render = r;
-        }
-    }
-    let rss = children_peak_rss_mib();
-    println!("peak RSS:         {rss:8.1} MiB (largest nodenet process)");
-    let out = dir.join("out");
-    let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
-    println!(
-        "files alone:      {floor:8.3} s  ({files} files of the static render written again, nothing else; {:.0} % of its check+render)",
-        floor / render * 100.0
-    );
+/// Best check and check+render of one input, the render's peak RSS and
+/// how many files it wrote.
+struct Measured {
+    check: f64,
+    render: f64,
+    rss: f64,
+    files: usize,
+}
 
-    // The per-host pipeline: one nmstatectl process per host state.
+fn measure(nodenet: &Path, inputs: &[PathBuf], out: &Path, runs: usize) -> Result<Measured> {
+    let check = best(runs, || {
+        timed(Command::new(nodenet).arg("check").args(inputs))
+    })?;
+    let mut rss: f64 = 0.0;
+    // Each run writes a fresh tree (removing the previous one is not part
+    // of producing the artifacts, and on ext4 costs as much again).
+    let render = best(runs, || {
+        if out.exists() {
+            std::fs::remove_dir_all(out)?;
+        }
+        let (secs, peak) = run(Command::new(nodenet)
+            .arg("render")
+            .args(inputs)
+            .arg("-o")
+            .arg(out))?;
+        rss = rss.max(peak);
+        Ok(secs)
+    })?;
+    Ok(Measured {
+        check,
+        render,
+        rss,
+        files: count_files(out)?,
+    })
+}
+
+/// One `nmstatectl gc` process per host on a sample of the rendered
+/// hosts' `nmstate.yml`: seconds per host, and the sample's size.
+fn nmstatectl_per_host(args: &Args, out: &Path) -> Result<(f64, usize)> {
     let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?
         .map(|e| e.map(|e| e.path()))
         .collect::<Result<_, _>>()?;
@@ -313,18 +254,91 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path, n: f64) -> Result<
         timed(Command::new(&args.nmstatectl).arg("gc").arg(h.join("nmstate.yml")))
             .context("nmstatectl gc (install: cargo install nmstatectl --version 2.2.62 --locked --no-default-features --features gen_conf)")?;
     }
-    let peer = start.elapsed().as_secs_f64() / sample.len() as f64;
-    let ours = render / n;
-    println!(
-        "nmstatectl gc:  {:8.3} ms/host  (sample of {}, one process per host)",
-        peer * 1e3,
-        sample.len()
-    );
-    println!(
-        "nodenet render: {:8.3} ms/host  (static: check + all artifacts written)",
-        ours * 1e3
-    );
-    println!("ratio:            {:8.1}x faster per host", peer / ours);
+    Ok((
+        start.elapsed().as_secs_f64() / sample.len() as f64,
+        sample.len(),
+    ))
+}
+
+/// Every input shape: a scaling series (check and check+render, the time
+/// ratio per doubling), then the headline size with nmstatectl per host
+/// beside it; then the template render's files written alone, and import.
+fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
+    let shapes: Vec<Shape> = Shape::ALL
+        .into_iter()
+        .filter(|s| args.shapes.is_empty() || args.shapes.iter().any(|k| k == s.key()))
+        .collect();
+    let mut template_out = None;
+    for shape in shapes {
+        println!("\n{} ({}):", shape.label(), shape.key());
+        println!(
+            "  {:>7}  {:>9}  {:>14}  {:>9}  {:>10}  {:>8}",
+            "hosts", "check s", "check+render s", "hosts/s", "x/doubling", "RSS MiB"
+        );
+        let mut previous: Option<f64> = None;
+        let mut sizes = args.series.clone();
+        sizes.push(args.hosts);
+        for (k, &n) in sizes.iter().enumerate() {
+            let headline = k == sizes.len() - 1;
+            let inputs =
+                shape.write(n, &dir.join("inputs").join(format!("{}-{n}", shape.key())))?;
+            let out = dir.join(format!("out-{}-{n}", shape.key()));
+            let m = measure(nodenet, &inputs, &out, args.runs)?;
+            let doubling = match previous {
+                Some(p) if !headline => format!("{:.2}", m.render / p),
+                _ => String::new(),
+            };
+            println!(
+                "  {n:>7}  {:>9.3}  {:>14.3}  {:>9.0}  {doubling:>10}  {:>8.0}{}",
+                m.check,
+                m.render,
+                n as f64 / m.render,
+                m.rss,
+                if headline {
+                    format!("  ({} files)", m.files)
+                } else {
+                    String::new()
+                }
+            );
+            if !headline {
+                previous = Some(m.render);
+                std::fs::remove_dir_all(&out)?;
+                continue;
+            }
+            if shape != Shape::TemplateDhcp {
+                let (peer, sampled) = nmstatectl_per_host(args, &out)?;
+                let ours = m.render / n as f64;
+                println!(
+                    "  nmstatectl gc {:.3} ms/host (sample of {sampled}, one process each), nodenet check+render {:.3} ms/host: {:.1}x",
+                    peer * 1e3,
+                    ours * 1e3,
+                    peer / ours
+                );
+            }
+            if let Some(disk) = &args.disk_dir {
+                std::fs::create_dir_all(disk)?;
+                let on_disk = disk.join(format!("out-{}-{n}", shape.key()));
+                let d = measure(nodenet, &inputs, &on_disk, args.runs)?;
+                println!(
+                    "  to {}: check+render {:.3} s, {:.0} hosts/s",
+                    disk.display(),
+                    d.render,
+                    n as f64 / d.render
+                );
+                std::fs::remove_dir_all(on_disk)?;
+            }
+            if shape == Shape::Template {
+                template_out = Some((out, m.render));
+            }
+        }
+    }
+    if let Some((out, render)) = template_out {
+        let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
+        println!(
+            "\nfiles alone: {floor:.3} s ({files} files of the template render written again, nothing else; {:.0} % of its check+render)",
+            floor / render * 100.0
+        );
+    }
 
     if args.import_files > 0 {
         let kdir = dir.join("keyfiles");

@@ -172,21 +172,38 @@ impl Diagnostic {
 }
 
 /// One input file's text, kept to print snippets.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    /// The text as it may be shown in a snippet: secrets (BMC passwords
-    /// written inline, as install-config does) blanked out.
-    pub display: Option<String>,
+    /// Byte ranges (offset, len) never shown in a snippet: secrets (BMC
+    /// passwords written inline, as install-config does).
+    redacted: Vec<(usize, usize)>,
+    /// The text with those ranges blanked, made when first shown.
+    display: std::sync::OnceLock<String>,
     /// Set for a text carried inside another file (a MachineConfig's
     /// data: URL, a Secret's value): where findings in it are shown.
     pub embedded: Option<Embedding>,
 }
 
 impl SourceFile {
+    /// The text as it may be shown in a snippet.
     pub fn shown(&self) -> &str {
-        self.display.as_deref().unwrap_or(&self.text)
+        if self.redacted.is_empty() {
+            return &self.text;
+        }
+        self.display.get_or_init(|| {
+            let mut shown = self.text.clone().into_bytes();
+            for &(start, len) in &self.redacted {
+                let end = (start + len).min(shown.len());
+                for b in &mut shown[start.min(end)..end] {
+                    if *b != b'\n' {
+                        *b = b'*';
+                    }
+                }
+            }
+            String::from_utf8_lossy(&shown).into_owned()
+        })
     }
 }
 
@@ -226,7 +243,8 @@ impl SourceMap {
         self.files.push(Arc::new(SourceFile {
             name: name.into(),
             text,
-            display: None,
+            redacted: Vec::new(),
+            display: std::sync::OnceLock::new(),
             embedded: None,
         }));
         (self.files.len() - 1) as FileId
@@ -273,22 +291,10 @@ impl SourceMap {
         let Some(file) = self.files.get_mut(id as usize) else {
             return;
         };
-        let mut shown = file.shown().as_bytes().to_vec();
-        for &(start, len) in ranges {
-            let end = (start + len).min(shown.len());
-            for b in &mut shown[start.min(end)..end] {
-                if *b != b'\n' {
-                    *b = b'*';
-                }
-            }
-        }
-        let display = String::from_utf8_lossy(&shown).into_owned();
-        *file = Arc::new(SourceFile {
-            name: file.name.clone(),
-            text: file.text.clone(),
-            display: Some(display),
-            embedded: file.embedded.clone(),
-        });
+        // Files are redacted while loading, before anyone shares them.
+        let file = Arc::make_mut(file);
+        file.redacted.extend_from_slice(ranges);
+        file.display = std::sync::OnceLock::new();
     }
 
     pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::report::{self, Format};
-use crate::ui::info;
+use crate::ui::{info, Phases};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,11 +16,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    let mut phases = Phases::start();
     let loaded = match nodenet_model::load_files(&args.files) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(args.format),
     };
+    phases.mark("load");
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    phases.mark("check");
+    phases.print();
     report::print(&loaded.sources, &report.diagnostics, args.format);
     if args.format == Format::Human {
         info!(

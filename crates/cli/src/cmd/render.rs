@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use nodenet_render::{Provenance, Replace};
 
 use crate::report::{self, Format};
-use crate::ui::info;
+use crate::ui::{info, Phases};
 
 /// The README's first command renders this when no file is given.
 const BUILTIN_EXAMPLE: (&str, &str) = (
@@ -29,6 +29,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    let mut phases = Phases::start();
     let (loaded, inputs) = if args.files.is_empty() {
         (
             nodenet_model::load_texts(vec![(
@@ -49,8 +50,10 @@ pub fn run(args: Args) -> ExitCode {
             Err(e) => return super::Failure::from(e).report(args.format),
         }
     };
+    phases.mark("load");
     let provenance = Provenance::new(inputs, &loaded.sources);
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    phases.mark("check");
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, args.format);
         if args.format == Format::Human {
@@ -72,6 +75,8 @@ pub fn run(args: Args) -> ExitCode {
         Ok(r) => r,
         Err(e) => return super::Failure::from(e).report(args.format),
     };
+    phases.mark("render");
+    phases.print();
     let mut diags = report.diagnostics;
     diags.extend(rendered.warnings);
     if args.format == Format::Json {

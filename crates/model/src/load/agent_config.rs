@@ -6,7 +6,13 @@ use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::yaml::Node;
 
-pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    // Each host's state is moved out of the tree, not copied.
+    let mut networks: Vec<Option<Node>> = root
+        .seq_at_mut(&["hosts"])
+        .map(|hosts| hosts.iter_mut().map(|h| h.take("networkConfig")).collect())
+        .unwrap_or_default();
+    let root = &*root;
     let mut d = Decoder::new(diags);
     let mut inv = Inventory::default();
     inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
@@ -36,7 +42,10 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.root_device_hints = h.get("rootDeviceHints").cloned();
         host.nics_listed = !nics.is_empty();
         host.nics = nics;
-        host.network = h.get("networkConfig").filter(|n| !n.is_null()).cloned();
+        host.network = networks
+            .get_mut(i)
+            .and_then(Option::take)
+            .filter(|n| !n.is_null());
         inv.hosts.push(host);
         d.host = None;
     }

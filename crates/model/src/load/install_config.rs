@@ -7,7 +7,14 @@ use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::yaml::Node;
 
-pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    // Each host's state is moved out of the tree, not copied: a real
+    // install-config writes one out for every host.
+    let mut networks: Vec<Option<Node>> = root
+        .seq_at_mut(&["platform", "baremetal", "hosts"])
+        .map(|hosts| hosts.iter_mut().map(|h| h.take("networkConfig")).collect())
+        .unwrap_or_default();
+    let root = &*root;
     let mut d = Decoder::new(diags);
     let mut inv = Inventory::default();
     let c = &mut inv.cluster;
@@ -84,7 +91,10 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.boot_mac = h.get("bootMACAddress").and_then(|m| d.mac(m));
         host.boot_mode = d.string(h, "bootMode");
         host.root_device_hints = h.get("rootDeviceHints").cloned();
-        host.network = h.get("networkConfig").filter(|n| !n.is_null()).cloned();
+        host.network = networks
+            .get_mut(i)
+            .and_then(Option::take)
+            .filter(|n| !n.is_null());
         inv.hosts.push(host);
         d.host = None;
     }

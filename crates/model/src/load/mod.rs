@@ -308,11 +308,24 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         .iter()
         .map(|doc| shape(&doc.root, sources.name(doc.file)))
         .collect();
+    // Files in which some document is read: the others in them are
+    // objects nodenet has no business with, not mistakes.
+    let read: std::collections::HashSet<FileId> = docs
+        .iter()
+        .zip(&shapes)
+        .filter(|(_, s)| matches!(s, Shape::Input(_)))
+        .map(|(d, _)| d.file)
+        .collect();
+    // Secrets are read where BareMetalHosts name them; the other
+    // documents are taken apart as they are loaded.
+    type Shaped = Vec<(Document, Shape)>;
+    let (secret_docs, mut docs): (Shaped, Shaped) = docs
+        .into_iter()
+        .zip(shapes)
+        .partition(|(_, s)| *s == Shape::Secret);
     let secrets = Secrets {
-        by_name: docs
+        by_name: secret_docs
             .iter()
-            .zip(&shapes)
-            .filter(|(_, s)| **s == Shape::Secret)
             .map(|(doc, _)| {
                 let meta = doc.root.get("metadata");
                 let field = |k: &str| {
@@ -324,20 +337,12 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
             })
             .collect(),
     };
-    // Files in which some document is read: the others in them are
-    // objects nodenet has no business with, not mistakes.
-    let read: std::collections::HashSet<FileId> = docs
-        .iter()
-        .zip(&shapes)
-        .filter(|(_, s)| matches!(s, Shape::Input(_)))
-        .map(|(d, _)| d.file)
-        .collect();
     let mut parts = Vec::new();
     let mut ctx = Context {
         sources: &mut sources,
         secrets: &secrets,
     };
-    for (doc, shape) in docs.iter().zip(&shapes) {
+    for (doc, shape) in docs.iter_mut() {
         match shape {
             Shape::Input(kind) => {
                 let mut part = load_document(*kind, doc, &mut ctx, &mut diagnostics);
@@ -382,15 +387,19 @@ const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config
 
 fn load_document(
     kind: InputKind,
-    doc: &Document,
+    doc: &mut Document,
     ctx: &mut Context,
     diags: &mut Vec<Diagnostic>,
 ) -> Inventory {
+    match kind {
+        InputKind::InstallConfig => return install_config::load(&mut doc.root, diags),
+        InputKind::AgentConfig => return agent_config::load(&mut doc.root, diags),
+        _ => {}
+    }
     let root = &doc.root;
     match kind {
         InputKind::Inventory => native::load(root, diags),
-        InputKind::InstallConfig => install_config::load(root, diags),
-        InputKind::AgentConfig => agent_config::load(root, diags),
+        InputKind::InstallConfig | InputKind::AgentConfig => unreachable!("loaded above"),
         InputKind::NmState => {
             // `<host>/nmstate.yml` (as render writes it) is that host's.
             let stem = if doc.stem == "nmstate" {

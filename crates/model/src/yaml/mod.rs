@@ -9,6 +9,8 @@ use std::fmt;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
+mod split;
+
 /// Index of a file in a [`crate::SourceMap`].
 pub type FileId = u32;
 
@@ -76,6 +78,26 @@ impl Node {
                 .iter_mut()
                 .find(|(k, _)| k.as_str() == Some(key))
                 .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Takes the value of `key` out of this mapping (leaving null), to
+    /// move a large subtree instead of copying it.
+    pub fn take(&mut self, key: &str) -> Option<Node> {
+        let v = self.get_mut(key)?;
+        let span = v.span;
+        Some(std::mem::replace(v, Node::new(Value::Null, span)))
+    }
+
+    /// The items of `path` (keys of nested mappings) when it is a list.
+    pub fn seq_at_mut(&mut self, path: &[&str]) -> Option<&mut Vec<Node>> {
+        let mut n = self;
+        for k in path {
+            n = n.get_mut(k)?;
+        }
+        match &mut n.value {
+            Value::Seq(items) => Some(items),
             _ => None,
         }
     }
@@ -234,12 +256,33 @@ pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
 
 /// Parses every document of a YAML stream (`---`-separated, as
 /// Kubernetes manifests are written). Documents that hold nothing are
-/// left out; an empty stream gives no document.
+/// left out; an empty stream gives no document. A large document whose
+/// bulk is one long block sequence (an install-config's hosts) is parsed
+/// in parallel, with the same result (`split.rs`).
 pub fn parse_all(text: &str, file: FileId) -> Result<Vec<Node>, YamlError> {
+    if let Some(docs) = split::parse_in_parallel(text, file) {
+        return Ok(docs);
+    }
+    parse_at(text, file, Base::default())
+}
+
+/// Where a piece of text sits in its file: spans read from it are moved
+/// by these many lines and bytes.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Base {
+    pub line: u32,
+    pub offset: u32,
+}
+
+/// [`parse_all`] of `text`, itself the part of a file that starts at `base`.
+pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder {
         file,
         text,
+        base,
         stack: Vec::new(),
+        seq_scratch: Vec::new(),
+        map_scratch: Vec::new(),
         anchors: Vec::new(),
         roots: Vec::new(),
         line_starts: None,
@@ -248,13 +291,13 @@ pub fn parse_all(text: &str, file: FileId) -> Result<Vec<Node>, YamlError> {
         too_deep: 0,
     };
     let mut parser = Parser::new_from_str(text);
-    parser.load(&mut builder, true).map_err(|e| {
-        let m = e.marker();
-        YamlError {
+    if let Err(e) = parser.load(&mut builder, true) {
+        let span = builder.span(e.marker(), 1);
+        return Err(YamlError {
             message: e.info().to_string(),
-            span: span_at(file, m, 1),
-        }
-    })?;
+            span,
+        });
+    }
     if let Some(err) = builder.error {
         return Err(err);
     }
@@ -286,17 +329,25 @@ fn span_at(file: FileId, m: &Marker, len: usize) -> Span {
     }
 }
 
+/// An open collection. Its items wait in the builder's scratch lists
+/// (from `start` on) and move into a vector of their exact size when it
+/// closes: no vector grows item by item, none keeps spare room.
 enum Frame {
-    Seq(Span, usize, Vec<Node>),
-    /// span, anchor, entries, key waiting for its value, how many leading
-    /// entries came from `<<` merges (explicit keys override those).
-    Map(Span, usize, Vec<(Node, Node)>, Option<Node>, Vec<usize>),
+    /// span, anchor, start in `seq_scratch`
+    Seq(Span, usize, usize),
+    /// span, anchor, start in `map_scratch`, key waiting for its value, and
+    /// which entries (relative to start) came from `<<` merges (explicit
+    /// keys override those).
+    Map(Span, usize, usize, Option<Node>, Vec<usize>),
 }
 
 struct Builder<'a> {
     file: FileId,
     text: &'a str,
+    base: Base,
     stack: Vec<Frame>,
+    seq_scratch: Vec<Node>,
+    map_scratch: Vec<(Node, Node)>,
     anchors: Vec<(usize, Node)>,
     /// One node per document.
     roots: Vec<Node>,
@@ -310,6 +361,14 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The span of what starts at marker `m`, in the whole file.
+    fn span(&mut self, m: &Marker, len: usize) -> Span {
+        let mut span = self.fix_offset(span_at(self.file, m, len));
+        span.line += self.base.line;
+        span.offset += self.base.offset;
+        span
+    }
+
     /// yaml-rust2 markers count characters; diagnostics need byte offsets.
     fn fix_offset(&mut self, mut span: Span) -> Span {
         if self.ascii {
@@ -337,10 +396,12 @@ impl Builder<'_> {
         }
         match self.stack.last_mut() {
             None => self.roots.push(node),
-            Some(Frame::Seq(_, _, items)) => items.push(node),
-            Some(Frame::Map(_, _, entries, pending, merged)) => match pending.take() {
+            Some(Frame::Seq(..)) => self.seq_scratch.push(node),
+            Some(Frame::Map(_, _, start, pending, merged)) => match pending.take() {
                 None => *pending = Some(node),
                 Some(key) => {
+                    let entries = &mut self.map_scratch;
+                    let start = *start;
                     // `<<: *anchor` merge keys: copy the anchored mapping's
                     // entries that are not set explicitly.
                     if key.as_str() == Some("<<") {
@@ -357,15 +418,18 @@ impl Builder<'_> {
                             _ => Vec::new(),
                         };
                         for (k, v) in merged_entries {
-                            if !entries.iter().any(|(ek, _)| ek.value == k.value) {
-                                merged.push(entries.len());
+                            if !entries[start..].iter().any(|(ek, _)| ek.value == k.value) {
+                                merged.push(entries.len() - start);
                                 entries.push((k, v));
                             }
                         }
-                    } else if let Some(i) = entries.iter().position(|(k, _)| k.value == key.value) {
+                    } else if let Some(i) = entries[start..]
+                        .iter()
+                        .position(|(k, _)| k.value == key.value)
+                    {
                         if merged.contains(&i) {
                             merged.retain(|m| *m != i);
-                            entries[i] = (key, node);
+                            entries[start + i] = (key, node);
                         } else if self.error.is_none() {
                             self.error = Some(YamlError {
                                 message: format!("duplicate key `{key}` in a mapping"),
@@ -390,6 +454,17 @@ fn scalar_value(text: String, style: TScalarStyle, tag: &Option<Tag>) -> Value {
             return Value::Str(text);
         }
     }
+    // Only these can start a null, a boolean or a number: the rest (most
+    // names and words) are strings without asking yaml-rust2.
+    let may_be_other = matches!(
+        text.as_bytes().first(),
+        None | Some(
+            b'0'..=b'9' | b'+' | b'-' | b'.' | b'~' | b't' | b'T' | b'f' | b'F' | b'n' | b'N'
+        )
+    );
+    if !may_be_other {
+        return Value::Str(text);
+    }
     match yaml_rust2::Yaml::from_str(&text) {
         yaml_rust2::Yaml::Null => Value::Null,
         yaml_rust2::Yaml::Boolean(b) => Value::Bool(b),
@@ -409,7 +484,7 @@ impl MarkedEventReceiver for Builder<'_> {
                     TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
                 );
                 let len = text.chars().count() + if quoted { 2 } else { 0 };
-                let span = self.fix_offset(span_at(self.file, &mark, len));
+                let span = self.span(&mark, len);
                 let node = Node::new(scalar_value(text, style, &tag), span);
                 self.push_node(node, anchor);
             }
@@ -417,7 +492,7 @@ impl MarkedEventReceiver for Builder<'_> {
                 if self.error.is_none() {
                     self.error = Some(YamlError {
                         message: format!("nesting deeper than {MAX_DEPTH} levels"),
-                        span: self.fix_offset(span_at(self.file, &mark, 1)),
+                        span: self.span(&mark, 1),
                     });
                 }
                 self.too_deep += 1;
@@ -425,21 +500,29 @@ impl MarkedEventReceiver for Builder<'_> {
             Event::SequenceEnd | Event::MappingEnd if self.too_deep > 0 => self.too_deep -= 1,
             _ if self.too_deep > 0 => {}
             Event::SequenceStart(anchor, _) => {
-                let span = self.fix_offset(span_at(self.file, &mark, 1));
-                self.stack.push(Frame::Seq(span, anchor, Vec::new()));
+                let span = self.span(&mark, 1);
+                self.stack
+                    .push(Frame::Seq(span, anchor, self.seq_scratch.len()));
             }
             Event::MappingStart(anchor, _) => {
-                let span = self.fix_offset(span_at(self.file, &mark, 1));
-                self.stack
-                    .push(Frame::Map(span, anchor, Vec::new(), None, Vec::new()));
+                let span = self.span(&mark, 1);
+                self.stack.push(Frame::Map(
+                    span,
+                    anchor,
+                    self.map_scratch.len(),
+                    None,
+                    Vec::new(),
+                ));
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(frame) = self.stack.pop() {
                     let (node, anchor) = match frame {
-                        Frame::Seq(span, anchor, items) => {
+                        Frame::Seq(span, anchor, start) => {
+                            let items = self.seq_scratch.drain(start..).collect();
                             (Node::new(Value::Seq(items), span), anchor)
                         }
-                        Frame::Map(span, anchor, entries, _, _) => {
+                        Frame::Map(span, anchor, start, _, _) => {
+                            let entries = self.map_scratch.drain(start..).collect();
                             (Node::new(Value::Map(entries), span), anchor)
                         }
                     };
@@ -447,7 +530,7 @@ impl MarkedEventReceiver for Builder<'_> {
                 }
             }
             Event::Alias(id) => {
-                let span = self.fix_offset(span_at(self.file, &mark, 1));
+                let span = self.span(&mark, 1);
                 let node = self
                     .anchors
                     .iter()

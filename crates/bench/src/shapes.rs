@@ -1,0 +1,317 @@
+//! The inputs the benchmark times, in the shapes people have: a nodenet
+//! inventory with one template, and what OpenShift users write out host
+//! by host — an install-config whose every host carries its own full
+//! `networkConfig`, an install-config + agent-config pair, and a directory
+//! of per-host scale-out manifests (BareMetalHost + Secrets).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+/// One input shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Native inventory, one template, static addresses from a pool.
+    Template,
+    /// Native inventory, one template, DHCP: every state equal.
+    TemplateDhcp,
+    /// install-config.yaml, every host's state written out.
+    InstallConfig,
+    /// install-config.yaml (cluster) + agent-config.yaml (hosts).
+    AgentConfig,
+    /// A directory with one BareMetalHost + BMC Secret + network Secret
+    /// file per host.
+    Manifests,
+}
+
+impl Shape {
+    pub const ALL: [Shape; 5] = [
+        Shape::Template,
+        Shape::TemplateDhcp,
+        Shape::InstallConfig,
+        Shape::AgentConfig,
+        Shape::Manifests,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::Template => "inventory template, static addresses",
+            Shape::TemplateDhcp => "inventory template, DHCP (equal states)",
+            Shape::InstallConfig => "install-config, full networkConfig per host",
+            Shape::AgentConfig => "install-config + agent-config, full networkConfig per host",
+            Shape::Manifests => "directory of per-host BareMetalHost + Secret manifests",
+        }
+    }
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Shape::Template => "template",
+            Shape::TemplateDhcp => "template-dhcp",
+            Shape::InstallConfig => "install-config",
+            Shape::AgentConfig => "agent-config",
+            Shape::Manifests => "manifests",
+        }
+    }
+
+    /// Writes the input for `n` hosts under `dir`; returns what to give
+    /// `nodenet check` / `render`.
+    pub fn write(self, n: usize, dir: &Path) -> Result<Vec<PathBuf>> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::create_dir_all(dir)?;
+        let file = |name: &str, text: String| -> Result<PathBuf> {
+            let p = dir.join(name);
+            std::fs::write(&p, text)?;
+            Ok(p)
+        };
+        Ok(match self {
+            Shape::Template => vec![file("cluster.yaml", inventory(n, false))?],
+            Shape::TemplateDhcp => vec![file("cluster.yaml", inventory(n, true))?],
+            Shape::InstallConfig => vec![file("install-config.yaml", install_config(n, true))?],
+            Shape::AgentConfig => vec![
+                file("install-config.yaml", install_config(n, false))?,
+                file("agent-config.yaml", agent_config(n))?,
+            ],
+            Shape::Manifests => {
+                let hosts = dir.join("manifests");
+                std::fs::create_dir_all(&hosts)?;
+                for i in 0..n {
+                    std::fs::write(hosts.join(format!("{}.yaml", name(i))), manifests(i))?;
+                }
+                vec![hosts]
+            }
+        })
+    }
+}
+
+/// A worker template: 802.3ad bond of two 9000-MTU NICs, static address
+/// from a pool (or DHCP: then every host has the same state), default
+/// route and DNS; MACs and BMC from the index.
+pub fn inventory(hosts: usize, dhcp: bool) -> String {
+    let ipv4 = if dhcp {
+        "{enabled: true, dhcp: true}"
+    } else {
+        "{enabled: true, dhcp: false, address: [{ip: \"${ip.machine}\", prefix-length: \"${prefix.machine}\"}]}"
+    };
+    let routes = if dhcp {
+        "[]"
+    } else {
+        "[{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0}]"
+    };
+    format!(
+        r#"nodenet: v1
+cluster:
+  name: bench
+  baseDomain: example.com
+  machineNetworks: [10.0.0.0/8]
+  apiVIPs: [10.0.0.5]
+  ingressVIPs: [10.0.0.4]
+  provisioning: {{network: Disabled}}
+credentials:
+  bmc: {{username: admin, passwordEnv: BENCH_BMC_PASSWORD}}
+pools:
+  machine: {{range: 10.1.0.1-10.255.255.254, prefix: 8, gateway: 10.0.0.1, dns: [10.0.0.2]}}
+templates:
+  worker:
+    role: worker
+    bootMode: UEFI
+    bootInterface: ens1f0
+    bmc:
+      address: redfish-virtualmedia+https://bmc-${{index}}.example.com/redfish/v1/Systems/1
+      credentials: bmc
+    nics:
+      ens1f0: ${{index:mac b8:ce:f6:00:00:00}}
+      ens1f1: ${{index:mac b8:ce:f6:80:00:00}}
+    network:
+      interfaces:
+      - {{name: ens1f0, type: ethernet, state: up, mtu: 9000}}
+      - {{name: ens1f1, type: ethernet, state: up, mtu: 9000}}
+      - name: bond0
+        type: bond
+        state: up
+        mtu: 9000
+        link-aggregation:
+          mode: 802.3ad
+          options: {{miimon: "100", lacp_rate: fast, xmit_hash_policy: layer3+4}}
+          port: [ens1f0, ens1f1]
+        ipv4: {ipv4}
+        ipv6: {{enabled: false}}
+      dns-resolver:
+        config: {{server: [10.0.0.2]}}
+      routes:
+        config: {routes}
+hosts:
+- name: worker-${{index:05}}
+  template: worker
+  count: {hosts}
+"#
+    )
+}
+
+fn name(i: usize) -> String {
+    format!("worker-{i:05}")
+}
+
+/// The first three hosts run the control plane (the rendezvous host is one).
+fn role(i: usize) -> &'static str {
+    if i < 3 {
+        "master"
+    } else {
+        "worker"
+    }
+}
+
+fn mac(i: usize, nic: usize) -> String {
+    format!(
+        "b8:ce:f6:{:02x}:{:02x}:{:02x}",
+        (i >> 16 & 0x7f) | nic << 7,
+        i >> 8 & 0xff,
+        i & 0xff
+    )
+}
+
+fn ip(i: usize) -> String {
+    let a = (10 << 24) + (1 << 16) + 10 + i;
+    format!(
+        "{}.{}.{}.{}",
+        a >> 24 & 255,
+        a >> 16 & 255,
+        a >> 8 & 255,
+        a & 255
+    )
+}
+
+/// A host's state as people write it out: bond of two NICs pinned by MAC,
+/// VLAN 110 with the static address, DNS and a default route; each line
+/// indented by `indent`.
+fn state(i: usize, indent: &str) -> String {
+    let (m0, m1, ip) = (mac(i, 0), mac(i, 1), ip(i));
+    let text = format!(
+        r#"interfaces:
+- name: ens1f0
+  type: ethernet
+  state: up
+  mac-address: "{m0}"
+  mtu: 9000
+- name: ens1f1
+  type: ethernet
+  state: up
+  mac-address: "{m1}"
+  mtu: 9000
+- name: bond0
+  type: bond
+  state: up
+  mtu: 9000
+  link-aggregation:
+    mode: 802.3ad
+    options:
+      miimon: "100"
+      lacp_rate: fast
+    port:
+    - ens1f0
+    - ens1f1
+  ipv4:
+    enabled: false
+  ipv6:
+    enabled: false
+- name: bond0.110
+  type: vlan
+  state: up
+  mtu: 9000
+  vlan:
+    base-iface: bond0
+    id: 110
+  ipv4:
+    enabled: true
+    dhcp: false
+    address:
+    - ip: {ip}
+      prefix-length: 8
+  ipv6:
+    enabled: false
+dns-resolver:
+  config:
+    server:
+    - 10.0.0.2
+routes:
+  config:
+  - destination: 0.0.0.0/0
+    next-hop-address: 10.0.0.1
+    next-hop-interface: bond0.110
+"#
+    );
+    let mut out = String::with_capacity(text.len() + 60 * indent.len());
+    for line in text.lines() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+const CLUSTER: &str = r#"apiVersion: v1
+baseDomain: example.com
+metadata:
+  name: bench
+networking:
+  machineNetwork:
+  - cidr: 10.0.0.0/8
+platform:
+  baremetal:
+    apiVIPs: [10.0.0.5]
+    ingressVIPs: [10.0.0.4]
+    provisioningNetwork: Disabled
+"#;
+
+/// install-config.yaml; with `hosts`, every host under
+/// `platform.baremetal.hosts` with its BMC and full `networkConfig`.
+pub fn install_config(n: usize, hosts: bool) -> String {
+    let mut s = String::from(CLUSTER);
+    if !hosts {
+        return s;
+    }
+    s.reserve(n * 1700);
+    s.push_str("    hosts:\n");
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "    - name: {}\n      role: {}\n      bootMACAddress: \"{}\"\n      bootMode: UEFI\n      bmc:\n        address: redfish-virtualmedia+https://bmc-{i}.example.com/redfish/v1/Systems/1\n        username: admin\n        password: bench-{i}\n      rootDeviceHints:\n        deviceName: /dev/sda\n      networkConfig:\n",
+            name(i),
+            role(i),
+            mac(i, 0)
+        );
+        s.push_str(&state(i, "        "));
+    }
+    s
+}
+
+/// agent-config.yaml: every host with its NIC table and full state.
+pub fn agent_config(n: usize) -> String {
+    let mut s = format!(
+        "apiVersion: v1beta1\nkind: AgentConfig\nmetadata:\n  name: bench\nrendezvousIP: {}\nhosts:\n",
+        ip(0)
+    );
+    s.reserve(n * 1700);
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "- hostname: {}\n  role: {}\n  interfaces:\n  - name: ens1f0\n    macAddress: \"{}\"\n  - name: ens1f1\n    macAddress: \"{}\"\n  networkConfig:\n",
+            name(i),
+            role(i),
+            mac(i, 0),
+            mac(i, 1)
+        );
+        s.push_str(&state(i, "    "));
+    }
+    s
+}
+
+/// One host's scale-out manifests: BMC Secret, network Secret, BareMetalHost.
+pub fn manifests(i: usize) -> String {
+    let host = name(i);
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {host}-bmc-secret\n  namespace: openshift-machine-api\ntype: Opaque\nstringData:\n  username: admin\n  password: bench-{i}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {host}-network-config-secret\n  namespace: openshift-machine-api\ntype: Opaque\nstringData:\n  nmstate: |\n{}---\napiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata:\n  name: {host}\n  namespace: openshift-machine-api\nspec:\n  online: true\n  bootMACAddress: \"{}\"\n  bootMode: UEFI\n  bmc:\n    address: redfish-virtualmedia+https://bmc-{i}.example.com/redfish/v1/Systems/1\n    credentialsName: {host}-bmc-secret\n  preprovisioningNetworkDataName: {host}-network-config-secret\n",
+        state(i, "    "),
+        mac(i, 0)
+    )
+}

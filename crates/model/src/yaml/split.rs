@@ -1,0 +1,262 @@
+//! Parsing a large document on every core.
+//!
+//! A 10,000-host install-config is 15 MB, nearly all of it the items of one
+//! block sequence (`platform.baremetal.hosts`, each with its own
+//! `networkConfig`). Those items are parsed in parallel, each run of them
+//! as a document of its own placed at its line and byte in the file, and
+//! the rest of the file (the "skeleton": the same text with the run of
+//! items blanked but for a one-item `- ~`) serially; the items then take
+//! the place of the `~`. The tree is the one a serial parse gives, spans
+//! included (tested against it).
+//!
+//! Only plain cases are split: one document, no tab, no CR, items at one
+//! indentation with everything between them indented deeper. Anything a
+//! piece cannot parse on its own (an alias to an anchor in another piece,
+//! a quoted scalar cut in two) is an error of that piece, and the whole
+//! text is then parsed serially: the result (or the error) is always the
+//! serial one.
+
+use rayon::prelude::*;
+
+use super::{parse_at, Base, FileId, Node, Value};
+
+/// Smaller texts are parsed serially.
+const MIN_BYTES: usize = 1 << 20;
+/// A sequence with fewer items is not worth splitting.
+const MIN_ITEMS: usize = 64;
+
+/// The documents of `text`, or `None` when it is not worth splitting or
+/// not plain enough (then the caller parses it serially).
+pub(super) fn parse_in_parallel(text: &str, file: FileId) -> Option<Vec<Node>> {
+    if text.len() < MIN_BYTES || text.contains(['\t', '\r']) {
+        return None;
+    }
+    let run = longest_run(text)?;
+    let pieces = pieces(&run, rayon::current_num_threads() * 4);
+    let items: Vec<Vec<Node>> = pieces
+        .par_iter()
+        .map(|&(start, end, line)| {
+            let base = Base {
+                line: line - 1,
+                offset: start as u32,
+            };
+            let mut docs = parse_at(&text[start..end], file, base).ok()?;
+            match (docs.pop(), docs.is_empty()) {
+                (
+                    Some(Node {
+                        value: Value::Seq(items),
+                        ..
+                    }),
+                    true,
+                ) => Some(items),
+                _ => None,
+            }
+        })
+        .collect::<Option<_>>()?;
+    let items: Vec<Node> = items.into_iter().flatten().collect();
+    if items.len() != run.items.len() {
+        return None;
+    }
+    let mut docs = parse_at(&skeleton(text, &run), file, Base::default()).ok()?;
+    let placeholder = run.items[0].0 + run.indent + 2;
+    let mut items = Some(items);
+    let placed = docs
+        .iter_mut()
+        .any(|doc| place(doc, placeholder, &mut items));
+    placed.then_some(docs)
+}
+
+/// Consecutive items of one block sequence: where each starts (the byte
+/// of its line and the line number), and where the last one ends.
+struct Run {
+    indent: usize,
+    /// (byte offset of the item's line, 1-based line number)
+    items: Vec<(usize, u32)>,
+    end: usize,
+}
+
+/// The block sequence with the most items, if it has enough and the text
+/// is one document.
+fn longest_run(text: &str) -> Option<Run> {
+    let mut best: Option<Run> = None;
+    let mut current: Option<Run> = None;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let content = line.trim_end_matches('\n');
+        if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
+            return None;
+        }
+        let trimmed = content.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = content.len() - trimmed.len();
+        let item = trimmed == "-" || trimmed.starts_with("- ");
+        let line_no = i as u32 + 1;
+        let inside = current.as_ref().is_some_and(|r| indent > r.indent);
+        if inside {
+            continue;
+        }
+        let same_run = item && current.as_ref().is_some_and(|r| r.indent == indent);
+        if let Some(r) = current.as_mut().filter(|_| same_run) {
+            r.items.push((start, line_no));
+            continue;
+        }
+        // This line ends the run in progress (and may start another).
+        if let Some(mut r) = current.take() {
+            r.end = start;
+            if best.as_ref().is_none_or(|b| r.items.len() > b.items.len()) {
+                best = Some(r);
+            }
+        }
+        if item {
+            current = Some(Run {
+                indent,
+                items: vec![(start, line_no)],
+                end: 0,
+            });
+        }
+    }
+    if let Some(mut r) = current.take() {
+        r.end = text.len();
+        if best.as_ref().is_none_or(|b| r.items.len() > b.items.len()) {
+            best = Some(r);
+        }
+    }
+    best.filter(|r| r.items.len() >= MIN_ITEMS)
+}
+
+/// The run cut into about `n` pieces of whole items: (start, end, line of
+/// the start).
+fn pieces(run: &Run, n: usize) -> Vec<(usize, usize, u32)> {
+    let per = run.items.len().div_ceil(n.max(1));
+    run.items
+        .chunks(per)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let end = run
+                .items
+                .get((k + 1) * per)
+                .map(|&(start, _)| start)
+                .unwrap_or(run.end);
+            (chunk[0].0, end, chunk[0].1)
+        })
+        .collect()
+}
+
+/// The text with the run blanked (every byte but newlines a space), but
+/// for `- ~` where the first item began: the same lines and bytes.
+fn skeleton(text: &str, run: &Run) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for b in &mut bytes[run.items[0].0..run.end] {
+        if *b != b'\n' {
+            *b = b' ';
+        }
+    }
+    let dash = run.items[0].0 + run.indent;
+    bytes[dash] = b'-';
+    bytes[dash + 2] = b'~';
+    // Only ASCII spaces were written over whole UTF-8 sequences.
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Puts `items` in the place of the one-item sequence whose null item is at
+/// byte `at`; whether it was found.
+fn place(node: &mut Node, at: usize, items: &mut Option<Vec<Node>>) -> bool {
+    match &mut node.value {
+        Value::Seq(list)
+            if list.len() == 1 && list[0].is_null() && list[0].span.offset as usize == at =>
+        {
+            match items.take() {
+                Some(items) => {
+                    *list = items;
+                    true
+                }
+                None => false,
+            }
+        }
+        Value::Seq(list) => list.iter_mut().any(|n| place(n, at, items)),
+        Value::Map(entries) => entries.iter_mut().any(|(_, v)| place(v, at, items)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serial(text: &str) -> Result<Vec<Node>, String> {
+        parse_at(text, 0, Base::default()).map_err(|e| format!("{e:?}"))
+    }
+
+    /// An install-config-like document: `n` hosts in a block sequence at
+    /// `indent` under `hosts:` (at `key_indent`), each with an item written
+    /// in one of several styles.
+    fn document(n: usize, key_indent: usize, indent: usize) -> String {
+        let k = " ".repeat(key_indent);
+        let i = " ".repeat(indent);
+        let mut s = format!("apiVersion: v1\n# comment\nplatform:\n  baremetal:\n{k}apiVIPs: [10.0.0.5]\n{k}hosts:\n");
+        for h in 0..n {
+            match h % 5 {
+                0 => s.push_str(&format!(
+                    "{i}- name: host-{h}\n{i}  role: worker\n{i}  networkConfig:\n{i}    interfaces:\n{i}    - name: eth0\n{i}      ipv4: {{enabled: true, address: [{{ip: 10.0.{}.{}, prefix-length: 24}}]}}\n",
+                    h / 250,
+                    h % 250 + 1
+                )),
+                1 => s.push_str(&format!(
+                    "{i}-   name: 'host-{h}'\n{i}    # inside\n\n{i}    description: |\n{i}      line one\n{i}      - not an item\n{i}    password: \"p*ss: #{h}\"\n"
+                )),
+                2 => s.push_str(&format!("{i}- {{name: host-{h}, role: master, bootMACAddress: \"52:54:00:00:00:{:02x}\"}}\n", h % 256)),
+                3 => s.push_str(&format!("{i}- name: hôst-{h}\n{i}  plain: a value\n{i}    continued here\n")),
+                _ => s.push_str(&format!("{i}-\n{i}  name: host-{h}\n{i}  list:\n{i}  - a\n{i}  - b\n")),
+            }
+        }
+        s.push_str(&format!(
+            "{k}provisioningNetwork: Disabled\nsshKey: ssh-ed25519 AAAA\n"
+        ));
+        s
+    }
+
+    /// The split parse gives the serial parse's tree, spans included, for
+    /// items at the key's indentation and deeper, in every style above.
+    #[test]
+    fn the_split_parse_is_the_serial_parse() {
+        for (key_indent, indent) in [(4, 4), (4, 6), (0, 0), (2, 4)] {
+            let text = document(12000, key_indent, indent);
+            assert!(text.len() > MIN_BYTES, "{}", text.len());
+            let split = parse_in_parallel(&text, 0).expect("split");
+            assert_eq!(Ok(split), serial(&text), "indent {key_indent}/{indent}");
+        }
+    }
+
+    /// What a piece cannot parse alone sends the text to the serial parse.
+    #[test]
+    fn what_cannot_be_split_is_parsed_serially() {
+        let text = document(12000, 4, 4);
+        // An alias in one piece to an anchor in another.
+        let aliased = text
+            .replacen("role: worker", "role: &r worker", 1)
+            .replace("role: master", "role: *r");
+        assert!(parse_in_parallel(&aliased, 0).is_none());
+        assert!(serial(&aliased).is_ok());
+        // A quoted scalar over several lines, one looking like an item.
+        let at = text.len() / 2;
+        let cut = text[at..].find("\n    - ").unwrap() + at;
+        let quoted = format!(
+            "{}\n    - name: \"a\n    - b\"{}",
+            &text[..cut],
+            &text[cut..]
+        );
+        assert!(parse_in_parallel(&quoted, 0).is_none());
+        // Errors are the serial parse's.
+        let broken = text.replacen("role: master", "role: [master", 1);
+        assert!(parse_in_parallel(&broken, 0).is_none());
+        assert!(serial(&broken).is_err());
+        // Several documents, tabs and small texts are not split.
+        assert!(parse_in_parallel(&format!("{text}---\na: 1\n"), 0).is_none());
+        assert!(parse_in_parallel(&text.replacen("# comment", "#\tcomment", 1), 0).is_none());
+        assert!(parse_in_parallel(&document(10, 4, 4), 0).is_none());
+    }
+}
