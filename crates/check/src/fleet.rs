@@ -462,6 +462,24 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
     }
 
+    check_policies(inv, out);
+    if let Some(domain) = &cluster.failure_domain {
+        for h in hosts.iter().filter(|h| h.host.scope() == Scope::FirstBoot) {
+            if !h.host.labels.contains_key(&domain.value) {
+                out.push(
+                    Diagnostic::warning(
+                        Code::MissingField,
+                        format!(
+                            "`{}` has no `{}` label (cluster.failureDomain): its role's policies cannot go one failure domain at a time",
+                            h.host.name.value, domain.value
+                        ),
+                    )
+                    .at(h.host.span)
+                    .host(h.host.name.value.clone()),
+                );
+            }
+        }
+    }
     if let Some(rv) = &inv.rendezvous_ip {
         for h in hosts.iter().filter(|h| h.host.role.value == Role::Worker) {
             if let Some(a) = h.addresses.iter().find(|a| a.ip == rv.value) {
@@ -477,6 +495,95 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                     .related(a.span, "worker address")
                     .help("the rendezvous host runs the bootstrap: pick a master's address"),
                 );
+            }
+        }
+    }
+}
+
+/// Policies that can select one node must not both name an interface:
+/// kubernetes-nmstate would apply both, each undoing the other. Where the
+/// inputs describe hosts, "can select" is tested against their labels;
+/// else two selectors without a contradicting label may meet.
+fn check_policies(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    let policies: Vec<&Host> = inv.hosts.iter().filter(|h| h.policy.is_some()).collect();
+    if policies.len() < 2 {
+        return;
+    }
+    let nodes: Vec<std::collections::BTreeMap<String, String>> = inv
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .map(|h| h.node_labels(&inv.cluster))
+        .collect();
+    let selects = |sel: &std::collections::BTreeMap<String, String>,
+                   node: &std::collections::BTreeMap<String, String>| {
+        sel.iter().all(|(k, v)| node.get(k) == Some(v))
+    };
+    let may_meet = |a: &Host, b: &Host| {
+        let (sa, sb) = (
+            &a.policy.as_ref().expect("a policy").selector,
+            &b.policy.as_ref().expect("a policy").selector,
+        );
+        if nodes.is_empty() {
+            sa.iter().all(|(k, v)| sb.get(k).is_none_or(|w| w == v))
+        } else {
+            nodes.iter().any(|n| selects(sa, n) && selects(sb, n))
+        }
+    };
+    // Policies for one node by name meet only each other and the wide ones.
+    let hostname = |h: &Host| {
+        h.policy
+            .as_ref()
+            .and_then(|p| p.selector.get("kubernetes.io/hostname").cloned())
+    };
+    let mut by_node: HashMap<Option<String>, Vec<&Host>> = HashMap::new();
+    for p in &policies {
+        by_node.entry(hostname(p)).or_default().push(p);
+    }
+    let wide = by_node.get(&None).cloned().unwrap_or_default();
+    let mut groups: Vec<Vec<&Host>> = by_node
+        .iter()
+        .filter(|(k, _)| k.is_some())
+        .map(|(_, v)| v.iter().chain(&wide).copied().collect())
+        .collect();
+    groups.push(wide.clone());
+    let mut reported = std::collections::HashSet::new();
+    for group in groups {
+        for (i, a) in group.iter().enumerate() {
+            for b in &group[i + 1..] {
+                let (pa, pb) = (
+                    a.policy.as_ref().expect("a policy"),
+                    b.policy.as_ref().expect("a policy"),
+                );
+                // One object given twice (a copy in another directory).
+                if pa.name == pb.name || !reported.insert((a.span, b.span)) || !may_meet(a, b) {
+                    continue;
+                }
+                let named = |h: &Host| -> Vec<(String, Span)> {
+                    Network::read(h.network.as_ref().expect("a policy has a state"))
+                        .ifaces
+                        .iter()
+                        .filter_map(|i| i.name_node.map(|n| (i.name.clone(), n.span)))
+                        .collect()
+                };
+                let theirs = named(a);
+                for (name, span) in named(b) {
+                    if let Some((_, first)) = theirs.iter().find(|(n, _)| *n == name) {
+                        out.push(
+                            Diagnostic::error(
+                                Code::PolicyOverlap,
+                                format!(
+                                    "`{name}` is named by this policy and by `{}`, which can select the same node",
+                                    pa.name
+                                ),
+                            )
+                            .at(span)
+                            .host(b.name.value.clone())
+                            .related(*first, "also named here")
+                            .help("give each interface to one policy (split the states, or make the node selectors exclude each other)"),
+                        );
+                    }
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ pub mod host;
 pub mod network;
 pub mod nmstate_bridge;
 mod shapes;
+pub mod traffic;
 
 use rayon::prelude::*;
 

@@ -95,6 +95,7 @@ codes! {
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
+    PolicyOverlap = "policy-overlap": "Two NodeNetworkConfigurationPolicies that can select the same node name the same interface (each would undo the other).",
     CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",
     // import
     KeyfileSyntax = "keyfile-syntax": "A NetworkManager keyfile is not in keyfile format (binary, a line outside any group, too large).",

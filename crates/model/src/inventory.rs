@@ -121,6 +121,11 @@ pub struct Cluster {
     pub provisioning: Provisioning,
     pub cluster_os_image: Option<Located<String>>,
     pub ssh_key: Option<String>,
+    /// How nodes are named in Kubernetes.
+    pub node_names: NodeNames,
+    /// The node label whose values are failure domains (rack, switch):
+    /// disruptive policies go one node per domain at a time.
+    pub failure_domain: Option<Located<String>>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
 }
@@ -130,6 +135,18 @@ impl Cluster {
     pub fn is_complete(&self) -> bool {
         self.name.is_some() && self.base_domain.is_some() && !self.machine_networks.is_empty()
     }
+}
+
+/// How a cluster's nodes are named in Kubernetes: what
+/// `kubernetes.io/hostname` selectors must say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NodeNames {
+    /// The short host name (what OpenShift sets when DHCP/DNS give none).
+    #[default]
+    Short,
+    /// `<host>.<cluster name>.<base domain>`, or the host name as written
+    /// when it has dots.
+    Fqdn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -259,6 +276,20 @@ pub struct Host {
     pub pxe_interface: Option<Located<String>>,
     /// Addresses the host draws from pools, by pool name (for reporting).
     pub pool_ips: BTreeMap<String, IpAddr>,
+    /// Kubernetes node labels the host carries (failure domains: rack,
+    /// switch), as policies select nodes by them.
+    pub labels: BTreeMap<String, String>,
+    /// For a kubernetes-nmstate policy: its name and node selector.
+    pub policy: Option<PolicyRef>,
+}
+
+/// A NodeNetworkConfigurationPolicy's identity and node selector.
+#[derive(Clone, Debug)]
+pub struct PolicyRef {
+    pub name: String,
+    pub selector: BTreeMap<String, String>,
+    /// Where the selector was written.
+    pub span: Span,
 }
 
 impl Host {
@@ -278,7 +309,36 @@ impl Host {
             network: None,
             pxe_interface: None,
             pool_ips: BTreeMap::new(),
+            labels: BTreeMap::new(),
+            policy: None,
             name,
+        }
+    }
+
+    /// The node labels Kubernetes gives this host: its role's, its node
+    /// name's and the inventory's.
+    pub fn node_labels(&self, cluster: &Cluster) -> BTreeMap<String, String> {
+        let mut labels = self.labels.clone();
+        labels.insert(
+            format!("node-role.kubernetes.io/{}", self.role.value.pool()),
+            String::new(),
+        );
+        labels.insert("kubernetes.io/hostname".into(), self.node_name(cluster));
+        labels
+    }
+
+    /// The node's name in Kubernetes (`kubernetes.io/hostname`): the short
+    /// host name, or the FQDN when the cluster says nodes are named so.
+    pub fn node_name(&self, cluster: &Cluster) -> String {
+        let name = &self.name.value;
+        let short = name.split('.').next().unwrap_or(name);
+        match cluster.node_names {
+            NodeNames::Short => short.to_string(),
+            NodeNames::Fqdn if name.contains('.') => name.clone(),
+            NodeNames::Fqdn => match (&cluster.name, &cluster.base_domain) {
+                (Some(c), Some(d)) => format!("{short}.{}.{}", c.value, d.value),
+                _ => short.to_string(),
+            },
         }
     }
 

@@ -453,46 +453,214 @@ pub fn machine_configs(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<
 /// NodeNetworkConfigurationPolicies, one file per role: one policy for
 /// the role when every host of it has the same state, else one policy per
 /// host pinned by hostname.
-pub fn nncps(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<OutFile>) {
-    for (role, hosts) in by_role(inv, texts) {
-        let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1);
+/// kubernetes-nmstate's default `maxUnavailable`.
+pub const DEFAULT_MAX_UNAVAILABLE: &str = "50%";
+
+/// One NodeNetworkConfigurationPolicy: a name, the nodes it selects, how
+/// many of them may be unavailable at once, and its state.
+pub struct Policy {
+    pub name: String,
+    pub selector: BTreeMap<String, String>,
+    pub max_unavailable: J,
+    pub state: J,
+}
+
+impl Policy {
+    pub fn to_yaml(&self) -> String {
+        yaml(&json!({
+            "apiVersion": "nmstate.io/v1",
+            "kind": "NodeNetworkConfigurationPolicy",
+            "metadata": {"name": self.name},
+            "spec": {
+                "nodeSelector": self.selector,
+                "maxUnavailable": self.max_unavailable,
+                "desiredState": self.state,
+            },
+        }))
+    }
+}
+
+/// A host's state split in two: what carries the cluster's own traffic
+/// (`nodenet_check::traffic`) with the routes and name servers, and the
+/// rest. A policy never names an interface another one owns.
+pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
+    let node = host.network.as_ref()?;
+    let carriers = nodenet_check::traffic::cluster_traffic(host, &inv.cluster, node);
+    let state = node.to_json();
+    let J::Object(map) = state else {
+        return None;
+    };
+    let mut cluster = Map::new();
+    let mut rest = Map::new();
+    for (k, v) in map {
+        match (k.as_str(), v) {
+            ("interfaces", J::Array(ifaces)) => {
+                let (c, r): (Vec<J>, Vec<J>) = ifaces.into_iter().partition(|i| {
+                    i.get("name")
+                        .and_then(J::as_str)
+                        .is_some_and(|n| carriers.contains_key(n))
+                });
+                if !c.is_empty() {
+                    cluster.insert(k.clone(), J::Array(c));
+                }
+                if !r.is_empty() {
+                    rest.insert(k, J::Array(r));
+                }
+            }
+            (_, v) => {
+                cluster.insert(k, v);
+            }
+        }
+    }
+    Some((J::Object(cluster), J::Object(rest)))
+}
+
+/// NodeNetworkConfigurationPolicies per role (`nncp/nodenet-<role>.yaml`):
+/// the part of the state that carries cluster traffic goes out one node at
+/// a time (`maxUnavailable: 1`; with `cluster.failureDomain`, one policy
+/// per value of that label, each one node at a time), the rest with
+/// kubernetes-nmstate's default. A part every host of the role shares is
+/// one policy for the role, else one policy per node, selected by its
+/// Kubernetes node name.
+pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
+    let mut roles: BTreeMap<&'static str, Vec<(&Host, J, J)>> = BTreeMap::new();
+    for h in inv.hosts.iter() {
+        if let Some((c, r)) = split_state(inv, h) {
+            roles
+                .entry(h.role.value.pool())
+                .or_default()
+                .push((h, c, r));
+        }
+    }
+    for (role, hosts) in roles {
+        let mut policies = Vec::new();
         let role_label = format!("node-role.kubernetes.io/{role}");
-        let policy = |name: &str, selector: J| {
-            yaml(&json!({
-                "apiVersion": "nmstate.io/v1",
-                "kind": "NodeNetworkConfigurationPolicy",
-                "metadata": {"name": name},
-                "spec": {"nodeSelector": selector, "maxUnavailable": "50%", "desiredState": TOKEN},
-            }))
-        };
-        let (docs, states): (Vec<String>, Vec<&str>) = if shared {
-            (
-                vec![policy(
-                    &format!("nodenet-{role}"),
-                    json!({ role_label: "" }),
-                )],
-                vec![hosts[0].1],
-            )
-        } else {
-            hosts
+        for cluster_part in [true, false] {
+            let part = |h: &(&Host, J, J)| {
+                if cluster_part {
+                    h.1.clone()
+                } else {
+                    h.2.clone()
+                }
+            };
+            let suffix = if cluster_part { "-cluster-network" } else { "" };
+            let states: Vec<J> = hosts.iter().map(part).collect();
+            if states
                 .iter()
-                .map(|(h, state)| {
-                    let selector =
-                        json!({ role_label.clone(): "", "kubernetes.io/hostname": h.name.value });
-                    (
-                        policy(&format!("nodenet-{}", h.name.value), selector),
-                        *state,
-                    )
-                })
-                .unzip()
-        };
-        let text = embed_all(&docs.join("---\n"), &states, Embed::Mapping);
+                .all(|s| s.as_object().is_some_and(Map::is_empty))
+            {
+                continue;
+            }
+            let unavailable = if cluster_part {
+                json!(1)
+            } else {
+                json!(DEFAULT_MAX_UNAVAILABLE)
+            };
+            if states.windows(2).all(|w| w[0] == w[1]) {
+                // One state for the role; the part that carries cluster
+                // traffic one policy per failure domain when every host
+                // has the domain label.
+                let domains: Option<std::collections::BTreeSet<String>> = inv
+                    .cluster
+                    .failure_domain
+                    .as_ref()
+                    .filter(|_| cluster_part)
+                    .and_then(|d| {
+                        hosts
+                            .iter()
+                            .map(|(h, _, _)| h.labels.get(&d.value).cloned())
+                            .collect()
+                    });
+                let base = BTreeMap::from([(role_label.clone(), String::new())]);
+                match (domains, &inv.cluster.failure_domain) {
+                    (Some(values), Some(key)) => {
+                        for value in values {
+                            let mut selector = base.clone();
+                            selector.insert(key.value.clone(), value.clone());
+                            policies.push(Policy {
+                                name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
+                                selector,
+                                max_unavailable: unavailable.clone(),
+                                state: states[0].clone(),
+                            });
+                        }
+                    }
+                    _ => policies.push(Policy {
+                        name: format!("nodenet-{role}{suffix}"),
+                        selector: base,
+                        max_unavailable: unavailable.clone(),
+                        state: states[0].clone(),
+                    }),
+                }
+            } else {
+                for ((h, _, _), state) in hosts.iter().zip(states) {
+                    policies.push(Policy {
+                        name: format!("nodenet-{}{suffix}", dns_label(short_name(h))),
+                        selector: BTreeMap::from([
+                            (role_label.clone(), String::new()),
+                            (
+                                "kubernetes.io/hostname".to_string(),
+                                h.node_name(&inv.cluster),
+                            ),
+                        ]),
+                        max_unavailable: unavailable.clone(),
+                        state,
+                    });
+                }
+            }
+        }
+        let text: Vec<String> = policies.iter().map(Policy::to_yaml).collect();
         out.push(OutFile::new(
             format!("nncp/nodenet-{role}.yaml"),
-            text,
+            text.join("---\n"),
             0o644,
         ));
     }
+}
+
+/// A value as it may stand in a Kubernetes object name.
+pub fn dns_label(s: &str) -> String {
+    let l: String = s
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    l.trim_matches('-').to_string()
+}
+
+/// The operator's MachineConfiguration `cluster`: a change to the files
+/// under `/etc/nmstate/openshift` restarts `nodenet-apply.service` instead
+/// of draining and rebooting the pool (node disruption policies; OpenShift
+/// 4.17 and later match a directory).
+pub fn machine_configuration() -> OutFile {
+    let mc = json!({
+        "apiVersion": "operator.openshift.io/v1",
+        "kind": "MachineConfiguration",
+        "metadata": {"name": "cluster"},
+        "spec": {
+            "managementState": "Managed",
+            "nodeDisruptionPolicy": {
+                "files": [{
+                    "path": "/etc/nmstate/openshift",
+                    "actions": [{
+                        "type": "Restart",
+                        "restart": {"serviceName": "nodenet-apply.service"},
+                    }],
+                }],
+            },
+        },
+    });
+    OutFile::new(
+        "openshift/machineconfiguration-cluster.yaml",
+        yaml(&mc),
+        0o644,
+    )
 }
 
 /// Username and (when available) password per credentials name.
@@ -646,8 +814,8 @@ pub fn fleet_artifacts(
                     v
                 },
                 || {
-                    let mut v = Vec::new();
-                    nncps(inv, texts, &mut v);
+                    let mut v = vec![machine_configuration()];
+                    nncps(inv, &mut v);
                     v
                 },
             )

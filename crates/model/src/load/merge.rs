@@ -126,6 +126,12 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if c.ssh_key.is_none() {
         c.ssh_key = p.ssh_key.clone();
     }
+    if c.failure_domain.is_none() {
+        c.failure_domain = p.failure_domain.clone();
+    }
+    if part.kind == Some(InputKind::Inventory) {
+        c.node_names = p.node_names;
+    }
     c.span = c.span.or(p.span);
 }
 
@@ -284,6 +290,9 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
     }
     for (pool, ip) in b.pool_ips {
         a.pool_ips.entry(pool).or_insert(ip);
+    }
+    for (key, value) in b.labels {
+        a.labels.entry(key).or_insert(value);
     }
 }
 

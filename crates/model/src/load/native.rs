@@ -19,6 +19,8 @@ const TOP_FIELDS: &[&str] = &[
     "hosts",
 ];
 const CLUSTER_FIELDS: &[&str] = &[
+    "nodeNames",
+    "failureDomain",
     "name",
     "baseDomain",
     "machineNetworks",
@@ -33,6 +35,7 @@ const CREDENTIAL_FIELDS: &[&str] = &["username", "passwordEnv", "passwordFile"];
 const POOL_FIELDS: &[&str] = &["range", "prefix", "gateway", "dns"];
 /// Fields a host and a template share.
 const HOST_FIELDS: &[&str] = &[
+    "labels",
     "name",
     "template",
     "count",
@@ -172,6 +175,23 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
         }
     }
     cluster.cluster_os_image = d.string(c, "clusterOSImage");
+    cluster.failure_domain = d.string(c, "failureDomain");
+    if let Some(v) = c.get("nodeNames") {
+        match v.as_str() {
+            Some("short") => cluster.node_names = NodeNames::Short,
+            Some("fqdn") => cluster.node_names = NodeNames::Fqdn,
+            _ => d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("nodeNames `{v}` is not `short` or `fqdn`"),
+                )
+                .at(v.span)
+                .help(
+                    "how nodes are named in Kubernetes: `kubernetes.io/hostname` selectors use it",
+                ),
+            ),
+        }
+    }
     cluster.ssh_key = d.string(c, "sshKey").map(|s| s.value);
     cluster
 }
@@ -593,8 +613,33 @@ fn build_host<'n>(
         pxe_interface: field("pxeInterface")
             .and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
         pool_ips: vars.pool_ips.clone(),
+        policy: None,
+        labels: field("labels")
+            .map(|n| {
+                let n = expand(d, n, vars);
+                labels(d, &n)
+            })
+            .unwrap_or_default(),
         name,
     }
+}
+
+/// `labels: {rack: r1}`: Kubernetes label keys and values.
+fn labels(d: &mut Decoder, n: &Node) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some(entries) = n.as_map() else {
+        if !n.is_null() {
+            d.type_error(n, "labels", "a mapping of label to value");
+        }
+        return out;
+    };
+    for (k, v) in entries {
+        let (Some(key), value) = (k.scalar_text(), v.scalar_text().unwrap_or_default()) else {
+            continue;
+        };
+        out.insert(key, value);
+    }
+    out
 }
 
 #[cfg(test)]

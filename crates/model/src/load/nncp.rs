@@ -97,6 +97,17 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.role = role;
     }
     host.applies_to = applies_to;
+    host.policy = Some(PolicyRef {
+        name: policy.value.clone(),
+        selector: selector
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.scalar_text().unwrap_or_default()))
+            .collect(),
+        span: spec
+            .get("nodeSelector")
+            .map(|n| n.span)
+            .unwrap_or(spec.span),
+    });
     host.network = Some(network);
     inv.hosts.push(host);
     inv
