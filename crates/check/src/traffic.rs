@@ -175,11 +175,13 @@ interfaces:
             Some("52:54:00:00:00:03"),
             &[("eno3", "52:54:00:00:00:03")],
         );
-        let mut cluster = Cluster::default();
-        cluster.machine_networks = vec![Located::new(
-            "192.168.111.0/24".parse().unwrap(),
-            Span::default(),
-        )];
+        let cluster = Cluster {
+            machine_networks: vec![Located::new(
+                "192.168.111.0/24".parse().unwrap(),
+                Span::default(),
+            )],
+            ..Cluster::default()
+        };
         let c = cluster_traffic(&h, &cluster, &state);
         let names: Vec<&str> = c.keys().map(String::as_str).collect();
         // Not bond0.120 nor storage (other networks) nor eno4 (unused).
