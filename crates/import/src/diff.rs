@@ -16,7 +16,7 @@ pub struct DiffError {
     pub message: String,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub enum Change {
     Added,

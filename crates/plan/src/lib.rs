@@ -1,0 +1,310 @@
+//! Day 2 at fleet scale: what a new inventory version changes on which
+//! host, per interface in nmstate's terms, how dangerous each change is
+//! (`risk.rs`), and the rollout it implies through the engines a cluster
+//! already runs — the Machine Config Operator's pools and
+//! kubernetes-nmstate's policies (`rollout.rs`). nodenet drives them; it
+//! does not orchestrate nodes itself.
+
+pub mod risk;
+pub mod rollout;
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value as J;
+
+use nodenet_import::diff::Diff;
+use nodenet_model::{Host, Inventory, Scope};
+
+pub use risk::{Item, Risk};
+
+/// What happens to a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostChangeKind {
+    Added,
+    Removed,
+    Modified,
+}
+
+/// One reason for a host's risk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    pub risk: Risk,
+    pub what: String,
+}
+
+/// A host field other than its network that changes (role, boot MAC, BMC).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldChange {
+    pub field: String,
+    pub old: String,
+    pub new: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostChange {
+    pub host: String,
+    /// The machine-config pool / role the host is in (new one if added).
+    pub role: String,
+    pub change: HostChangeKind,
+    pub risk: Risk,
+    pub reasons: Vec<Reason>,
+    /// Per interface, routes and DNS (old → new), for a modified host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Diff>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldChange>,
+    /// Each change with its risk, for the rollout.
+    #[serde(skip)]
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    /// Hosts in the new inventory.
+    pub hosts: usize,
+    pub unchanged: usize,
+    pub changes: Vec<HostChange>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("`{host}`: {source}")]
+    State {
+        host: String,
+        #[source]
+        source: nodenet_import::diff::DiffError,
+    },
+}
+
+/// Whole hosts by name (changes to hosts — NNCPs, MachineConfig files —
+/// are day-2 states themselves, not what a plan compares).
+fn whole_hosts(inv: &Inventory) -> Vec<&Host> {
+    inv.hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .collect()
+}
+
+/// Every host's change from `old` to `new`, matched by name.
+pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
+    let old_hosts = whole_hosts(old);
+    let new_hosts = whole_hosts(new);
+    let by_name: HashMap<&str, &Host> = old_hosts
+        .iter()
+        .map(|h| (h.name.value.as_str(), *h))
+        .collect();
+    let compared: Vec<Option<HostChange>> = new_hosts
+        .par_iter()
+        .map(|h| match by_name.get(h.name.value.as_str()) {
+            None => Ok(Some(added(h))),
+            Some(o) => modified(old, o, new, h),
+        })
+        .collect::<Result<_, _>>()?;
+    let mut changes: Vec<HostChange> = compared.into_iter().flatten().collect();
+    let unchanged = new_hosts.len() - changes.len();
+    let in_new: std::collections::HashSet<&str> =
+        new_hosts.iter().map(|h| h.name.value.as_str()).collect();
+    changes.extend(
+        old_hosts
+            .iter()
+            .filter(|h| !in_new.contains(h.name.value.as_str()))
+            .map(|h| removed(h)),
+    );
+    Ok(Plan {
+        hosts: new_hosts.len(),
+        unchanged,
+        changes,
+    })
+}
+
+fn added(h: &Host) -> HostChange {
+    HostChange {
+        host: h.name.value.clone(),
+        role: h.role.value.pool().to_string(),
+        change: HostChangeKind::Added,
+        risk: Risk::Additive,
+        reasons: vec![Reason {
+            risk: Risk::Additive,
+            what: "a new host: it gets its network when it is provisioned".into(),
+        }],
+        network: None,
+        fields: Vec::new(),
+        items: Vec::new(),
+    }
+}
+
+fn removed(h: &Host) -> HostChange {
+    HostChange {
+        host: h.name.value.clone(),
+        role: h.role.value.pool().to_string(),
+        change: HostChangeKind::Removed,
+        risk: Risk::Modifying,
+        reasons: vec![Reason {
+            risk: Risk::Modifying,
+            what: "no longer in the inventory: its node keeps its network (nodenet removes no node)"
+                .into(),
+        }],
+        network: None,
+        fields: Vec::new(),
+        items: Vec::new(),
+    }
+}
+
+fn state(h: &Host) -> J {
+    h.network
+        .as_ref()
+        .map(|n| n.to_json())
+        .unwrap_or_else(|| J::Object(Default::default()))
+}
+
+/// The change of a host in both versions; `None` when nothing changes.
+fn modified(
+    old: &Inventory,
+    o: &Host,
+    new: &Inventory,
+    n: &Host,
+) -> Result<Option<HostChange>, PlanError> {
+    let fields = field_changes(o, n);
+    let (old_state, new_state) = (state(o), state(n));
+    // Most hosts of a fleet do not change: compared as written first, and
+    // only the others through nmstate's canonical form.
+    let diff = if old_state == new_state {
+        None
+    } else {
+        let d = nodenet_import::diff::diff(&new_state, &old_state).map_err(|source| {
+            PlanError::State {
+                host: n.name.value.clone(),
+                source,
+            }
+        })?;
+        (!d.equal).then_some(d)
+    };
+    if diff.is_none() && fields.is_empty() {
+        return Ok(None);
+    }
+    let (items, mut reasons) = match &diff {
+        Some(d) => risk::classify(old, o, &old_state, new, n, &new_state, d),
+        None => (Vec::new(), Vec::new()),
+    };
+    for f in &fields {
+        let risk = if f.field == "role" {
+            Risk::Disruptive
+        } else {
+            Risk::Modifying
+        };
+        let what = if f.field == "role" {
+            format!(
+                "moves from the {} pool to the {} pool: its MachineConfig and policies change",
+                f.old, f.new
+            )
+        } else {
+            format!("{} {} -> {} (provisioning only)", f.field, f.old, f.new)
+        };
+        reasons.push(Reason { risk, what });
+    }
+    reasons.sort_by(|a, b| b.risk.cmp(&a.risk).then_with(|| a.what.cmp(&b.what)));
+    reasons.dedup();
+    let risk = reasons.iter().map(|r| r.risk).max().unwrap_or(Risk::Additive);
+    Ok(Some(HostChange {
+        host: n.name.value.clone(),
+        role: n.role.value.pool().to_string(),
+        change: HostChangeKind::Modified,
+        risk,
+        reasons,
+        network: diff,
+        fields,
+        items,
+    }))
+}
+
+fn field_changes(o: &Host, n: &Host) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    let mut push = |field: &str, a: String, b: String| {
+        if a != b {
+            out.push(FieldChange {
+                field: field.into(),
+                old: a,
+                new: b,
+            });
+        }
+    };
+    push(
+        "role",
+        o.role.value.pool().to_string(),
+        n.role.value.pool().to_string(),
+    );
+    let mac = |h: &Host| {
+        h.boot_mac
+            .as_ref()
+            .map(|m| m.value.to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    push("boot MAC", mac(o), mac(n));
+    let bmc = |h: &Host| {
+        h.bmc
+            .as_ref()
+            .map(|b| b.address.value.clone())
+            .unwrap_or_default()
+    };
+    push("BMC", bmc(o), bmc(n));
+    out
+}
+
+/// The human form: hosts with the same change and risk shown once, with
+/// their count ("worker-00003 and 9,996 more hosts").
+pub fn render_text(plan: &Plan) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for c in &plan.changes {
+        let mut body = format!("{:?}:", c.risk).to_lowercase();
+        for r in &c.reasons {
+            body.push_str(&format!("\n    {} — {}", format!("{:?}", r.risk).to_lowercase(), r.what));
+        }
+        for f in &c.fields {
+            body.push_str(&format!("\n    {}: {} -> {}", f.field, f.old, f.new));
+        }
+        if let Some(d) = &c.network {
+            for line in nodenet_import::diff::render_text(d).lines() {
+                body.push_str(&format!("\n    {line}"));
+            }
+        }
+        let sign = match c.change {
+            HostChangeKind::Added => '+',
+            HostChangeKind::Removed => '-',
+            HostChangeKind::Modified => '~',
+        };
+        let key = format!("{sign}\u{1}{}\u{1}{body}", c.role);
+        match index.get(&key) {
+            Some(&i) => groups[i].1.push(&c.host),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![&c.host]));
+            }
+        }
+    }
+    let mut s = String::new();
+    for (key, hosts) in groups {
+        let mut parts = key.splitn(3, '\u{1}');
+        let (sign, role, body) = (
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let who = match hosts.as_slice() {
+            [one] => one.to_string(),
+            [first, rest @ ..] => format!("{first} and {} more hosts", rest.len()),
+            [] => String::new(),
+        };
+        s.push_str(&format!("{sign} {who} ({role}) {body}\n"));
+    }
+    s
+}

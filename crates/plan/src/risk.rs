@@ -1,0 +1,278 @@
+//! How dangerous a host's change is.
+//!
+//! - **additive**: new interfaces, VLANs or bridges on ports nothing else
+//!   uses, new routes that do not touch the default route;
+//! - **modifying**: addresses, MTU, DNS or non-default routes on
+//!   interfaces that carry no cluster traffic, removing unused interfaces;
+//! - **disruptive**: anything that touches an interface carrying cluster
+//!   traffic (the machine network and everything beneath it, the default
+//!   route, br-ex, the PXE/provisioning NIC: `nodenet_check::traffic`),
+//!   the default route, a new bond or bridge taking a port in use, or
+//!   removing an interface in use.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value as J;
+
+use nodenet_check::network::Network;
+use nodenet_import::diff::{Change, Diff};
+use nodenet_model::{Host, Inventory, Node};
+
+use crate::Reason;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    Additive,
+    Modifying,
+    Disruptive,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Additive => "additive",
+            Risk::Modifying => "modifying",
+            Risk::Disruptive => "disruptive",
+        }
+    }
+}
+
+/// One change of a host's state, with its risk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Iface {
+        name: String,
+        kind: String,
+        change: Change,
+        risk: Risk,
+    },
+    /// A route added (or, with `added` false, removed), canonical.
+    Route { route: J, added: bool, risk: Risk },
+    /// Name servers or search domains.
+    Dns { risk: Risk },
+}
+
+impl Item {
+    pub fn risk(&self) -> Risk {
+        match self {
+            Item::Iface { risk, .. } | Item::Route { risk, .. } | Item::Dns { risk } => *risk,
+        }
+    }
+}
+
+fn empty() -> Node {
+    Node::new(nodenet_model::Value::Null, Default::default())
+}
+
+/// For each interface of a state that others use: how (an address, a
+/// VLAN on it, a port of a bond).
+fn uses(state: &Node) -> BTreeMap<String, String> {
+    let net = Network::read(state);
+    let mut used = BTreeMap::new();
+    for a in &net.addresses {
+        used.entry(a.iface.clone())
+            .or_insert_with(|| format!("has the address {}", a.ip));
+    }
+    for i in net.ifaces.iter().filter(|i| !i.absent) {
+        for p in &i.ports {
+            used.entry(p.name.clone())
+                .or_insert_with(|| format!("is a port of `{}`", i.name));
+        }
+        for section in ["vlan", "mac-vlan", "mac-vtap", "ipvlan", "vxlan"] {
+            if let Some(base) = i
+                .get(section)
+                .and_then(|s| s.get("base-iface"))
+                .and_then(Node::scalar_text)
+            {
+                used.entry(base)
+                    .or_insert_with(|| format!("carries `{}`", i.name));
+            }
+        }
+    }
+    used
+}
+
+fn is_default(route: &J) -> bool {
+    matches!(
+        route.get("destination").and_then(J::as_str),
+        Some("0.0.0.0/0" | "::/0")
+    )
+}
+
+fn route_text(route: &J) -> String {
+    let s = |k: &str| route.get(k).and_then(J::as_str).unwrap_or("");
+    let via = s("next-hop-address");
+    if via.is_empty() {
+        format!("{} dev {}", s("destination"), s("next-hop-interface"))
+    } else {
+        format!("{} via {via} dev {}", s("destination"), s("next-hop-interface"))
+    }
+}
+
+/// Each change of `diff` (old `o` → new `n`) with its risk and reason.
+#[allow(clippy::too_many_arguments)]
+pub fn classify(
+    old: &Inventory,
+    o: &Host,
+    _old_state: &J,
+    new: &Inventory,
+    n: &Host,
+    _new_state: &J,
+    diff: &Diff,
+) -> (Vec<Item>, Vec<Reason>) {
+    let null = empty();
+    let old_node = o.network.as_ref().unwrap_or(&null);
+    let new_node = n.network.as_ref().unwrap_or(&null);
+    let mut carriers = nodenet_check::traffic::cluster_traffic(o, &old.cluster, old_node);
+    for (k, v) in nodenet_check::traffic::cluster_traffic(n, &new.cluster, new_node) {
+        carriers.entry(k).or_insert(v);
+    }
+    let used = uses(old_node);
+    let new_net = Network::read(new_node);
+    let mut items = Vec::new();
+    let mut reasons = Vec::new();
+    let mut add = |items: &mut Vec<Item>, item: Item, what: String| {
+        reasons.push(Reason {
+            risk: item.risk(),
+            what,
+        });
+        items.push(item);
+    };
+    for i in &diff.interfaces {
+        let name = &i.name;
+        let (risk, what) = match i.change {
+            Change::Added => {
+                // A new bond or bridge may take ports that carry traffic.
+                let taken = new_net
+                    .ifaces
+                    .iter()
+                    .filter(|x| &x.name == name)
+                    .flat_map(|x| x.ports.iter())
+                    .find_map(|p| {
+                        carriers
+                            .get(&p.name)
+                            .or(used.get(&p.name))
+                            .map(|why| (p.name.clone(), why.clone()))
+                    });
+                match (carriers.get(name), taken) {
+                    (Some(why), _) => (Risk::Disruptive, format!("adds `{name}`, which {why}")),
+                    (None, Some((port, why))) => (
+                        Risk::Disruptive,
+                        format!("adds `{name}`, taking `{port}`, which {why}"),
+                    ),
+                    (None, None) => (
+                        Risk::Additive,
+                        format!("adds `{name}` ({}) on ports nothing else uses", i.kind),
+                    ),
+                }
+            }
+            Change::Removed => match (carriers.get(name), used.get(name)) {
+                (Some(why), _) => (Risk::Disruptive, format!("removes `{name}`, which {why}")),
+                (None, Some(how)) => (
+                    Risk::Disruptive,
+                    format!("removes `{name}`, which is in use: it {how}"),
+                ),
+                (None, None) => (Risk::Modifying, format!("removes unused `{name}`")),
+            },
+            Change::Changed => {
+                let fields: Vec<&str> = i.fields.iter().map(|f| f.path.as_str()).collect();
+                match carriers.get(name) {
+                    Some(why) => (
+                        Risk::Disruptive,
+                        format!("changes {} of `{name}`, which {why}", fields.join(", ")),
+                    ),
+                    None => (
+                        Risk::Modifying,
+                        format!(
+                            "changes {} of `{name}`, which carries no cluster traffic",
+                            fields.join(", ")
+                        ),
+                    ),
+                }
+            }
+        };
+        add(
+            &mut items,
+            Item::Iface {
+                name: name.clone(),
+                kind: i.kind.clone(),
+                change: match i.change {
+                    Change::Added => Change::Added,
+                    Change::Removed => Change::Removed,
+                    Change::Changed => Change::Changed,
+                },
+                risk,
+            },
+            what,
+        );
+    }
+    for (list, added) in [(&diff.routes.added, true), (&diff.routes.removed, false)] {
+        for r in list {
+            let via = r
+                .get("next-hop-interface")
+                .and_then(J::as_str)
+                .unwrap_or_default();
+            let verb = if added { "adds" } else { "removes" };
+            let (risk, what) = if is_default(r) {
+                (
+                    Risk::Disruptive,
+                    format!("{verb} the default route {}", route_text(r)),
+                )
+            } else if let Some(why) = carriers.get(via) {
+                let risk = if added {
+                    Risk::Additive
+                } else {
+                    Risk::Modifying
+                };
+                (
+                    risk,
+                    format!("{verb} the route {} (`{via}` {why})", route_text(r)),
+                )
+            } else if added {
+                (Risk::Additive, format!("adds the route {}", route_text(r)))
+            } else {
+                (
+                    Risk::Modifying,
+                    format!("removes the route {}", route_text(r)),
+                )
+            };
+            add(
+                &mut items,
+                Item::Route {
+                    route: r.clone(),
+                    added,
+                    risk,
+                },
+                what,
+            );
+        }
+    }
+    if !diff.dns_servers.added.is_empty()
+        || !diff.dns_servers.removed.is_empty()
+        || !diff.dns_search.added.is_empty()
+        || !diff.dns_search.removed.is_empty()
+    {
+        let servers: Vec<String> = diff
+            .dns_servers
+            .added
+            .iter()
+            .map(|s| format!("+{}", s.as_str().unwrap_or_default()))
+            .chain(
+                diff.dns_servers
+                    .removed
+                    .iter()
+                    .map(|s| format!("-{}", s.as_str().unwrap_or_default())),
+            )
+            .collect();
+        add(
+            &mut items,
+            Item::Dns {
+                risk: Risk::Modifying,
+            },
+            format!("changes name servers or search domains ({})", servers.join(" ")),
+        );
+    }
+    (items, reasons)
+}

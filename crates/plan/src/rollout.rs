@@ -1,0 +1,292 @@
+//! The rollout a plan implies, through the engines the cluster runs:
+//!
+//! - the Machine Config Operator: the per-role MachineConfig whose host
+//!   files change is written again; with the node disruption policy of
+//!   `openshift/machineconfiguration-cluster.yaml` every node of the pool
+//!   restarts `nodenet-apply.service` in turn (`maxUnavailable` of the
+//!   pool), which changes only the nodes whose own file changed and
+//!   degrades (stopping the rollout) a node whose change is rolled back;
+//! - kubernetes-nmstate: the change itself as policies, one set per risk
+//!   class — only the interfaces, routes and name servers that change
+//!   (removals as `state: absent`) — disruptive ones one node at a time
+//!   (`maxUnavailable: 1`, or one policy per failure domain), the others
+//!   with kubernetes-nmstate's default.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{json, Map, Value as J};
+
+use nodenet_import::diff::Change;
+use nodenet_model::{Host, Inventory};
+use nodenet_render::artifacts::{self, Policy, DEFAULT_MAX_UNAVAILABLE};
+use nodenet_render::OutFile;
+
+use crate::{HostChangeKind, Item, Plan, Risk};
+
+/// One policy of the rollout.
+#[derive(Debug, Serialize)]
+pub struct PlannedPolicy {
+    pub risk: Risk,
+    pub file: String,
+    pub name: String,
+    pub selector: BTreeMap<String, String>,
+    #[serde(rename = "maxUnavailable")]
+    pub max_unavailable: J,
+    /// Nodes it selects among the inventory's.
+    pub hosts: usize,
+    #[serde(skip)]
+    pub state: J,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Rollout {
+    /// Roles whose MachineConfig changes, with the hosts whose own file
+    /// changes in each.
+    pub machine_configs: BTreeMap<String, usize>,
+    pub policies: Vec<PlannedPolicy>,
+}
+
+/// The part of a host's change of one risk, as a partial NMState state.
+fn delta(new_state: &J, items: &[&Item]) -> J {
+    let mut state = Map::new();
+    let new_ifaces: Vec<&J> = new_state
+        .get("interfaces")
+        .and_then(J::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut ifaces = Vec::new();
+    let mut routes = Vec::new();
+    for item in items {
+        match item {
+            Item::Iface {
+                name, kind, change, ..
+            } => match change {
+                Change::Removed => {
+                    ifaces.push(json!({"name": name, "type": kind, "state": "absent"}))
+                }
+                Change::Added | Change::Changed => {
+                    if let Some(i) = new_ifaces
+                        .iter()
+                        .find(|i| i.get("name").and_then(J::as_str) == Some(name.as_str()))
+                    {
+                        ifaces.push((*i).clone());
+                    }
+                }
+            },
+            Item::Route { route, added, .. } => {
+                let mut r = route.clone();
+                if !added {
+                    if let Some(o) = r.as_object_mut() {
+                        o.insert("state".into(), json!("absent"));
+                    }
+                }
+                routes.push(r);
+            }
+            Item::Dns { .. } => {
+                if let Some(dns) = new_state.get("dns-resolver") {
+                    state.insert("dns-resolver".into(), dns.clone());
+                }
+            }
+        }
+    }
+    if !ifaces.is_empty() {
+        state.insert("interfaces".into(), J::Array(ifaces));
+    }
+    if !routes.is_empty() {
+        state.insert("routes".into(), json!({ "config": routes }));
+    }
+    J::Object(state)
+}
+
+/// The rollout of `plan` onto the `new` inventory.
+pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
+    let by_name: BTreeMap<&str, &Host> = new
+        .hosts
+        .iter()
+        .map(|h| (h.name.value.as_str(), h))
+        .collect();
+    let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
+    // (risk, role) → the hosts' deltas.
+    let mut deltas: BTreeMap<(Risk, String), Vec<(&Host, J)>> = BTreeMap::new();
+    for c in plan.changes.iter().filter(|c| c.change == HostChangeKind::Modified) {
+        let Some(h) = by_name.get(c.host.as_str()) else {
+            continue;
+        };
+        if c.network.is_some() {
+            *machine_configs.entry(c.role.clone()).or_default() += 1;
+        }
+        let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
+        for risk in [Risk::Additive, Risk::Modifying, Risk::Disruptive] {
+            let items: Vec<&Item> = c.items.iter().filter(|i| i.risk() == risk).collect();
+            if !items.is_empty() {
+                deltas
+                    .entry((risk, c.role.clone()))
+                    .or_default()
+                    .push((h, delta(&new_state, &items)));
+            }
+        }
+    }
+    let role_size = |role: &str| {
+        new.hosts
+            .iter()
+            .filter(|h| h.scope() == nodenet_model::Scope::FirstBoot && h.role.value.pool() == role)
+            .count()
+    };
+    let mut policies = Vec::new();
+    for ((risk, role), hosts) in deltas {
+        let file = format!("nncp/{}-{role}.yaml", risk.as_str());
+        let role_label = format!("node-role.kubernetes.io/{role}");
+        let unavailable = if risk == Risk::Disruptive {
+            json!(1)
+        } else {
+            json!(DEFAULT_MAX_UNAVAILABLE)
+        };
+        let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1) && hosts.len() == role_size(&role);
+        if shared {
+            let domains: Option<BTreeSet<String>> = new
+                .cluster
+                .failure_domain
+                .as_ref()
+                .filter(|_| risk == Risk::Disruptive)
+                .and_then(|d| {
+                    hosts
+                        .iter()
+                        .map(|(h, _)| h.labels.get(&d.value).cloned())
+                        .collect()
+                });
+            let base = BTreeMap::from([(role_label.clone(), String::new())]);
+            match (domains, &new.cluster.failure_domain) {
+                (Some(values), Some(key)) => {
+                    for value in values {
+                        let mut selector = base.clone();
+                        selector.insert(key.value.clone(), value.clone());
+                        let n = hosts
+                            .iter()
+                            .filter(|(h, _)| h.labels.get(&key.value) == Some(&value))
+                            .count();
+                        policies.push(PlannedPolicy {
+                            risk,
+                            file: file.clone(),
+                            name: format!(
+                                "nodenet-plan-{}-{role}-{}",
+                                risk.as_str(),
+                                artifacts::dns_label(&value)
+                            ),
+                            selector,
+                            max_unavailable: unavailable.clone(),
+                            hosts: n,
+                            state: hosts[0].1.clone(),
+                        });
+                    }
+                }
+                _ => policies.push(PlannedPolicy {
+                    risk,
+                    file: file.clone(),
+                    name: format!("nodenet-plan-{}-{role}", risk.as_str()),
+                    selector: base,
+                    max_unavailable: unavailable.clone(),
+                    hosts: hosts.len(),
+                    state: hosts[0].1.clone(),
+                }),
+            }
+        } else {
+            for (h, state) in hosts {
+                policies.push(PlannedPolicy {
+                    risk,
+                    file: file.clone(),
+                    name: format!(
+                        "nodenet-plan-{}-{}",
+                        risk.as_str(),
+                        artifacts::dns_label(artifacts::short_name(h))
+                    ),
+                    selector: BTreeMap::from([
+                        (role_label.clone(), String::new()),
+                        ("kubernetes.io/hostname".to_string(), h.node_name(&new.cluster)),
+                    ]),
+                    max_unavailable: unavailable.clone(),
+                    hosts: 1,
+                    state,
+                });
+            }
+        }
+    }
+    Rollout {
+        machine_configs,
+        policies,
+    }
+}
+
+impl Rollout {
+    /// The manifests that carry the change: the policies (one file per
+    /// risk and role), the MachineConfigs that change and the
+    /// MachineConfiguration that keeps them from rebooting the pool.
+    pub fn files(&self, new: &Inventory) -> Vec<OutFile> {
+        let mut by_file: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for p in &self.policies {
+            let policy = Policy {
+                name: p.name.clone(),
+                selector: p.selector.clone(),
+                max_unavailable: p.max_unavailable.clone(),
+                state: p.state.clone(),
+            };
+            by_file.entry(&p.file).or_default().push(policy.to_yaml());
+        }
+        let mut out: Vec<OutFile> = by_file
+            .into_iter()
+            .map(|(file, docs)| OutFile::new(file, docs.join("---\n"), 0o644))
+            .collect();
+        if !self.machine_configs.is_empty() {
+            let texts = artifacts::intent_texts(new);
+            let mut mcs = Vec::new();
+            artifacts::machine_configs(new, &texts, &mut mcs);
+            out.extend(mcs.into_iter().filter(|f| {
+                self.machine_configs
+                    .keys()
+                    .any(|role| f.path == format!("openshift/10-nodenet-nmstate-{role}.yaml"))
+            }));
+            out.push(artifacts::machine_configuration());
+        }
+        out
+    }
+
+    /// The human form.
+    pub fn render_text(&self) -> String {
+        let mut s = String::new();
+        for (role, n) in &self.machine_configs {
+            s.push_str(&format!(
+                "  MachineConfig 10-nodenet-nmstate-{role}: {n} host file(s) change; with the node disruption policy every {role} node restarts nodenet-apply.service in turn (the pool's maxUnavailable), only those {n} change, a rolled-back node is degraded and stops the pool\n"
+            ));
+        }
+        for p in &self.policies {
+            let selector: Vec<String> = p
+                .selector
+                .iter()
+                .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+                .collect();
+            s.push_str(&format!(
+                "  {} {} ({}; {} node(s); maxUnavailable {}) in {}\n",
+                p.risk.as_str(),
+                p.name,
+                selector.join(", "),
+                p.hosts,
+                match &p.max_unavailable {
+                    J::String(s) => s.clone(),
+                    v => v.to_string(),
+                },
+                p.file
+            ));
+        }
+        let per_node = self
+            .policies
+            .iter()
+            .filter(|p| p.risk == Risk::Disruptive && p.hosts == 1)
+            .count();
+        if per_node > 1 {
+            s.push_str(&format!(
+                "  note: the {per_node} disruptive per-node policies are independent to kubernetes-nmstate: apply them one at a time, waiting for each to be Available, or roll the change out through the MachineConfig above\n"
+            ));
+        }
+        s
+    }
+}
