@@ -483,3 +483,6 @@ fn check_leftovers(kf: &Keyfile, f: &mut Findings, used: &[(&str, &str)]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

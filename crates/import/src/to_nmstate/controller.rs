@@ -589,6 +589,11 @@ pub(super) fn ovs_db(
     }
     used.push(("ovs-external-ids", "*"));
     used.push(("ovs-other-config", "*"));
+    // NetworkManager marks a kernel interface in an OVS port as `system`.
+    if c.kind != "ovs-interface" && c.kf.value("ovs-interface", "type").as_deref() == Some("system")
+    {
+        used.push(("ovs-interface", "type"));
+    }
     if let Some(db) = ovs_db_of(c.kf, f) {
         iface.insert("ovs-db".into(), db);
     }

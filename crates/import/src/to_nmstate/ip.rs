@@ -26,6 +26,9 @@ const IP_AUTO_BY_DEFAULT: &[&str] = &[
     "vxlan",
     "veth",
     "ovs-interface",
+    "vpn",
+    "macsec",
+    "vrf",
 ];
 
 /// What NMState keeps for the whole document rather than per interface.
@@ -86,6 +89,11 @@ pub(super) fn families(
     // NetworkManager drops the IP settings of a port (VRF ports and
     // OVS interfaces keep them).
     let port = c.is_port() && c.port_type.as_deref() != Some("vrf") && c.kind != "ovs-interface";
+    // An OVS bridge or patch has no kernel device: nmstate refuses IP
+    // settings on it, NetworkManager applies none.
+    let no_device = c.kind == "ovs-bridge"
+        || c.kind == "ovs-interface"
+            && c.kf.value("ovs-interface", "type").as_deref() == Some("patch");
     for fam in ["ipv4", "ipv6"] {
         used.push((fam, "*"));
         if no_ip {
@@ -98,6 +106,25 @@ pub(super) fn families(
                     Code::KeyfileInvalid,
                     g.span,
                     format!("[{fam}] of a port: NetworkManager ignores it"),
+                );
+            }
+            continue;
+        }
+        if no_device {
+            let method = group.and_then(|g| g.get("method")).map(Entry::value);
+            if let Some(g) = group.filter(|_| method.as_deref() != Some("disabled")) {
+                f.warn(
+                    Code::KeyfileInvalid,
+                    g.span,
+                    format!(
+                        "[{fam}] of an OVS {}, which has no kernel device: NetworkManager \
+                         applies no IP settings to it (imported as none)",
+                        if c.kind == "ovs-bridge" {
+                            "bridge"
+                        } else {
+                            "patch"
+                        }
+                    ),
                 );
             }
             continue;
@@ -138,13 +165,15 @@ pub(super) fn families(
                 let mut ip = json!({"enabled": true, "dhcp": true});
                 if fam == "ipv6" {
                     ip["autoconf"] = json!(true);
+                    // NetworkManager's `addr-gen-mode=default` then.
+                    ip["addr-gen-mode"] = json!("stable-privacy");
                 }
                 iface.insert(fam.into(), ip);
             }
             None => {}
         }
     }
-    if !(no_ip || port) {
+    if !(no_ip || port || no_device) {
         wait_ip(c, iface, f);
     }
 }
@@ -163,27 +192,28 @@ fn wait_ip(c: &Profile, iface: &mut Map<String, J>, f: &mut Findings) {
             f.ignored(e, fam, "not a boolean: NetworkManager ignores it");
         }
     }
-    let must = |v: Option<(&Entry, Option<bool>)>| v.and_then(|(_, b)| b).map(|b| !b);
-    let wait = match (must(v4), must(v6)) {
+    let enabled = |fam: &str| iface.get(fam).and_then(|ip| ip.get("enabled")) == Some(&json!(true));
+    // Whether an address of the family is waited for; asked of a family
+    // that is not enabled, it is warned about and not.
+    let mut wait_for = |fam: &str, v: Option<(&Entry, Option<bool>)>| match v {
+        Some((e, Some(false))) if !enabled(fam) => {
+            f.unmapped(
+                e,
+                fam,
+                "NMState waits for an address only of an enabled family",
+            );
+            Some(false)
+        }
+        Some((_, b)) => b.map(|may_fail| !may_fail),
+        None => None,
+    };
+    let wait = match (wait_for("ipv4", v4), wait_for("ipv6", v6)) {
         (Some(true), Some(true)) => "ipv4+ipv6",
         (Some(true), _) => "ipv4",
         (_, Some(true)) => "ipv6",
         (Some(false), Some(false)) => "any",
         _ => return,
     };
-    let enabled = |fam: &str| iface.get(fam).and_then(|ip| ip.get("enabled")) == Some(&json!(true));
-    for (fam, e) in [("ipv4", v4), ("ipv6", v6)] {
-        if wait.contains(fam) && !enabled(fam) {
-            if let Some((e, _)) = e {
-                f.unmapped(
-                    e,
-                    fam,
-                    "NMState waits for an address only of an enabled family",
-                );
-            }
-            return;
-        }
-    }
     iface.insert("wait-ip".into(), json!(wait));
 }
 
