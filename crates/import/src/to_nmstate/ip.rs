@@ -82,10 +82,18 @@ pub(super) fn families(
     used: &mut Used,
     f: &mut Findings,
 ) {
-    // nmstate writes both families disabled, and no addr-gen-mode, for
-    // an interface whose state has no ip settings at all: keep it so.
-    let unset = |fam: &str| c.kf.value(fam, "method").as_deref() == Some("disabled");
-    let no_ip = unset("ipv4") && unset("ipv6") && c.kf.get("ipv6", "addr-gen-mode").is_none();
+    // nmstate writes both families disabled, and nothing else of its own
+    // (no addr-gen-mode), for an interface whose state has no ip settings
+    // at all: keep it so.
+    let unset = |fam: &str| {
+        c.kf.group(fam).is_some_and(|g| {
+            g.entries.iter().all(|e| match e.key.as_str() {
+                "method" => e.value() == "disabled",
+                k => e.raw.is_empty() || k != "addr-gen-mode" && is_default(fam, k, &e.value()),
+            })
+        })
+    };
+    let no_ip = unset("ipv4") && unset("ipv6");
     // NetworkManager drops the IP settings of a port (VRF ports and
     // OVS interfaces keep them).
     let port = c.is_port() && c.port_type.as_deref() != Some("vrf") && c.kind != "ovs-interface";

@@ -103,7 +103,13 @@ pub(super) fn vlan(
 
 /// `[vxlan]` → `vxlan`: VNI, parent, local and remote address, port and
 /// learning.
-pub(super) fn vxlan(c: &Profile, iface: &mut Map<String, J>, used: &mut Used, f: &mut Findings) {
+pub(super) fn vxlan(
+    c: &Profile,
+    conns: &[Profile],
+    iface: &mut Map<String, J>,
+    used: &mut Used,
+    f: &mut Findings,
+) {
     used.push(("vxlan", "*"));
     let mut vxlan = Map::new();
     vxlan.insert("id".into(), json!(0));
@@ -116,7 +122,7 @@ pub(super) fn vxlan(c: &Profile, iface: &mut Map<String, J>, used: &mut Used, f:
                     }
                 }
                 "parent" => {
-                    vxlan.insert("base-iface".into(), json!(e.value()));
+                    vxlan.insert("base-iface".into(), json!(parent(c, conns, "vxlan")));
                 }
                 k @ ("local" | "remote") => match e.value().trim().parse::<std::net::IpAddr>() {
                     Ok(a) => {
@@ -153,14 +159,20 @@ const MACVLAN_MODES: &[(&str, &str)] = &[
 
 /// `[macvlan]` → `mac-vlan` (or `mac-vtap` with `tap=true`): parent,
 /// mode and promiscuity.
-pub(super) fn macvlan(c: &Profile, iface: &mut Map<String, J>, used: &mut Used, f: &mut Findings) {
+pub(super) fn macvlan(
+    c: &Profile,
+    conns: &[Profile],
+    iface: &mut Map<String, J>,
+    used: &mut Used,
+    f: &mut Findings,
+) {
     used.push(("macvlan", "*"));
     let mut conf = Map::new();
     if let Some(g) = c.kf.group("macvlan") {
         for e in g.entries.iter().filter(|e| !e.raw.is_empty()) {
             match e.key.as_str() {
                 "parent" => {
-                    conf.insert("base-iface".into(), json!(e.value()));
+                    conf.insert("base-iface".into(), json!(parent(c, conns, "macvlan")));
                 }
                 "mode" => match MACVLAN_MODES.iter().find(|(n, _)| *n == e.value().trim()) {
                     Some((_, mode)) => {
@@ -224,7 +236,13 @@ const MACSEC_OFFLOAD: &[(&str, &str)] = &[("0", "off"), ("1", "phy"), ("2", "mac
 /// `[macsec]` → `macsec`: parent, MKA keys, port, encryption, validation,
 /// SCI and offload, with NetworkManager's defaults for what is unset
 /// (NMState asks for all).
-pub(super) fn macsec(c: &Profile, iface: &mut Map<String, J>, used: &mut Used, f: &mut Findings) {
+pub(super) fn macsec(
+    c: &Profile,
+    conns: &[Profile],
+    iface: &mut Map<String, J>,
+    used: &mut Used,
+    f: &mut Findings,
+) {
     used.push(("macsec", "*"));
     let mut conf = Map::new();
     conf.insert("encrypt".into(), json!(true));
@@ -238,7 +256,7 @@ pub(super) fn macsec(c: &Profile, iface: &mut Map<String, J>, used: &mut Used, f
             let k = e.key.as_str();
             match k {
                 "parent" => {
-                    conf.insert("base-iface".into(), json!(e.value()));
+                    conf.insert("base-iface".into(), json!(parent(c, conns, group)));
                 }
                 "mka-cak" | "mka-ckn" => {
                     conf.insert(k.into(), json!(e.value()));

@@ -402,3 +402,19 @@ fn a_uuid_nmstate_derived_from_a_name_not_kept_is_warned() {
     let (_, d) = import(&[("a", &text)]);
     assert!(d.is_empty(), "{d:?}");
 }
+
+#[test]
+fn parents_named_by_uuid_and_disabled_families_with_settings() {
+    let eth = "[connection]\nid=up\nuuid=9b4a1c2e-0d0e-4f7a-9d8c-1b2a3c4d5e6f\ntype=ethernet\n\
+               interface-name=eth0\n[ipv4]\nmethod=disabled\ndns=192.0.2.53;\nmay-fail=false\n\
+               [ipv6]\nmethod=disabled\n";
+    let mv = "[connection]\nid=mv\ntype=macvlan\ninterface-name=mv0\n[macvlan]\n\
+              parent=9B4A1C2E-0D0E-4F7A-9D8C-1B2A3C4D5E6F\nmode=2\n";
+    let (s, d) = import(&[("e", eth), ("m", mv)]);
+    assert_eq!(iface(&s, "mv0")["mac-vlan"]["base-iface"], "eth0");
+    // Disabled families that say more are read (the DNS server is kept;
+    // waiting for a disabled family is not imported).
+    assert_eq!(iface(&s, "eth0")["ipv4"], json!({"enabled": false}));
+    assert_eq!(s["dns-resolver"]["config"]["server"], json!(["192.0.2.53"]));
+    assert_eq!(at(&d), vec![(9, Code::KeyfileUnmapped)], "{d:?}");
+}
