@@ -437,11 +437,12 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         }
     }
     let name = match (&iface, &mac_match) {
+        // nmstate names an IPsec connection after its profile (and binds
+        // it to no interface: an `interface-name` is warned about).
+        _ if kind == "vpn" => id.clone(),
         (Some(i), _) => i.clone(),
         (None, Some(mac)) => format!("enx{}", mac.replace(':', "").to_ascii_lowercase()),
         (None, None) if kind == "loopback" => "lo".into(),
-        // nmstate names an IPsec connection after its profile.
-        (None, None) if kind == "vpn" => id.clone(),
         // A VLAN's name comes from its parent, once profiles are known.
         (None, None) if kind == "vlan" => String::new(),
         (None, None) => {

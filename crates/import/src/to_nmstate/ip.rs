@@ -496,6 +496,10 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
                 }
                 _ => f.ignored(e, fam, "not a route metric: NetworkManager ignores it"),
             },
+            // NetworkManager 1.54's per-interface IPv4 forwarding.
+            ("forwarding", "0" | "1") if !v6 => {
+                ip.insert("forwarding".into(), json!(v == "1"));
+            }
             // Read with the other family's, as `wait-ip`.
             ("may-fail", _) => {}
             ("dhcp-send-hostname", "false") if dynamic => {

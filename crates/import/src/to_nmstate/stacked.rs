@@ -343,6 +343,16 @@ pub(super) fn libreswan(
 ) {
     used.push(("vpn", "*"));
     used.push(("vpn-secrets", "*"));
+    if let Some(e) =
+        c.kf.get("connection", "interface-name")
+            .filter(|e| !e.raw.is_empty())
+    {
+        f.unmapped(
+            e,
+            "connection",
+            "nmstate names an IPsec connection after its profile and binds it to no interface",
+        );
+    }
     let mut conf = Map::new();
     if let Some(g) = c.kf.group("vpn") {
         for e in g.entries.iter().filter(|e| !e.raw.is_empty()) {

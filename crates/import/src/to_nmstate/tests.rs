@@ -297,7 +297,7 @@ fn stacked_interfaces() {
 
 #[test]
 fn libreswan_is_ipsec_other_vpns_are_not_imported() {
-    let ipsec = "[connection]\nid=tun1\ntype=vpn\n[vpn]\nservice-type=org.freedesktop.NetworkManager.libreswan\n\
+    let ipsec = "[connection]\nid=tun1\ntype=vpn\ninterface-name=ipsec9\n[vpn]\nservice-type=org.freedesktop.NetworkManager.libreswan\n\
                  right=192.0.2.9\nleftmodecfgclient=no\ndpddelay=10\ntype=tunnel\nmystery=1\n\
                  [vpn-secrets]\npskvalue=s3cret\nxauthpassword=pa55w0rd\n[ipv4]\nmethod=auto\n";
     let openvpn = "[connection]\nid=o\ntype=vpn\n[vpn]\nservice-type=org.freedesktop.NetworkManager.openvpn\n";
@@ -314,8 +314,9 @@ fn libreswan_is_ipsec_other_vpns_are_not_imported() {
         at(&d),
         vec![
             (3, Code::KeyfileUnmapped),
-            (10, Code::KeyfileUnmapped),
-            (13, Code::KeyfileUnmapped)
+            (4, Code::KeyfileUnmapped),
+            (11, Code::KeyfileUnmapped),
+            (14, Code::KeyfileUnmapped)
         ]
     );
     assert!(d.iter().all(|d| !d.message.contains("pa55w0rd")), "{d:?}");
