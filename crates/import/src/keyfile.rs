@@ -138,6 +138,18 @@ pub fn canonical_type(t: &str) -> &str {
     }
 }
 
+/// Whether a key holds a secret (a password, a pre-shared key, a MACsec
+/// CAK, anything in [vpn-secrets]): its value is never shown in a finding.
+pub fn is_secret(group: &str, key: &str) -> bool {
+    group == "vpn-secrets"
+        || key.contains("password")
+        || key.contains("psk")
+        || matches!(key, "mka-cak" | "pin" | "private-key-password-raw")
+        || key.starts_with("wep-key")
+        || key.ends_with("preshared-key")
+        || (group == "wireguard" && key == "private-key")
+}
+
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();

@@ -163,6 +163,17 @@ fn import_files(files: Vec<(PathBuf, Vec<u8>, bool)>, strict: bool) -> Imported 
     for r in parsed {
         match r {
             Ok(k) => {
+                // Secrets are imported, never shown in a finding's excerpt.
+                let secrets: Vec<(usize, usize)> = k
+                    .groups
+                    .iter()
+                    .flat_map(|g| g.entries.iter().map(move |e| (g, e)))
+                    .filter(|(g, e)| keyfile::is_secret(&g.name, &e.key))
+                    .map(|(_, e)| (e.span.offset as usize, e.span.len as usize))
+                    .collect();
+                if !secrets.is_empty() {
+                    sources.redact(k.file, &secrets);
+                }
                 parse_diags.extend(k.warnings.iter().cloned());
                 keyfiles.push(k);
             }

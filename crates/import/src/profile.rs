@@ -9,7 +9,7 @@
 use nodenet_model::{Code, Diagnostic, Span};
 
 use crate::keyfile::{canonical_type, Entry, Keyfile};
-use crate::values::read_mac;
+use crate::values::{bool_value, read_mac};
 
 /// Connection types NetworkManager knows, by their `type=` value
 /// (`802-3-ethernet` and `802-11-wireless` read as `ethernet`, `wifi`).
@@ -103,6 +103,42 @@ const NEEDS_INTERFACE_NAME: &[&str] = &[
     "vrf",
 ];
 
+/// Connection types NMState has interfaces for but nodenet does not
+/// import, and why: nmstate 2.2 writes their settings into no keyfile
+/// group, so a keyfile cannot say what the interface is.
+const NOT_IMPORTED: &[(&str, &str)] = &[
+    ("hsr", "nmstate writes no [hsr] settings into keyfiles"),
+    (
+        "ipvlan",
+        "nmstate writes no [ipvlan] settings into keyfiles",
+    ),
+    (
+        "ip-tunnel",
+        "nmstate writes no [ip-tunnel] settings into keyfiles",
+    ),
+];
+
+/// libreswan's VPN plugin, the one VPN NMState expresses (`type: ipsec`).
+pub const LIBRESWAN: &str = "org.freedesktop.NetworkManager.libreswan";
+
+/// The NMState interface type of a profile: that of its connection type
+/// ([`nmstate_type`]), except a MAC-VLAN with `tap=true` (a MacVTap) and
+/// a libreswan VPN (IPsec).
+pub fn nmstate_kind(kf: &Keyfile, kind: &str) -> Option<&'static str> {
+    match kind {
+        "macvlan"
+            if kf
+                .value("macvlan", "tap")
+                .and_then(|v| bool_value(&v))
+                .unwrap_or(false) =>
+        {
+            Some("mac-vtap")
+        }
+        "vpn" if kf.value("vpn", "service-type").as_deref() == Some(LIBRESWAN) => Some("ipsec"),
+        k => nmstate_type(k),
+    }
+}
+
 /// The NMState interface type of a NetworkManager connection type; none:
 /// a type a server's NMState does not express (wifi, modems, VPNs, ...).
 pub fn nmstate_type(kind: &str) -> Option<&'static str> {
@@ -121,6 +157,7 @@ pub fn nmstate_type(kind: &str) -> Option<&'static str> {
         "macvlan" => "mac-vlan",
         "veth" => "veth",
         "infiniband" => "infiniband",
+        "macsec" => "macsec",
         _ => return None,
     })
 }
@@ -131,6 +168,8 @@ pub struct Profile<'a> {
     pub id: String,
     pub uuid: Option<String>,
     pub kind: String,
+    /// The NMState interface type ([`nmstate_kind`]).
+    pub nm_type: &'static str,
     /// `interface-name` (from [connection] or the type's group).
     pub iface: Option<String>,
     /// The MAC the profile matches its device by (no interface name).
@@ -184,13 +223,36 @@ impl Read<'_> {
     }
 }
 
-/// NetworkManager's interface name rule (`nm_utils_ifname_valid_kernel`).
-fn valid_ifname(n: &str) -> bool {
+/// NetworkManager's interface name rule for a kernel interface
+/// (`nm_utils_ifname_valid_kernel`).
+fn valid_kernel_ifname(n: &str) -> bool {
     !n.is_empty()
         && n.len() < 16
         && n != "."
         && n != ".."
         && !n.chars().any(|c| c == '/' || c == ':' || c.is_whitespace())
+}
+
+/// NetworkManager's rule for a name that exists only in Open vSwitch's
+/// database: printable ASCII without `/` and `\\`, of any length.
+fn valid_ovs_ifname(n: &str) -> bool {
+    !n.is_empty()
+        && n.bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'/' && b != b'\\')
+}
+
+/// The interface name rule NetworkManager applies to a profile: OVS
+/// bridges, ports and patch interfaces are names in OVS only; other OVS
+/// interfaces are kernel interfaces in OVS; the rest are kernel ones.
+fn valid_ifname(kf: &Keyfile, kind: &str, n: &str) -> bool {
+    match kind {
+        "ovs-bridge" | "ovs-port" => valid_ovs_ifname(n),
+        "ovs-interface" if kf.value("ovs-interface", "type").as_deref() == Some("patch") => {
+            valid_ovs_ifname(n)
+        }
+        "ovs-interface" => valid_ovs_ifname(n) && valid_kernel_ifname(n),
+        _ => valid_kernel_ifname(n),
+    }
 }
 
 /// Port types NetworkManager knows, and the setting each implies.
@@ -263,15 +325,29 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         }
     };
     let type_span = type_entry.map(|e| e.span).unwrap_or(header);
-    if nmstate_type(&kind).is_none() {
+    if let Some((_, why)) = NOT_IMPORTED.iter().find(|(k, _)| *k == kind) {
         return Read::skipped(
             type_span,
             format!(
-                "`{kind}` profile `{}` is not imported: NMState has no {kind} interfaces",
+                "`{kind}` profile `{}` is not imported: {why}",
                 profile_id(kf)
             ),
         );
     }
+    let Some(nm_type) = nmstate_kind(kf, &kind) else {
+        let what = if kind == "vpn" {
+            "vpn interfaces other than libreswan IPsec".to_string()
+        } else {
+            format!("{kind} interfaces")
+        };
+        return Read::skipped(
+            type_span,
+            format!(
+                "`{kind}` profile `{}` is not imported: NMState has no {what}",
+                profile_id(kf)
+            ),
+        );
+    };
     let id = profile_id(kf);
     let uuid_entry = con
         .and_then(|c| c.get("uuid"))
@@ -293,7 +369,7 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         .or_else(|| kf.get(&kind, "interface-name"))
         .filter(|e| !e.raw.is_empty());
     if let Some(e) = iface_entry {
-        if !valid_ifname(&e.value()) {
+        if !valid_ifname(kf, &kind, &e.value()) {
             return Read::rejected(
                 e.span,
                 format!("`{}` is not a valid interface name", e.value()),
@@ -361,6 +437,9 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         }
     }
     let name = match (&iface, &mac_match) {
+        // nmstate names an IPsec connection after its profile (and binds
+        // it to no interface: an `interface-name` is warned about).
+        _ if kind == "vpn" => id.clone(),
         (Some(i), _) => i.clone(),
         (None, Some(mac)) => format!("enx{}", mac.replace(':', "").to_ascii_lowercase()),
         (None, None) if kind == "loopback" => "lo".into(),
@@ -380,8 +459,8 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
             return Read::skipped(header, msg);
         }
     };
-    let nmstate_named = mac_match.is_some()
-        && uuid.as_deref() == Some(nmstate_uuid(&id, nmstate_type(&kind).unwrap_or("")).as_str());
+    let nmstate_named =
+        mac_match.is_some() && uuid.as_deref() == Some(nmstate_uuid(&id, nm_type).as_str());
     let name = if nmstate_named { id.clone() } else { name };
     if kf.get(&kind, "interface-name").is_some() {
         if let Some(k) = NM_TYPES.iter().find(|t| **t == kind) {
@@ -393,6 +472,7 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         id,
         uuid,
         kind,
+        nm_type,
         iface,
         mac_match,
         name,
@@ -436,6 +516,26 @@ pub fn nmstate_uuid(name: &str, kind: &str) -> String {
     )
     .hyphenated()
     .to_string()
+}
+
+/// The UUID nmstate gives the profile of interface `name` of NMState type
+/// `nm_type`: as [`nmstate_uuid`], a veth named as the ethernet
+/// interface it is to nmstate.
+pub fn nmstate_profile_uuid(name: &str, nm_type: &str) -> String {
+    nmstate_uuid(
+        name,
+        if nm_type == "veth" {
+            "ethernet"
+        } else {
+            nm_type
+        },
+    )
+}
+
+/// Whether a UUID is a name-based one of version 5, as nmstate derives
+/// them (NetworkManager makes random, version 4 ones).
+pub fn is_name_based(uuid: &str) -> bool {
+    uuid.as_bytes().get(14) == Some(&b'5')
 }
 
 /// The name NetworkManager gives a VLAN without `interface-name`: its

@@ -3,18 +3,33 @@
 //! `gc` is the identity), or reported as a located warning. Values
 //! NetworkManager itself ignores or reads in an old form are read as it
 //! reads them, with a warning where it warns.
+//!
+//! This module ties profiles together (controllers and ports, duplicates)
+//! and builds each interface; the settings are mapped by concern:
+//! [`link`] (the device: ethernet, ethtool, SR-IOV, 802.1X, profile-wide
+//! connection settings), [`controller`] (bonds, Linux and OVS bridges and
+//! their ports), [`stacked`] (interfaces on a parent: VLAN, VXLAN,
+//! MAC-VLAN, veth, VRF, MACsec, IPsec) and [`ip`] (addresses, routes,
+//! routing rules, DNS).
+
+mod controller;
+mod ip;
+mod link;
+mod stacked;
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 
-use ipnet::IpNet;
 use serde_json::{json, Map, Value as J};
 
 use nodenet_model::{Code, Diagnostic, Span};
 
-use crate::keyfile::{Entry, Group, Keyfile};
-use crate::profile::{self, nmstate_type, vlan_name, Profile, Read};
-use crate::values::{list_key, read_ip_item, read_mac};
+use crate::keyfile::{self, Entry, Keyfile};
+use crate::profile::{self, is_name_based, nmstate_profile_uuid, Profile, Read};
+use crate::values::bool_value;
+
+/// The (group, key) pairs a mapper consumed; `*` for a whole group whose
+/// mapper reports the keys it does not map itself.
+type Used = Vec<(&'static str, &'static str)>;
 
 /// Warnings and errors go here, attached to the file they came from.
 struct Findings<'d> {
@@ -35,19 +50,21 @@ impl Findings<'_> {
     }
 
     fn unmapped(&mut self, e: &Entry, group: &str, why: &str) {
+        let shown = shown(group, e);
         self.warn(
             Code::KeyfileUnmapped,
             e.span,
-            format!("`{}={}` in [{group}] is not imported: {why}", e.key, e.raw),
+            format!("`{shown}` in [{group}] is not imported: {why}"),
         );
     }
 
     /// A value NetworkManager ignores (or reads differently than written).
     fn ignored(&mut self, e: &Entry, group: &str, why: &str) {
+        let shown = shown(group, e);
         self.warn(
             Code::KeyfileInvalid,
             e.span,
-            format!("`{}={}` in [{group}]: {why}", e.key, e.raw),
+            format!("`{shown}` in [{group}]: {why}"),
         );
     }
 
@@ -55,6 +72,34 @@ impl Findings<'_> {
     fn invalid(&mut self, span: Span, msg: impl Into<String>) {
         self.out
             .push(Diagnostic::error(Code::KeyfileInvalid, msg).at(span));
+    }
+
+    /// A number as NetworkManager reads it; a value that is none is
+    /// ignored by NetworkManager, with a warning here.
+    fn num<T: std::str::FromStr>(&mut self, e: &Entry, group: &str) -> Option<T> {
+        let v = e.value().trim().parse::<T>().ok();
+        if v.is_none() {
+            self.ignored(e, group, "not a valid number: NetworkManager ignores it");
+        }
+        v
+    }
+
+    /// A GLib boolean; anything else is ignored, with a warning.
+    fn flag(&mut self, e: &Entry, group: &str) -> Option<bool> {
+        let v = bool_value(&e.value());
+        if v.is_none() {
+            self.ignored(e, group, "not a boolean: NetworkManager ignores it");
+        }
+        v
+    }
+}
+
+/// `key=value` for a message, the value hidden when it is a secret.
+fn shown(group: &str, e: &Entry) -> String {
+    if keyfile::is_secret(group, &e.key) {
+        format!("{}=…", e.key)
+    } else {
+        format!("{}={}", e.key, e.raw)
     }
 }
 
@@ -91,19 +136,60 @@ fn is_default(group: &str, key: &str, value: &str) -> bool {
     )
 }
 
-/// Types whose profile gets `ipv4.method=auto` and `ipv6.method=auto`
-/// from NetworkManager when it has no [ipv4]/[ipv6] group.
-const IP_AUTO_BY_DEFAULT: &[&str] = &[
+/// The groups some mapper reads; others are reported whole.
+const KNOWN_GROUPS: &[&str] = &[
+    "connection",
     "ethernet",
+    "ethtool",
+    "sriov",
+    "802-1x",
+    "user",
     "bond",
+    "bond-port",
     "bridge",
-    "vlan",
-    "infiniband",
-    "macvlan",
-    "vxlan",
-    "veth",
+    "bridge-port",
+    "ovs-bridge",
+    "ovs-port",
     "ovs-interface",
+    "ovs-patch",
+    "ovs-dpdk",
+    "ovs-external-ids",
+    "ovs-other-config",
+    "vlan",
+    "vxlan",
+    "macvlan",
+    "veth",
+    "vrf",
+    "macsec",
+    "vpn",
+    "vpn-secrets",
+    "infiniband",
+    "ipv4",
+    "ipv6",
+    "proxy",
+    ".nmmeta",
 ];
+
+/// The profiles being imported and how they hang together.
+struct Net<'a, 'k> {
+    conns: &'a [Profile<'k>],
+    /// The ports of each profile, by index.
+    children: Vec<Vec<usize>>,
+    /// Ports whose controller is not among the profiles.
+    orphan: Vec<bool>,
+}
+
+impl<'k> Net<'_, 'k> {
+    fn ports(&self, i: usize) -> impl Iterator<Item = (usize, &Profile<'k>)> + '_ {
+        self.children[i].iter().map(|&k| (k, &self.conns[k]))
+    }
+
+    /// Whether profile `i` is a port of an imported controller of port
+    /// type `port_type`.
+    fn is_port_of(&self, i: usize, port_type: &str) -> bool {
+        self.conns[i].port_type.as_deref() == Some(port_type) && !self.orphan[i]
+    }
+}
 
 /// Converts profiles into one NMState document.
 pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -> J {
@@ -116,14 +202,100 @@ pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -
             Read::Rejected(d) => f.out.push(d),
         }
     }
-    name_vlans(&mut conns, &mut f);
+    stacked::name_vlans(&mut conns, &mut f);
     let mut conns = without_duplicates(conns, &mut f);
     // Stable order whatever the file order: by interface name, then type.
     conns.sort_by(|a, b| (&a.name, &a.kind).cmp(&(&b.name, &b.kind)));
     warn_duplicate_uuids(&conns, &mut f);
+    let net = link_ports(&conns, &mut f);
 
-    // Controller of each connection (index), resolved by UUID, interface
-    // name (of the right type) or id; indexed, for 10,000-file imports.
+    let mut interfaces = Vec::new();
+    let mut doc = ip::Doc::default();
+    for (i, c) in conns.iter().enumerate() {
+        let mut used = c.used.clone();
+        if c.kind == "ovs-port" {
+            // Read by its bridge, as a port of it.
+            if !net.orphan[i] {
+                used.push(("ovs-port", "*"));
+                used.push(("ovs-external-ids", "*"));
+                used.push(("ovs-other-config", "*"));
+                // nmstate names a port of one interface after it.
+                let mut members = net.ports(i).map(|(_, m)| m.name.as_str());
+                let name = match (members.next(), members.next()) {
+                    (Some(one), None) => one,
+                    _ => c.name.as_str(),
+                };
+                warn_lost_uuid(c, name, "ovs-port", &mut f);
+            }
+            check_leftovers(c.kf, &mut f, &used);
+            continue;
+        }
+        let mut iface = Map::new();
+        iface.insert("name".into(), json!(c.name));
+        iface.insert("type".into(), json!(c.nm_type));
+        let autoconnect = c.kf.value("connection", "autoconnect");
+        iface.insert(
+            "state".into(),
+            json!(if autoconnect.as_deref() == Some("false") {
+                "down"
+            } else {
+                "up"
+            }),
+        );
+        if let Some(mac) = &c.mac_match {
+            iface.insert("identifier".into(), json!("mac-address"));
+            iface.insert("mac-address".into(), json!(mac));
+            if !c.nmstate_named {
+                iface.insert("profile-name".into(), json!(c.id));
+            }
+        } else if c.iface.is_none() && c.id != c.name {
+            // A VLAN named by NetworkManager keeps its profile's name.
+            iface.insert("profile-name".into(), json!(c.id));
+        }
+        warn_lost_uuid(c, &c.name, c.nm_type, &mut f);
+        if net.is_port_of(i, "bridge") {
+            // Read by the bridge when it lists its ports.
+            used.push(("bridge-port", "*"));
+        }
+        if net.is_port_of(i, "bond") {
+            used.push(("bond-port", "*"));
+        }
+        link::connection(c, &mut iface, &mut used, &mut f);
+        link::ethernet(c, &mut iface, &mut used, &mut f);
+        link::ethtool(c, &mut iface, &mut used, &mut f);
+        link::ieee8021x(c, &mut iface, &mut used, &mut f);
+        controller::ovs_db(c, &net, i, &mut iface, &mut used, &mut f);
+        match c.kind.as_str() {
+            "bond" => controller::bond(c, &net, i, &mut iface, &mut used, &mut f),
+            "bridge" => controller::linux_bridge(c, &net, i, &mut iface, &mut used, &mut f),
+            "ovs-bridge" => controller::ovs_bridge(c, &net, i, &mut iface, &mut used, &mut f),
+            "ovs-interface" => controller::ovs_interface(c, &mut iface, &mut used, &mut f),
+            "vlan" => stacked::vlan(c, &conns, &mut iface, &mut used, &mut f),
+            "vxlan" => stacked::vxlan(c, &conns, &mut iface, &mut used, &mut f),
+            "macvlan" => stacked::macvlan(c, &conns, &mut iface, &mut used, &mut f),
+            "veth" => stacked::veth(c, &mut iface, &mut used),
+            "vrf" => stacked::vrf(c, &net, i, &mut iface, &mut used, &mut f),
+            "macsec" => stacked::macsec(c, &conns, &mut iface, &mut used, &mut f),
+            "vpn" => stacked::libreswan(c, &mut iface, &mut used, &mut f),
+            "infiniband" => link::infiniband(c, &mut iface, &mut used, &mut f),
+            _ => {}
+        }
+        if c.kind == "ethernet" {
+            link::sriov(c, &mut iface, &mut used, &mut f);
+        }
+        ip::families(c, &mut iface, &mut doc, &mut used, &mut f);
+        check_leftovers(c.kf, &mut f, &used);
+        interfaces.push(J::Object(iface));
+    }
+    let mut out = doc.into_state();
+    out.insert("interfaces".into(), J::Array(interfaces));
+    J::Object(out)
+}
+
+/// Finds each port's controller, by UUID, interface name (of the right
+/// type) or id; indexed, for 10,000-file imports. A port whose
+/// controller is not among the profiles is imported on its own.
+fn link_ports<'a, 'k>(conns: &'a [Profile<'k>], f: &mut Findings) -> Net<'a, 'k> {
     let mut by_uuid: HashMap<&str, usize> = HashMap::new();
     let mut by_iface: HashMap<(&str, &str), usize> = HashMap::new();
     let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
@@ -145,17 +317,15 @@ pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -
             .or_else(|| by_id.get(&(r, want)))
             .copied()
     };
-    let mut children_of: Vec<Vec<usize>> = vec![Vec::new(); conns.len()];
-    // Ports whose controller is not among the profiles: imported on their
-    // own.
+    let mut children = vec![Vec::new(); conns.len()];
     let mut orphan = vec![false; conns.len()];
     for (i, c) in conns.iter().enumerate() {
         let Some(e) = c.controller else { continue };
         // The port type names the controller's type (`bond`, `bridge`,
-        // `ovs-port`, `ovs-bridge`).
+        // `ovs-port`, `ovs-bridge`, `vrf`).
         let want = c.port_type.as_deref().unwrap_or("");
         match resolve(&e.value(), want) {
-            Some(j) => children_of[j].push(i),
+            Some(j) => children[j].push(i),
             None => {
                 orphan[i] = true;
                 f.warn(
@@ -170,363 +340,37 @@ pub fn convert(keyfiles: &[&Keyfile], strict: bool, out: &mut Vec<Diagnostic>) -
             }
         }
     }
-    let children = |j: usize| -> Vec<usize> { children_of[j].clone() };
+    Net {
+        conns,
+        children,
+        orphan,
+    }
+}
 
-    let mut interfaces = Vec::new();
-    let mut routes = Vec::new();
-    let mut dns_servers: Vec<String> = Vec::new();
-    let mut dns_search: Vec<String> = Vec::new();
-    for (i, c) in conns.iter().enumerate() {
-        let mut used = c.used.clone();
-        if c.kind == "ovs-port" {
-            used.push(("ovs-port", "bond-mode"));
-            check_leftovers(c.kf, &["connection", "ovs-port"], &mut f, &used);
-            continue;
-        }
-        let mut iface = Map::new();
-        iface.insert("name".into(), json!(c.name));
-        iface.insert(
-            "type".into(),
-            json!(nmstate_type(&c.kind).unwrap_or("ethernet")),
+/// nmstate derives a profile's UUID from its interface's name and type
+/// (UUID v5). One it derived from a name or type the profile does not
+/// keep (an interface matched by MAC whose name nmstate did not write)
+/// cannot be given back: the UUID is warned about.
+fn warn_lost_uuid(c: &Profile, name: &str, nm_type: &str, f: &mut Findings) {
+    let (Some(uuid), Some(e)) = (c.uuid.as_deref(), c.kf.get("connection", "uuid")) else {
+        return;
+    };
+    if is_name_based(uuid) && uuid != nmstate_profile_uuid(name, nm_type) {
+        f.unmapped(
+            e,
+            "connection",
+            &format!(
+                "nmstate derives a profile's UUID from its interface's name and type, and \
+                 this one is not derived from `{name}` ({nm_type}): nmstate writes another"
+            ),
         );
-        let autoconnect = c.kf.value("connection", "autoconnect");
-        iface.insert(
-            "state".into(),
-            json!(if autoconnect.as_deref() == Some("false") {
-                "down"
-            } else {
-                "up"
-            }),
-        );
-        if let Some(mac) = &c.mac_match {
-            iface.insert("identifier".into(), json!("mac-address"));
-            iface.insert("mac-address".into(), json!(mac));
-            if !c.nmstate_named {
-                iface.insert("profile-name".into(), json!(c.id));
-            }
-        } else if c.iface.is_none() && c.id != c.name {
-            // A VLAN named by NetworkManager keeps its profile's name.
-            iface.insert("profile-name".into(), json!(c.id));
-        }
-        if c.port_type.as_deref() == Some("bridge") && !orphan[i] {
-            // Read by the bridge (bridge_port) when it lists its ports.
-            used.push(("bridge-port", "*"));
-        }
-        ethernet(c, &mut iface, &mut used, &mut f);
-        match c.kind.as_str() {
-            "bond" => {
-                let mut la = Map::new();
-                let mut options = Map::new();
-                if let Some(g) = c.kf.group("bond") {
-                    for e in g.entries.iter().filter(|e| e.key != "interface-name") {
-                        if e.key == "mode" {
-                            la.insert("mode".into(), json!(e.value()));
-                        } else {
-                            options.insert(e.key.clone(), option_value(&e.value()));
-                        }
-                    }
-                }
-                if !options.is_empty() {
-                    la.insert("options".into(), J::Object(options));
-                }
-                let ports: Vec<String> =
-                    children(i).iter().map(|&k| conns[k].name.clone()).collect();
-                la.insert("port".into(), json!(ports));
-                iface.insert("link-aggregation".into(), J::Object(la));
-                used.push(("bond", "*"));
-            }
-            "vlan" => {
-                let mut vlan = Map::new();
-                if let Some(base) = vlan_parent(c, &conns) {
-                    vlan.insert("base-iface".into(), json!(base));
-                }
-                vlan.insert("id".into(), json!(vlan_id(c, &mut f)));
-                if let Some(p) = c.kf.value("vlan", "protocol") {
-                    vlan.insert("protocol".into(), json!(p));
-                }
-                iface.insert("vlan".into(), J::Object(vlan));
-                used.extend([
-                    ("vlan", "parent"),
-                    ("vlan", "id"),
-                    ("vlan", "protocol"),
-                    ("vlan", "flags"),
-                ]);
-            }
-            "bridge" => {
-                let mut options = Map::new();
-                let mut stp = Map::new();
-                if let Some(g) = c.kf.group("bridge") {
-                    for e in g.entries.iter().filter(|e| e.key != "interface-name") {
-                        let v = e.value();
-                        match e.key.as_str() {
-                            "stp" => {
-                                stp.insert("enabled".into(), json!(v == "true"));
-                            }
-                            "forward-delay" | "hello-time" | "max-age" | "priority" => {
-                                stp.insert(e.key.clone(), option_value(&v));
-                            }
-                            "vlan-filtering" => {}
-                            "mac-ageing-time" | "ageing-time" => {
-                                options.insert("mac-ageing-time".into(), option_value(&v));
-                            }
-                            "multicast-snooping" => {
-                                options.insert("multicast-snooping".into(), json!(v == "true"));
-                            }
-                            _ => {
-                                f.unmapped(e, "bridge", "no NMState equivalent handled by nodenet")
-                            }
-                        }
-                    }
-                }
-                // NetworkManager's default is STP on.
-                if !stp.contains_key("enabled") {
-                    stp.insert("enabled".into(), json!(true));
-                }
-                options.insert("stp".into(), J::Object(stp));
-                let ports: Vec<J> = children(i)
-                    .iter()
-                    .map(|&k| bridge_port(&conns[k], &mut f))
-                    .collect();
-                iface.insert("bridge".into(), json!({"options": options, "port": ports}));
-                used.push(("bridge", "*"));
-            }
-            "ovs-bridge" => {
-                let mut bridge = Map::new();
-                if let Some(stp) = c.kf.value("ovs-bridge", "stp-enable") {
-                    bridge.insert("options".into(), json!({"stp": stp == "true"}));
-                }
-                let mut ports = Vec::new();
-                for &p in &children(i) {
-                    let port = &conns[p];
-                    let members = children(p);
-                    if port.kind != "ovs-port" {
-                        ports.push(json!({"name": port.name}));
-                    } else if members.len() > 1 {
-                        let mut la = Map::new();
-                        if let Some(mode) = port.kf.value("ovs-port", "bond-mode") {
-                            la.insert("mode".into(), json!(mode));
-                        }
-                        la.insert(
-                            "port".into(),
-                            J::Array(
-                                members
-                                    .iter()
-                                    .map(|&m| json!({"name": conns[m].name}))
-                                    .collect(),
-                            ),
-                        );
-                        ports.push(json!({"name": port.name, "link-aggregation": la}));
-                    } else if let Some(&m) = members.first() {
-                        ports.push(json!({"name": conns[m].name}));
-                    }
-                }
-                bridge.insert("port".into(), J::Array(ports));
-                iface.insert("bridge".into(), J::Object(bridge));
-                used.push(("ovs-bridge", "stp-enable"));
-            }
-            "infiniband" => {
-                infiniband(c, &mut iface, &mut used, &mut f);
-            }
-            _ => {}
-        }
-        // nmstate writes both families disabled, and no addr-gen-mode, for
-        // an interface whose state has no ip settings at all: keep it so.
-        let unset = |fam: &str| c.kf.value(fam, "method").as_deref() == Some("disabled");
-        let no_ip = unset("ipv4") && unset("ipv6") && c.kf.get("ipv6", "addr-gen-mode").is_none();
-        // NetworkManager drops the IP settings of a port (VRF ports and
-        // OVS interfaces keep them).
-        let port =
-            c.is_port() && c.port_type.as_deref() != Some("vrf") && c.kind != "ovs-interface";
-        for fam in ["ipv4", "ipv6"] {
-            used.push((fam, "*"));
-            if no_ip {
-                continue;
-            }
-            let group = c.kf.group(fam);
-            if port {
-                if let Some(g) = group.filter(|g| g.entries.iter().any(|e| !e.raw.is_empty())) {
-                    f.warn(
-                        Code::KeyfileInvalid,
-                        g.span,
-                        format!("[{fam}] of a port: NetworkManager ignores it"),
-                    );
-                }
-                continue;
-            }
-            let small_mtu = iface.get("mtu").and_then(J::as_u64).filter(|m| *m < 1280);
-            let v6_wanted = group.map_or(IP_AUTO_BY_DEFAULT.contains(&c.kind.as_str()), |g| {
-                !matches!(
-                    g.get("method").map(Entry::value).as_deref(),
-                    Some("disabled" | "ignore")
-                )
-            });
-            if let (true, Some(m), true) = (fam == "ipv6", small_mtu, v6_wanted) {
-                let at = ["ethernet", "infiniband"]
-                    .iter()
-                    .find_map(|g| c.kf.get(g, "mtu"))
-                    .map_or_else(|| c.kf.header(), |e| e.span);
-                let msg = format!(
-                    "an MTU of {m} leaves no IPv6 (the kernel turns it off below 1280, \
-                     nmstate refuses it): [ipv6] is imported as disabled"
-                );
-                f.warn(Code::KeyfileUnmapped, at, msg);
-                iface.insert(fam.into(), json!({"enabled": false}));
-                continue;
-            }
-            match group {
-                Some(g) => {
-                    let mut sink = Sink {
-                        routes: &mut routes,
-                        dns: &mut dns_servers,
-                        search: &mut dns_search,
-                    };
-                    if let Some(ip) = ip_block(fam, g, &c.route_ref(), &mut sink, &mut f) {
-                        iface.insert(fam.into(), ip);
-                    }
-                }
-                None if IP_AUTO_BY_DEFAULT.contains(&c.kind.as_str()) => {
-                    let mut ip = json!({"enabled": true, "dhcp": true});
-                    if fam == "ipv6" {
-                        ip["autoconf"] = json!(true);
-                    }
-                    iface.insert(fam.into(), ip);
-                }
-                None => {}
-            }
-        }
-        check_leftovers(
-            c.kf,
-            &[
-                "connection",
-                "ethernet",
-                "bond",
-                "vlan",
-                "bridge",
-                "ovs-bridge",
-                "ovs-interface",
-                "infiniband",
-                "ipv4",
-                "ipv6",
-                "bridge-port",
-                "bond-port",
-                "proxy",
-                ".nmmeta",
-            ],
-            &mut f,
-            &used,
-        );
-        interfaces.push(J::Object(iface));
     }
-    let mut doc = Map::new();
-    // nmstate takes the IPv4 servers and the IPv6 servers as two runs;
-    // each server and search domain once.
-    dedup(&mut dns_servers);
-    dedup(&mut dns_search);
-    dns_servers.sort_by_key(|s| s.contains(':'));
-    if !dns_servers.is_empty() || !dns_search.is_empty() {
-        let mut config = Map::new();
-        if !dns_search.is_empty() {
-            config.insert("search".into(), json!(dns_search));
-        }
-        if !dns_servers.is_empty() {
-            config.insert("server".into(), json!(dns_servers));
-        }
-        doc.insert("dns-resolver".into(), json!({ "config": config }));
-    }
-    if !routes.is_empty() {
-        doc.insert("routes".into(), json!({ "config": routes }));
-    }
-    doc.insert("interfaces".into(), J::Array(interfaces));
-    J::Object(doc)
 }
 
 /// Keeps the first of equal items.
 fn dedup(items: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     items.retain(|i| seen.insert(i.clone()));
-}
-
-/// A VLAN without `interface-name` gets the name NetworkManager gives
-/// it (`PARENT.ID`); one whose parent is known only by MAC (no
-/// `parent=`, or a parent profile matched by MAC) cannot be named.
-fn name_vlans(conns: &mut Vec<Profile>, f: &mut Findings) {
-    let mut names = Vec::with_capacity(conns.len());
-    for c in conns.iter() {
-        if !c.name.is_empty() {
-            names.push(Some(c.name.clone()));
-            continue;
-        }
-        let parent = vlan_parent(c, conns).filter(|p| {
-            // A parent matched by MAC has no interface name to build on.
-            !conns
-                .iter()
-                .any(|o| o.mac_match.is_some() && !o.nmstate_named && o.name == *p)
-        });
-        let id =
-            c.kf.value("vlan", "id")
-                .and_then(|v| v.trim().parse::<u16>().ok())
-                .filter(|v| *v < 4095)
-                .unwrap_or(0);
-        match parent {
-            Some(p) => names.push(Some(vlan_name(&p, id))),
-            None => {
-                f.warn(
-                    Code::KeyfileUnmapped,
-                    c.kf.group("vlan").map(|g| g.span).unwrap_or_else(|| c.kf.header()),
-                    format!(
-                        "VLAN `{}` is not imported: it names neither its interface nor a parent interface (NetworkManager finds the parent by MAC), and NMState needs both",
-                        c.id
-                    ),
-                );
-                names.push(None);
-            }
-        }
-    }
-    let mut k = 0;
-    conns.retain_mut(|c| {
-        let n = names[k].take();
-        k += 1;
-        match n {
-            Some(n) => {
-                c.name = n;
-                true
-            }
-            None => false,
-        }
-    });
-}
-
-/// A VLAN's `base-iface`: its `parent=` as an interface name (a parent
-/// given by UUID is the interface of that profile).
-fn vlan_parent(c: &Profile, conns: &[Profile]) -> Option<String> {
-    let parent = c.kf.value("vlan", "parent").filter(|p| !p.is_empty())?;
-    let lower = parent.to_ascii_lowercase();
-    Some(
-        conns
-            .iter()
-            .find(|o| o.uuid.as_deref() == Some(lower.as_str()))
-            .map(|o| o.name.clone())
-            .unwrap_or(parent),
-    )
-}
-
-/// `[vlan] id=`, as NetworkManager reads it: 0 when absent or not a
-/// number in 0-4094 (with a warning then).
-fn vlan_id(c: &Profile, f: &mut Findings) -> u16 {
-    let Some(e) = c.kf.get("vlan", "id") else {
-        return 0;
-    };
-    match e.value().trim().parse::<u16>() {
-        Ok(n) if n < 4095 => n,
-        _ => {
-            f.ignored(
-                e,
-                "vlan",
-                "not a VLAN id (0-4094): NetworkManager ignores it and uses 0",
-            );
-            0
-        }
-    }
 }
 
 /// NMState has one interface per name: of several profiles for one
@@ -598,268 +442,6 @@ fn warn_duplicate_uuids(conns: &[Profile], f: &mut Findings) {
     }
 }
 
-/// `[ethernet]` (and the MTU of other types): MTU, cloned MAC, link
-/// negotiation.
-fn ethernet(
-    c: &Profile,
-    iface: &mut Map<String, J>,
-    used: &mut Vec<(&'static str, &'static str)>,
-    f: &mut Findings,
-) {
-    if let Some(mtu) = c.kf.get("ethernet", "mtu").filter(|e| !e.raw.is_empty()) {
-        match mtu.value().trim().parse::<u32>() {
-            Ok(0) => {}
-            Ok(m) => {
-                iface.insert("mtu".into(), json!(m));
-            }
-            Err(_) => f.ignored(mtu, "ethernet", "not a number: NetworkManager ignores it"),
-        }
-        used.push(("ethernet", "mtu"));
-    }
-    if let Some(e) =
-        c.kf.get("ethernet", "cloned-mac-address")
-            .filter(|e| !e.raw.is_empty())
-    {
-        used.push(("ethernet", "cloned-mac-address"));
-        match read_mac(e, 6) {
-            _ if c.mac_match.is_some() => f.unmapped(
-                e,
-                "ethernet",
-                "NMState's `mac-address` of an interface matched by MAC is the MAC it is matched by",
-            ),
-            Some(mac) => {
-                iface.insert("mac-address".into(), json!(mac));
-            }
-            None if ["preserve", "permanent", "random", "stable"].contains(&e.value().as_str()) => {
-                f.unmapped(e, "ethernet", "NMState sets a MAC address, not a MAC policy")
-            }
-            None => f.ignored(e, "ethernet", "not a MAC address: NetworkManager ignores it"),
-        }
-    }
-    if c.kind != "ethernet" {
-        return;
-    }
-    if let Some(e) =
-        c.kf.get("ethernet", "mac-address")
-            .filter(|_| c.mac_match.is_none())
-    {
-        if c.iface.is_some() {
-            used.push(("ethernet", "mac-address"));
-            f.unmapped(
-                e,
-                "ethernet",
-                "the profile names its interface; NMState cannot also restrict it to a MAC",
-            );
-        }
-    }
-    let mut eth = Map::new();
-    if let Some(e) = c.kf.get("ethernet", "auto-negotiate") {
-        used.push(("ethernet", "auto-negotiate"));
-        match bool_value(&e.value()) {
-            Some(b) => {
-                eth.insert("auto-negotiation".into(), json!(b));
-            }
-            None => f.ignored(e, "ethernet", "not a boolean: NetworkManager ignores it"),
-        }
-    }
-    let speed = c.kf.get("ethernet", "speed");
-    let duplex = c.kf.get("ethernet", "duplex").filter(|e| !e.raw.is_empty());
-    let speed_value = speed.and_then(|e| {
-        used.push(("ethernet", "speed"));
-        match e.value().trim().parse::<u32>() {
-            Ok(v) => Some(v).filter(|v| *v > 0),
-            Err(_) => {
-                f.ignored(e, "ethernet", "not a number: NetworkManager ignores it");
-                None
-            }
-        }
-    });
-    if let Some(d) = duplex {
-        used.push(("ethernet", "duplex"));
-        if !matches!(d.value().as_str(), "half" | "full") {
-            f.invalid(
-                d.span,
-                format!("duplex `{}` is neither `half` nor `full`", d.value()),
-            );
-        }
-    }
-    let autoneg = eth.get("auto-negotiation") == Some(&json!(true));
-    match (speed_value, duplex) {
-        // NetworkManager then advertises only this mode; NMState's speed
-        // and duplex are for a fixed link.
-        (Some(_), Some(d)) if autoneg => {
-            for e in [speed.expect("a speed was read"), d] {
-                f.unmapped(
-                    e,
-                    "ethernet",
-                    "NMState sets speed and duplex only without auto-negotiation",
-                );
-            }
-        }
-        (Some(s), Some(d)) => {
-            eth.insert("speed".into(), json!(s));
-            eth.insert("duplex".into(), json!(d.value()));
-        }
-        (Some(_), None) => f.ignored(
-            speed.expect("a speed was read"),
-            "ethernet",
-            "speed without duplex: NetworkManager ignores both",
-        ),
-        (None, Some(d)) => f.ignored(
-            d,
-            "ethernet",
-            "duplex without speed: NetworkManager ignores both",
-        ),
-        (None, None) => {}
-    }
-    if !eth.is_empty() {
-        iface.insert("ethernet".into(), J::Object(eth));
-    }
-}
-
-/// `[infiniband]`: transport mode, P_Key, parent (MTU is generic).
-fn infiniband(
-    c: &Profile,
-    iface: &mut Map<String, J>,
-    used: &mut Vec<(&'static str, &'static str)>,
-    f: &mut Findings,
-) {
-    let mut ib = Map::new();
-    ib.insert(
-        "mode".into(),
-        json!(c
-            .kf
-            .value("infiniband", "transport-mode")
-            .unwrap_or_else(|| "datagram".into())),
-    );
-    // NetworkManager's -1 (no P_Key) is the default partition.
-    ib.insert("pkey".into(), json!("0xffff"));
-    if let Some(p) = c.kf.get("infiniband", "p-key") {
-        match parse_int(&p.value()) {
-            Some(-1) => {}
-            Some(n) if (0..=0xffff).contains(&n) => {
-                ib.insert("pkey".into(), json!(format!("0x{n:04x}")));
-            }
-            _ => f.ignored(p, "infiniband", "not a P_Key: NetworkManager ignores it"),
-        }
-    }
-    if let Some(p) = c.kf.value("infiniband", "parent") {
-        ib.insert("base-iface".into(), json!(p));
-    }
-    if let Some(mtu) = c.kf.get("infiniband", "mtu") {
-        if let Ok(m) = mtu.value().trim().parse::<u32>() {
-            if m > 0 {
-                iface.insert("mtu".into(), json!(m));
-            }
-        }
-    }
-    iface.insert("infiniband".into(), J::Object(ib));
-    used.extend([
-        ("infiniband", "transport-mode"),
-        ("infiniband", "p-key"),
-        ("infiniband", "parent"),
-        ("infiniband", "mtu"),
-    ]);
-}
-
-/// A decimal or `0x` hexadecimal integer.
-fn parse_int(s: &str) -> Option<i64> {
-    let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => i64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
-/// GLib's booleans as NetworkManager reads them.
-fn bool_value(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Some(true),
-        "false" | "no" | "off" | "0" => Some(false),
-        _ => None,
-    }
-}
-
-/// A bridge port with its STP settings and VLAN filtering (`vlans=101
-/// pvid untagged` is an access port, `vlans=101,200-299` a trunk).
-fn bridge_port(port: &Profile, f: &mut Findings) -> J {
-    let mut p = Map::new();
-    p.insert("name".into(), json!(port.name));
-    if let Some(v) = port.kf.get("bridge-port", "vlans") {
-        let items: Vec<String> = v
-            .value()
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        let access = items.len() == 1 && items[0].contains("pvid") && items[0].contains("untagged");
-        if access {
-            let tag = items[0].split_whitespace().next().unwrap_or("");
-            p.insert(
-                "vlan".into(),
-                json!({"mode": "access", "tag": option_value(tag)}),
-            );
-        } else if !items.is_empty() {
-            let mut tags = Vec::new();
-            let mut native = None;
-            for item in &items {
-                let mut words = item.split_whitespace();
-                let range = words.next().unwrap_or("");
-                let flags: Vec<&str> = words.collect();
-                if flags.contains(&"pvid") {
-                    native = Some(range.to_string());
-                    continue;
-                }
-                match range.split_once('-') {
-                    Some((a, b)) => tags.push(
-                        json!({"id-range": {"min": option_value(a), "max": option_value(b)}}),
-                    ),
-                    None => tags.push(json!({"id": option_value(range)})),
-                }
-            }
-            let mut vlan = Map::new();
-            vlan.insert("mode".into(), json!("trunk"));
-            if let Some(n) = native {
-                vlan.insert("enable-native".into(), json!(true));
-                vlan.insert("tag".into(), option_value(&n));
-            }
-            vlan.insert("trunk-tags".into(), J::Array(tags));
-            p.insert("vlan".into(), J::Object(vlan));
-        }
-    }
-    if let Some(g) = port.kf.group("bridge-port") {
-        for e in g.entries.iter().filter(|e| e.key != "vlans") {
-            let v = e.value();
-            let (key, value) = match e.key.as_str() {
-                "priority" => (
-                    "stp-priority",
-                    v.trim().parse::<u16>().ok().map(|n| json!(n)),
-                ),
-                "path-cost" => (
-                    "stp-path-cost",
-                    v.trim().parse::<u32>().ok().map(|n| json!(n)),
-                ),
-                "hairpin-mode" => ("stp-hairpin-mode", bool_value(&v).map(|b| json!(b))),
-                _ => {
-                    f.unmapped(e, "bridge-port", "no NMState equivalent handled by nodenet");
-                    continue;
-                }
-            };
-            match value {
-                Some(value) => {
-                    p.insert(key.into(), value);
-                }
-                None => f.ignored(
-                    e,
-                    "bridge-port",
-                    "not a valid value: NetworkManager ignores it",
-                ),
-            }
-        }
-    }
-    J::Object(p)
-}
-
 /// Numbers stay numbers, `true`/`false` booleans, the rest text.
 fn option_value(v: &str) -> J {
     if let Ok(n) = v.parse::<u64>() {
@@ -871,380 +453,16 @@ fn option_value(v: &str) -> J {
     }
 }
 
-/// Where an ip block's document-wide parts go.
-struct Sink<'s> {
-    routes: &'s mut Vec<J>,
-    dns: &'s mut Vec<String>,
-    search: &'s mut Vec<String>,
-}
-
-fn default_route(v6: bool, gw: &str, iface: &str) -> J {
-    json!({"destination": if v6 { "::/0" } else { "0.0.0.0/0" }, "next-hop-address": gw, "next-hop-interface": iface})
-}
-
-/// `[ipv4]`/`[ipv6]` → NMState ip block; routes and DNS go to the
-/// document-wide lists. None: NetworkManager rejects the block (the
-/// error is reported).
-fn ip_block(fam: &str, g: &Group, iface: &str, sink: &mut Sink, f: &mut Findings) -> Option<J> {
-    let v6 = fam == "ipv6";
-    let mut ip = Map::new();
-    let Some(method_entry) = g.get("method").filter(|e| !e.raw.is_empty()) else {
-        f.invalid(
-            g.span,
-            format!("[{fam}] has no `method=`: NetworkManager rejects the profile"),
-        );
-        return None;
-    };
-    let method = method_entry.value();
-    let known: &[&str] = if v6 {
-        &[
-            "auto",
-            "dhcp",
-            "manual",
-            "link-local",
-            "shared",
-            "ignore",
-            "disabled",
-        ]
-    } else {
-        &["auto", "manual", "link-local", "shared", "disabled"]
-    };
-    if !known.contains(&method.as_str()) {
-        f.invalid(
-            method_entry.span,
-            format!(
-                "`method={method}` is not an {fam} method (one of {})",
-                known.join(", ")
-            ),
-        );
-        return None;
-    }
-    match method.as_str() {
-        "disabled" => {
-            ip.insert("enabled".into(), json!(false));
-        }
-        "auto" => {
-            ip.insert("enabled".into(), json!(true));
-            ip.insert("dhcp".into(), json!(true));
-            if v6 {
-                ip.insert("autoconf".into(), json!(true));
-            }
-        }
-        "dhcp" => {
-            ip.insert("enabled".into(), json!(true));
-            ip.insert("dhcp".into(), json!(true));
-            ip.insert("autoconf".into(), json!(false));
-        }
-        "manual" | "link-local" if method == "manual" || v6 => {
-            ip.insert("enabled".into(), json!(true));
-            ip.insert("dhcp".into(), json!(false));
-            if v6 {
-                ip.insert("autoconf".into(), json!(false));
-            }
-        }
-        _ => {
-            f.unmapped(
-                method_entry,
-                fam,
-                "this method has no NMState equivalent; the family is imported as disabled",
-            );
-            ip.insert("enabled".into(), json!(false));
-        }
-    }
-    let dynamic = matches!(method.as_str(), "auto" | "dhcp");
-
-    // Addresses, in NetworkManager's order; the first gateway written
-    // with one is the profile's gateway unless `gateway=` is set.
-    let mut addr_keys: Vec<((i64, u8), &Entry)> = g
-        .entries
-        .iter()
-        .filter_map(|e| list_key(&e.key, "address").map(|k| (k, e)))
-        .collect();
-    addr_keys.sort_by(|a, b| (a.0, &a.1.key).cmp(&(b.0, &b.1.key)));
-    let mut addresses: Vec<J> = Vec::new();
-    let mut addr_gateway: Option<(String, &Entry)> = None;
-    for (_, e) in &addr_keys {
-        match read_ip_item(&e.value(), v6, false) {
-            Ok(item) => {
-                for note in &item.notes {
-                    f.ignored(e, fam, note);
-                }
-                addresses.push(json!({"ip": item.addr.to_string(), "prefix-length": item.prefix}));
-                if let (None, Some(gw)) = (&addr_gateway, item.gateway) {
-                    addr_gateway = Some((gw, e));
-                }
-            }
-            Err(why) => f.ignored(
-                e,
-                fam,
-                &format!("{why}: NetworkManager ignores this address"),
-            ),
-        }
-    }
-    if method == "manual" && addresses.is_empty() {
-        f.invalid(
-            method_entry.span,
-            "`method=manual` without a usable address: NetworkManager rejects the profile",
-        );
-        return None;
-    }
-    if !addresses.is_empty() && matches!(method.as_str(), "disabled" | "link-local" | "ignore") {
-        f.invalid(
-            addr_keys[0].1.span,
-            format!("addresses with `method={method}`: NetworkManager rejects the profile"),
-        );
-        return None;
-    }
-    let never_default = g
-        .get("never-default")
-        .is_some_and(|e| bool_value(&e.value()) == Some(true));
-    let gateway_entry = g.get("gateway").filter(|e| !e.raw.is_empty());
-    let gateway = match (gateway_entry, &addr_gateway) {
-        (Some(e), Some((old, _))) => {
-            if e.value() != *old {
-                f.ignored(
-                    e,
-                    fam,
-                    &format!("NetworkManager uses it and ignores the gateway `{old}` of the address keys"),
-                );
-            }
-            Some((e.value(), e))
-        }
-        (Some(e), None) => Some((e.value(), e)),
-        (None, Some((gw, e))) => Some((gw.clone(), *e)),
-        (None, None) => None,
-    };
-    if let Some((gw, e)) = &gateway {
-        match gw.parse::<IpAddr>().ok().filter(|a| a.is_ipv6() == v6) {
-            None => {
-                f.invalid(
-                    e.span,
-                    format!("gateway `{gw}` is not an {fam} address: NetworkManager rejects the profile"),
-                );
-                return None;
-            }
-            Some(_) if addresses.is_empty() => {
-                f.invalid(
-                    e.span,
-                    format!(
-                        "gateway `{gw}` without an address: NetworkManager rejects the profile"
-                    ),
-                );
-                return None;
-            }
-            // NetworkManager drops the gateway of a never-default profile.
-            Some(_) if never_default => {}
-            Some(a) => sink.routes.push(default_route(v6, &a.to_string(), iface)),
-        }
-    }
-
-    // Routes, and `routeN_options`.
-    let mut route_keys: Vec<((i64, u8), &Entry)> = g
-        .entries
-        .iter()
-        .filter_map(|e| list_key(&e.key, "route").map(|k| (k, e)))
-        .collect();
-    route_keys.sort_by(|a, b| (a.0, &a.1.key).cmp(&(b.0, &b.1.key)));
-    let option_keys: Vec<String> = route_keys
-        .iter()
-        .map(|(_, e)| format!("{}_options", e.key))
-        .collect();
-    for (_, e) in &route_keys {
-        let item = match read_ip_item(&e.value(), v6, true) {
-            Ok(item) => item,
-            Err(why) => {
-                f.ignored(e, fam, &format!("{why}: NetworkManager ignores this route"));
-                continue;
-            }
-        };
-        for note in &item.notes {
-            f.ignored(e, fam, note);
-        }
-        let net = IpNet::new(item.addr, item.prefix)
-            .map(|n| n.trunc().to_string())
-            .unwrap_or_default();
-        let mut r = Map::new();
-        r.insert("destination".into(), json!(net));
-        if let Some(hop) = &item.gateway {
-            r.insert("next-hop-address".into(), json!(hop));
-        }
-        r.insert("next-hop-interface".into(), json!(iface));
-        if let Some(m) = item.metric.filter(|m| *m != 0) {
-            r.insert("metric".into(), json!(m));
-        }
-        if let Some(o) = g.get(&format!("{}_options", e.key)) {
-            if !route_options(o, fam, &mut r, f) {
-                continue;
-            }
-        }
-        sink.routes.push(J::Object(r));
-    }
-
-    for e in &g.entries {
-        let k = e.key.as_str();
-        let v = e.value();
-        if list_key(k, "address").is_some()
-            || list_key(k, "route").is_some()
-            || option_keys.iter().any(|o| o == k)
-        {
-            continue;
-        }
-        match (k, v.as_str()) {
-            ("method" | "gateway", _) => {}
-            (_, "") => {}
-            ("dns", _) => {
-                for s in e.list() {
-                    match s.parse::<IpAddr>().ok().filter(|a| a.is_ipv6() == v6) {
-                        Some(_) => sink.dns.push(s),
-                        None => f.ignored(
-                            e,
-                            fam,
-                            &format!("`{s}` is not an {fam} DNS server: NetworkManager ignores it"),
-                        ),
-                    }
-                }
-            }
-            ("dns-search", _) => {
-                let items = e.list();
-                if let [one] = items.as_slice() {
-                    if one.contains([',', ' ']) {
-                        let why = "search domains separated by `,` or ` `: NetworkManager \
-                                   splits them (only `;` separates)";
-                        f.ignored(e, fam, why);
-                        sink.search.extend(
-                            one.split([',', ' '])
-                                .filter(|s| !s.is_empty())
-                                .map(str::to_string),
-                        );
-                        continue;
-                    }
-                }
-                sink.search.extend(items);
-            }
-            ("ignore-auto-dns", "true") if dynamic => {
-                ip.insert("auto-dns".into(), json!(false));
-            }
-            ("ignore-auto-routes", "true") if dynamic => {
-                ip.insert("auto-routes".into(), json!(false));
-            }
-            ("never-default", "true") if dynamic => {
-                ip.insert("auto-gateway".into(), json!(false));
-            }
-            ("never-default", "true") => {}
-            ("route-table", n) if dynamic => {
-                ip.insert("auto-route-table-id".into(), option_value(n));
-            }
-            ("route-metric", n) if dynamic => {
-                ip.insert("auto-route-metric".into(), option_value(n));
-            }
-            // `default` is NetworkManager's global default, stable-privacy.
-            ("addr-gen-mode", "1" | "stable-privacy" | "default" | "default-or-eui64") if v6 => {
-                ip.insert("addr-gen-mode".into(), json!("stable-privacy"));
-            }
-            (k, v) if is_default(fam, k, v) => {}
-            _ => f.unmapped(e, fam, "no NMState equivalent handled by nodenet"),
-        }
-    }
-    if !addresses.is_empty() {
-        ip.insert("address".into(), J::Array(addresses));
-    }
-    Some(J::Object(ip))
-}
-
-/// `routeN_options=` onto an NMState route. False: the route has a type
-/// NMState does not express and is not imported. As NetworkManager, an
-/// option with an invalid value voids them all, an unknown one is
-/// skipped.
-fn route_options(o: &Entry, fam: &str, r: &mut Map<String, J>, f: &mut Findings) -> bool {
-    let text = o.value();
-    let pairs: Vec<(&str, &str)> = {
-        text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
-            .collect()
-    };
-    let numeric = |k: &str| {
-        matches!(
-            k,
-            "table"
-                | "tos"
-                | "scope"
-                | "window"
-                | "cwnd"
-                | "initcwnd"
-                | "initrwnd"
-                | "mtu"
-                | "advmss"
-                | "rto_min"
-                | "weight"
-        )
-    };
-    let boolean = |k: &str| k == "onlink" || k == "quickack" || k.starts_with("lock-");
-    if let Some((k, v)) = pairs.iter().find(|(k, v)| {
-        numeric(k) && v.parse::<u32>().is_err() || boolean(k) && bool_value(v).is_none()
-    }) {
-        f.ignored(
-            o,
-            fam,
-            &format!("`{k}={v}` is not valid: NetworkManager ignores all these options"),
-        );
-        return true;
-    }
-    for (k, v) in pairs {
-        let num = || v.parse::<u32>().ok().map(|n| json!(n));
-        let flag = || bool_value(v).map(|b| json!(b));
-        let (key, value) = match k {
-            "table" if v == "254" => continue,
-            "table" => ("table-id", num()),
-            "src" => ("source", Some(json!(v))),
-            "weight" => ("weight", num()),
-            "cwnd" => ("cwnd", num()),
-            "initcwnd" => ("initcwnd", num()),
-            "initrwnd" => ("initrwnd", num()),
-            "mtu" => ("mtu", num()),
-            "advmss" => ("advmss", num()),
-            "quickack" => ("quickack", flag()),
-            "lock-mtu" => ("lock-mtu", flag()),
-            // nmstate locks the window whenever it sets one.
-            "lock-cwnd" if bool_value(v) == Some(true) => continue,
-            "type" if v == "unicast" => continue,
-            "type" if matches!(v, "blackhole" | "unreachable" | "prohibit") => {
-                // nmstate keeps such routes on no interface.
-                r.remove("next-hop-interface");
-                r.remove("next-hop-address");
-                ("route-type", Some(json!(v)))
-            }
-            "type" => {
-                f.unmapped(
-                    o,
-                    fam,
-                    &format!("NMState has no `{v}` routes; the route is not imported"),
-                );
-                return false;
-            }
-            _ => {
-                f.unmapped(o, fam, &format!("route option `{k}={v}` is not imported"));
-                continue;
-            }
-        };
-        if let Some(value) = value {
-            r.insert(key.into(), value);
-        }
-    }
-    true
-}
-
-/// Reports every key of `groups` this importer did not consume and that
-/// is not a default nmstate writes itself (nor empty: unset); groups it
-/// does not know at all are reported once, at their header.
-fn check_leftovers(kf: &Keyfile, groups: &[&str], f: &mut Findings, used: &[(&str, &str)]) {
+/// Reports every key this importer did not consume and that is not a
+/// default nmstate writes itself (nor empty: unset); groups no mapper
+/// reads are reported once, at their header.
+fn check_leftovers(kf: &Keyfile, f: &mut Findings, used: &[(&str, &str)]) {
     for g in &kf.groups {
         // nmcli writes empty [ethernet], [proxy], [bond-port] groups.
         if g.entries.iter().all(|e| e.raw.is_empty()) {
             continue;
         }
-        if !groups.contains(&g.name.as_str()) {
+        if !KNOWN_GROUPS.contains(&g.name.as_str()) {
             f.warn(
                 Code::KeyfileUnmapped,
                 g.span,
@@ -1265,3 +483,6 @@ fn check_leftovers(kf: &Keyfile, groups: &[&str], f: &mut Findings, used: &[(&st
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

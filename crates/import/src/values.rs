@@ -232,6 +232,32 @@ fn hex_mac(s: &str, len: usize) -> Option<Vec<u8>> {
     (out.len() == len).then_some(out)
 }
 
+/// GLib's booleans as NetworkManager reads them.
+pub fn bool_value(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// A decimal or `0x` hexadecimal integer.
+pub fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => i64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// An 802.1X certificate or key as the keyfile names it: an absolute
+/// path, or a `file://` URI of one. None: an embedded blob (`data:`) or a
+/// relative path NetworkManager resolves against the keyfile's directory.
+pub fn cert_path(v: &str) -> Option<&str> {
+    let path = v.strip_prefix("file://").unwrap_or(v);
+    path.starts_with('/').then_some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
