@@ -73,15 +73,17 @@ pub fn cluster_traffic(host: &Host, cluster: &Cluster, state: &Node) -> BTreeMap
             }
         }
     }
+    // Breadth first, in the order above: an interface keeps its first
+    // (most telling) reason.
     let mut carriers: BTreeMap<String, String> = BTreeMap::new();
-    let mut todo: Vec<(String, String)> = roots;
-    while let Some((name, why)) = todo.pop() {
+    let mut todo: std::collections::VecDeque<(String, String)> = roots.into();
+    while let Some((name, why)) = todo.pop_front() {
         if carriers.contains_key(&name) {
             continue;
         }
         for lower in beneath(&net, &name) {
             if !carriers.contains_key(&lower) {
-                todo.push((lower, format!("is beneath `{name}`, which {why}")));
+                todo.push_back((lower, format!("is beneath `{name}`, which {why}")));
             }
         }
         carriers.insert(name, why);

@@ -76,6 +76,8 @@ enum Command {
     Rollback,
     /// On a node, at boot (nodenet-apply.service): apply /etc/nmstate/openshift/<hostname>.yml, else cluster.yml, once per content.
     Service(cmd::agent::ServiceArgs),
+    /// What a new inventory version changes on which host, how risky each change is, and the rollout it implies.
+    Plan(cmd::plan::Args),
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
     /// Shell completion script for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -151,6 +153,7 @@ fn main() -> ExitCode {
         Command::Commit => cmd::agent::commit(),
         Command::Rollback => cmd::agent::rollback(),
         Command::Service(args) => cmd::agent::service(args),
+        Command::Plan(args) => cmd::plan::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Completions(args) => cmd::install::completions(args),
         Command::Man(args) => cmd::install::man(args),

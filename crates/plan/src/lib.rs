@@ -150,8 +150,9 @@ fn removed(h: &Host) -> HostChange {
         risk: Risk::Modifying,
         reasons: vec![Reason {
             risk: Risk::Modifying,
-            what: "no longer in the inventory: its node keeps its network (nodenet removes no node)"
-                .into(),
+            what:
+                "no longer in the inventory: its node keeps its network (nodenet removes no node)"
+                    .into(),
         }],
         network: None,
         fields: Vec::new(),
@@ -213,7 +214,11 @@ fn modified(
     }
     reasons.sort_by(|a, b| b.risk.cmp(&a.risk).then_with(|| a.what.cmp(&b.what)));
     reasons.dedup();
-    let risk = reasons.iter().map(|r| r.risk).max().unwrap_or(Risk::Additive);
+    let risk = reasons
+        .iter()
+        .map(|r| r.risk)
+        .max()
+        .unwrap_or(Risk::Additive);
     Ok(Some(HostChange {
         host: n.name.value.clone(),
         role: n.role.value.pool().to_string(),
@@ -267,7 +272,11 @@ pub fn render_text(plan: &Plan) -> String {
     for c in &plan.changes {
         let mut body = format!("{:?}:", c.risk).to_lowercase();
         for r in &c.reasons {
-            body.push_str(&format!("\n    {} — {}", format!("{:?}", r.risk).to_lowercase(), r.what));
+            body.push_str(&format!(
+                "\n    {} — {}",
+                format!("{:?}", r.risk).to_lowercase(),
+                r.what
+            ));
         }
         for f in &c.fields {
             body.push_str(&format!("\n    {}: {} -> {}", f.field, f.old, f.new));

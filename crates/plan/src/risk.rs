@@ -107,7 +107,11 @@ fn route_text(route: &J) -> String {
     if via.is_empty() {
         format!("{} dev {}", s("destination"), s("next-hop-interface"))
     } else {
-        format!("{} via {via} dev {}", s("destination"), s("next-hop-interface"))
+        format!(
+            "{} via {via} dev {}",
+            s("destination"),
+            s("next-hop-interface")
+        )
     }
 }
 
@@ -271,7 +275,10 @@ pub fn classify(
             Item::Dns {
                 risk: Risk::Modifying,
             },
-            format!("changes name servers or search domains ({})", servers.join(" ")),
+            format!(
+                "changes name servers or search domains ({})",
+                servers.join(" ")
+            ),
         );
     }
     (items, reasons)

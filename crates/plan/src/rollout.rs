@@ -47,8 +47,28 @@ pub struct Rollout {
     pub policies: Vec<PlannedPolicy>,
 }
 
-/// The part of a host's change of one risk, as a partial NMState state.
-fn delta(new_state: &J, items: &[&Item]) -> J {
+/// `value` at the dotted `path` of `obj` (made as needed).
+fn set_path(obj: &mut Map<String, J>, path: &str, value: J) {
+    match path.split_once('.') {
+        None => {
+            obj.insert(path.to_string(), value);
+        }
+        Some((head, rest)) => {
+            let inner = obj
+                .entry(head.to_string())
+                .or_insert_with(|| J::Object(Map::new()));
+            if let J::Object(m) = inner {
+                set_path(m, rest, value);
+            }
+        }
+    }
+}
+
+/// The part of a host's change of one risk, as a partial NMState state:
+/// new interfaces whole, changed ones with only what changes (so hosts
+/// whose change is the same share one policy whatever their addresses),
+/// removed ones `absent`.
+fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J {
     let mut state = Map::new();
     let new_ifaces: Vec<&J> = new_state
         .get("interfaces")
@@ -65,13 +85,28 @@ fn delta(new_state: &J, items: &[&Item]) -> J {
                 Change::Removed => {
                     ifaces.push(json!({"name": name, "type": kind, "state": "absent"}))
                 }
-                Change::Added | Change::Changed => {
+                Change::Added => {
                     if let Some(i) = new_ifaces
                         .iter()
                         .find(|i| i.get("name").and_then(J::as_str) == Some(name.as_str()))
                     {
                         ifaces.push((*i).clone());
                     }
+                }
+                Change::Changed => {
+                    let mut entry = Map::new();
+                    entry.insert("name".into(), json!(name));
+                    entry.insert("type".into(), json!(kind));
+                    for d in diff
+                        .interfaces
+                        .iter()
+                        .filter(|d| &d.name == name && &d.kind == kind)
+                    {
+                        for f in &d.fields {
+                            set_path(&mut entry, &f.path, f.desired.clone());
+                        }
+                    }
+                    ifaces.push(J::Object(entry));
                 }
             },
             Item::Route { route, added, .. } => {
@@ -109,7 +144,11 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
     // (risk, role) → the hosts' deltas.
     let mut deltas: BTreeMap<(Risk, String), Vec<(&Host, J)>> = BTreeMap::new();
-    for c in plan.changes.iter().filter(|c| c.change == HostChangeKind::Modified) {
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.change == HostChangeKind::Modified)
+    {
         let Some(h) = by_name.get(c.host.as_str()) else {
             continue;
         };
@@ -120,10 +159,10 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         for risk in [Risk::Additive, Risk::Modifying, Risk::Disruptive] {
             let items: Vec<&Item> = c.items.iter().filter(|i| i.risk() == risk).collect();
             if !items.is_empty() {
-                deltas
-                    .entry((risk, c.role.clone()))
-                    .or_default()
-                    .push((h, delta(&new_state, &items)));
+                deltas.entry((risk, c.role.clone())).or_default().push((
+                    h,
+                    delta(&new_state, &items, c.network.as_ref().expect("a diff")),
+                ));
             }
         }
     }
@@ -202,7 +241,10 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
                     ),
                     selector: BTreeMap::from([
                         (role_label.clone(), String::new()),
-                        ("kubernetes.io/hostname".to_string(), h.node_name(&new.cluster)),
+                        (
+                            "kubernetes.io/hostname".to_string(),
+                            h.node_name(&new.cluster),
+                        ),
                     ]),
                     max_unavailable: unavailable.clone(),
                     hosts: 1,
@@ -258,14 +300,42 @@ impl Rollout {
                 "  MachineConfig 10-nodenet-nmstate-{role}: {n} host file(s) change; with the node disruption policy every {role} node restarts nodenet-apply.service in turn (the pool's maxUnavailable), only those {n} change, a rolled-back node is degraded and stops the pool\n"
             ));
         }
+        // Per-node policies of one file: the first, and how many more.
+        let mut shown: BTreeMap<(&str, Risk), usize> = BTreeMap::new();
         for p in &self.policies {
+            let per_node = p.selector.contains_key("kubernetes.io/hostname");
+            let seen = shown.entry((p.file.as_str(), p.risk)).or_default();
+            *seen += 1;
+            if per_node && *seen > 1 {
+                continue;
+            }
+            let more = if per_node {
+                let n = self
+                    .policies
+                    .iter()
+                    .filter(|q| q.file == p.file && q.risk == p.risk)
+                    .count();
+                if n > 1 {
+                    format!(" and {} more per-node policies like it", n - 1)
+                } else {
+                    String::new()
+                }
+            } else {
+                String::new()
+            };
             let selector: Vec<String> = p
                 .selector
                 .iter()
-                .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+                .map(|(k, v)| {
+                    if v.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
                 .collect();
             s.push_str(&format!(
-                "  {} {} ({}; {} node(s); maxUnavailable {}) in {}\n",
+                "  {} {}{more} ({}; {} node(s); maxUnavailable {}) in {}\n",
                 p.risk.as_str(),
                 p.name,
                 selector.join(", "),

@@ -9,6 +9,7 @@ pub mod gc;
 pub mod image;
 pub mod import;
 pub mod install;
+pub mod plan;
 pub mod provision;
 pub mod render;
 pub mod serve;

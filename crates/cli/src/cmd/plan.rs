@@ -1,0 +1,115 @@
+//! `nodenet plan OLD NEW`: what a new inventory version changes on which
+//! host, how risky each change is, and the rollout it implies.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::report::{self, Format};
+use crate::ui::{info, Phases};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The version in place: an input `check` reads (file or directory),
+    /// or a previous render's output directory.
+    old: PathBuf,
+    /// The new version (must check without errors).
+    new: PathBuf,
+    /// Write the manifests that carry the change here: the policies by
+    /// risk (nncp/<risk>-<role>.yaml), the MachineConfigs that change and
+    /// the MachineConfiguration that keeps them from rebooting nodes.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// `json`: one object on stdout (README: plan).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let mut phases = Phases::start();
+    let load = |path: &PathBuf| {
+        nodenet_model::load_files(std::slice::from_ref(path))
+            .map_err(|e| super::Failure::from(e).report(args.format))
+    };
+    let old = match load(&args.old) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let new = match load(&args.new) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    phases.mark("load");
+    // The old version is what runs: read as it is. The new one must be
+    // sound before anything is rolled out.
+    if let Some(e) = old.diagnostics.iter().find(|d| d.is_error()) {
+        report::print(&old.sources, &old.diagnostics, args.format);
+        return super::Failure::usage(format!(
+            "{} cannot be read as an inventory: {}",
+            args.old.display(),
+            e.message
+        ))
+        .report(args.format);
+    }
+    let report = nodenet_check::check(&new.inventory, new.diagnostics);
+    phases.mark("check");
+    if report.has_errors() {
+        report::print(&new.sources, &report.diagnostics, args.format);
+        return super::Failure::usage(format!(
+            "{} does not check clean: nothing planned",
+            args.new.display()
+        ))
+        .report(args.format);
+    }
+    let plan = match nodenet_plan::plan(&old.inventory, &new.inventory) {
+        Ok(p) => p,
+        Err(e) => return super::Failure::usage(e).report(args.format),
+    };
+    let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
+    phases.mark("plan");
+    if let Some(dir) = &args.output {
+        let files = rollout.files(&new.inventory);
+        if let Err(e) = nodenet_render::output::write_tree(dir, files, None) {
+            return super::Failure::from(e).report(args.format);
+        }
+        phases.mark("write");
+    }
+    phases.print();
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::json!({
+                "hosts": plan.hosts,
+                "unchanged": plan.unchanged,
+                "changes": plan.changes,
+                "rollout": rollout,
+            })
+        ),
+        Format::Human => {
+            print!("{}", nodenet_plan::render_text(&plan));
+            if !plan.is_empty() {
+                println!("rollout:\n{}", rollout.render_text());
+            }
+            let count = |k: nodenet_plan::HostChangeKind| {
+                plan.changes.iter().filter(|c| c.change == k).count()
+            };
+            info!(
+                "{} host(s): {} changed, {} added, {} removed, {} unchanged",
+                plan.hosts,
+                count(nodenet_plan::HostChangeKind::Modified),
+                count(nodenet_plan::HostChangeKind::Added),
+                count(nodenet_plan::HostChangeKind::Removed),
+                plan.unchanged
+            );
+        }
+    }
+    // Both inventories are dropped by the kernel at exit, faster than node
+    // by node.
+    std::mem::forget(old);
+    std::mem::forget(new.inventory);
+    std::mem::forget(report.hosts);
+    if plan.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
+    }
+}
