@@ -27,6 +27,25 @@ impl Nm {
     }
 }
 
+/// NetworkManager's open checkpoints.
+pub(crate) async fn checkpoints(nm: &Nm) -> Result<Vec<String>, AgentError> {
+    let paths: Vec<zvariant::OwnedObjectPath> =
+        nm.manager.get_property("Checkpoints").await.map_err(dbus)?;
+    Ok(paths.into_iter().map(|p| p.as_str().to_string()).collect())
+}
+
+/// Rolls back the checkpoint at `path`.
+pub(crate) async fn rollback_checkpoint(nm: &Nm, path: &str) -> Result<(), AgentError> {
+    let path = zvariant::ObjectPath::try_from(path)
+        .map_err(|e| AgentError::Nmstate(format!("checkpoint {path}: {e}")))?;
+    let _: HashMap<String, u32> = nm
+        .manager
+        .call("CheckpointRollback", &(&path,))
+        .await
+        .map_err(dbus)?;
+    Ok(())
+}
+
 pub(crate) fn dbus(e: zbus::Error) -> AgentError {
     AgentError::Nmstate(format!("D-Bus: {e}"))
 }

@@ -11,7 +11,7 @@
 //! skips nmstate's apply ([`direct`]); the checkpoint is the same.
 
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ use nmstate::NetworkState;
 
 mod dbus;
 mod direct;
+pub mod service;
 
 use dbus::GlobalDns;
 
@@ -298,6 +299,9 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     }
     clock.lap("probes before");
     let timeout = opts.timeout.as_secs().max(1) as u32;
+    // The checkpoint this apply opens is the one not open before it.
+    let open_before = dbus::with_nm(async |nm| dbus::checkpoints(nm).await)?;
+    let new = new_interfaces(desired_json);
     let saved = match direct::quick_look(desired_json) {
         Ok(look) => {
             clock.lap("quick look");
@@ -307,6 +311,7 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
             Saved {
                 up: look.up,
                 global_dns: None,
+                new: Vec::new(),
             }
         }
         Err(why) => {
@@ -324,16 +329,32 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
         }
     };
     clock.lap("checkpoint+activate");
+    // Until it is committed or rolled back, the open checkpoint is written
+    // down: a run killed here (a restart of nodenet-apply.service) is
+    // rolled back by `nodenet rollback --if-pending` at once, not after
+    // NetworkManager's timeout.
+    let checkpoint = dbus::with_nm(async |nm| dbus::checkpoints(nm).await)?
+        .into_iter()
+        .find(|c| !open_before.contains(c));
+    let pending = Pending {
+        checkpoint: checkpoint.clone(),
+        saved: Saved { new, ..saved },
+    };
+    pending.write();
+    let saved = &pending.saved;
+    let checkpoint = checkpoint.as_deref();
     if let Err(diff) = verify_live(desired_json, opts.timeout.min(VERIFY_WITHIN)) {
         let seconds = clock.last.elapsed().as_secs_f64();
-        restore(&saved, &probes, opts.timeout)?;
+        restore(saved, checkpoint, &probes, opts.timeout)?;
+        Pending::clear();
         return Err(AgentError::NotApplied { diff, seconds });
     }
     clock.lap("verify");
     for p in &probes {
         if let Err(why) = run_probe(p, opts.probe_timeout) {
             let failed_at = Instant::now();
-            restore(&saved, &probes, opts.timeout)?;
+            restore(saved, checkpoint, &probes, opts.timeout)?;
+            Pending::clear();
             return Err(AgentError::ProbeFailed {
                 probe: p.to_string(),
                 why,
@@ -343,20 +364,12 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
         out.passed.push(p.to_string());
     }
     clock.lap("probes after");
-    if opts.no_commit {
-        let written =
-            std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
-                .and_then(|()| {
-                    nodenet_model::write_atomic(
-                        Path::new(PENDING),
-                        serde_json::to_string(&saved)?.as_bytes(),
-                    )
-                });
-        if let Err(e) = written {
-            log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces or write back DNS)");
+    if !opts.no_commit {
+        match checkpoint {
+            Some(path) => dbus::with_nm(async |nm| commit_checkpoint(nm, path).await)?,
+            None => NetworkState::checkpoint_commit("").map_err(nm)?,
         }
-    } else {
-        NetworkState::checkpoint_commit("").map_err(nm)?;
+        Pending::clear();
         out.committed = true;
         clock.lap("commit");
     }
@@ -386,6 +399,7 @@ fn apply_after_full_read(
     let mut saved = Saved {
         up: up_interfaces(&before)?,
         global_dns: None,
+        new: Vec::new(),
     };
     match direct::new_interfaces_only(&state, &before) {
         Ok(keyfiles) => {
@@ -443,9 +457,54 @@ fn verify_live(desired: &serde_json::Value, within: Duration) -> Result<(), Stri
     }
 }
 
-/// Where a `--no-commit` apply leaves the interfaces that were up, for
-/// `nodenet rollback` in a later process.
+/// An apply in flight (or left open by `--no-commit`): its checkpoint and
+/// what a restore needs, for `nodenet rollback` in a later process.
 const PENDING: &str = "/run/nodenet/pending-rollback.json";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Pending {
+    /// The NetworkManager checkpoint the apply opened.
+    checkpoint: Option<String>,
+    saved: Saved,
+}
+
+impl Pending {
+    fn write(&self) {
+        let written =
+            std::fs::create_dir_all(Path::new(PENDING).parent().unwrap_or(Path::new("/")))
+                .and_then(|()| {
+                    nodenet_model::write_atomic(
+                        Path::new(PENDING),
+                        serde_json::to_string(self)?.as_bytes(),
+                    )
+                });
+        if let Err(e) = written {
+            log::warn!("{PENDING}: {e} (`nodenet rollback` will not re-activate interfaces or write back DNS)");
+        }
+    }
+
+    fn read() -> Result<Option<Pending>, AgentError> {
+        match std::fs::read(PENDING) {
+            Ok(data) => serde_json::from_slice(&data)
+                .map(Some)
+                .map_err(|e| AgentError::Nmstate(format!("{PENDING}: {e}"))),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn clear() {
+        let _ = std::fs::remove_file(PENDING);
+    }
+}
+
+async fn commit_checkpoint(nm: &dbus::Nm, path: &str) -> Result<(), AgentError> {
+    let path = zvariant::ObjectPath::try_from(path)
+        .map_err(|e| AgentError::Nmstate(format!("checkpoint {path}: {e}")))?;
+    nm.manager
+        .call::<_, _, ()>("CheckpointDestroy", &(&path,))
+        .await
+        .map_err(dbus::dbus)
+}
 
 /// The interfaces up in `state` (what a restore must bring back).
 fn up_interfaces(state: &NetworkState) -> Result<Vec<String>, AgentError> {
@@ -466,6 +525,10 @@ fn up_interfaces(state: &NetworkState) -> Result<Vec<String>, AgentError> {
 struct Saved {
     /// Interfaces that were up.
     up: Vec<String>,
+    /// Interfaces the change creates (named in the desired state, not in
+    /// the kernel before): gone again once a restore returns.
+    #[serde(default)]
+    new: Vec<String>,
     /// The global DNS configuration, when the change touched DNS.
     global_dns: Option<GlobalDns>,
 }
@@ -474,8 +537,16 @@ struct Saved {
 /// saved, then brings up again whatever was up and is not now:
 /// NetworkManager's rollback restores the profiles but may leave
 /// re-created devices down (NM 1.42 with VLANs).
-fn restore(saved: &Saved, probes: &[Probe], timeout: Duration) -> Result<(), AgentError> {
-    NetworkState::checkpoint_rollback("").map_err(nm)?;
+fn restore(
+    saved: &Saved,
+    checkpoint: Option<&str>,
+    probes: &[Probe],
+    timeout: Duration,
+) -> Result<(), AgentError> {
+    match checkpoint {
+        Some(path) => dbus::with_nm(async |nm| dbus::rollback_checkpoint(nm, path).await)?,
+        None => NetworkState::checkpoint_rollback("").map_err(nm)?,
+    }
     if let Some(dns) = &saved.global_dns {
         dbus::with_nm(async |nm| {
             if GlobalDns::read(nm).await? != *dns {
@@ -490,24 +561,58 @@ fn restore(saved: &Saved, probes: &[Probe], timeout: Duration) -> Result<(), Age
     // moment for the interfaces to be up in the kernel (operstate: a file
     // read, no netlink dump, no D-Bus) and for the probes that passed
     // before the change to pass again; activate what stays down.
-    let names: Vec<&str> = up.iter().map(String::as_str).collect();
-    let Err(down) = wait_up(&names, probes, RESTORE_GRACE) else {
-        return Ok(());
-    };
-    if !down.is_empty() {
-        log::warn!(
-            "NetworkManager's rollback left {} down; activating their restored profiles",
-            down.join(", ")
-        );
-        activate_profiles(&down)?;
+    // NetworkManager deletes the devices the change created after its
+    // rollback call has returned.
+    let new: Vec<&str> = saved.new.iter().map(String::as_str).collect();
+    let deadline = Instant::now() + timeout;
+    while new.iter().any(|n| exists(n)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
     }
-    // A profile is being activated: wait longer, for the links only.
-    wait_up(&names, &[], timeout).map_err(|down| {
-        AgentError::Nmstate(format!(
-            "after the rollback, still down: {}",
-            down.join(", ")
-        ))
-    })
+    let names: Vec<&str> = up.iter().map(String::as_str).collect();
+    if wait_up(&names, probes, RESTORE_GRACE).is_ok() {
+        return Ok(());
+    }
+    // Something is down, or the probes do not pass yet. A link may also go
+    // down a moment later: NetworkManager deletes the devices it takes for
+    // new ones after the rollback call has returned, among them a VLAN
+    // that nmstate re-created while applying. Whatever is down gets its
+    // restored profile activated (once); done when every link is up and
+    // the probes pass, or the links have stayed up for a while.
+    let mut activated: Vec<&str> = Vec::new();
+    let mut up_since: Option<Instant> = None;
+    loop {
+        let down: Vec<&str> = names.iter().copied().filter(|n| !link_up(n)).collect();
+        let fresh: Vec<&str> = down
+            .iter()
+            .copied()
+            .filter(|n| !activated.contains(n))
+            .collect();
+        if !fresh.is_empty() {
+            log::warn!(
+                "NetworkManager's rollback left {} down; activating their restored profiles",
+                fresh.join(", ")
+            );
+            activate_profiles(&fresh)?;
+            activated.extend(fresh);
+        }
+        if down.is_empty() {
+            if probes.iter().all(|p| run_probe(p, Duration::ZERO).is_ok()) {
+                return Ok(());
+            }
+            if up_since.get_or_insert_with(Instant::now).elapsed() >= RESTORE_SETTLE {
+                return Ok(());
+            }
+        } else {
+            up_since = None;
+        }
+        if Instant::now() >= deadline {
+            return Err(AgentError::Nmstate(format!(
+                "after the rollback, still down: {}",
+                down.join(", ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Polls until every interface in `names` is up and every probe passes;
@@ -585,6 +690,30 @@ fn activate_profiles(names: &[&str]) -> Result<(), AgentError> {
 /// waiting longer only delays the restore).
 const RESTORE_GRACE: Duration = Duration::from_millis(500);
 
+/// How long restored links must stay up, when the probes still fail, for
+/// the restore to be done (NetworkManager deletes the devices it takes for
+/// new ones within a second or two of its rollback).
+const RESTORE_SETTLE: Duration = Duration::from_secs(5);
+
+/// Whether the kernel has an interface called `name`.
+fn exists(name: &str) -> bool {
+    Path::new("/sys/class/net").join(name).exists()
+}
+
+/// The interfaces `desired` names (and does not remove) that the kernel
+/// does not have yet.
+fn new_interfaces(desired: &serde_json::Value) -> Vec<String> {
+    desired["interfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| !matches!(i["state"].as_str(), Some("absent" | "down")))
+        .filter_map(|i| i["name"].as_str())
+        .filter(|n| !n.contains('/') && !exists(n))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Whether the kernel reports `name` up (`unknown` is what interfaces
 /// without carrier reporting, e.g. dummies, show when up).
 fn link_up(name: &str) -> bool {
@@ -594,60 +723,52 @@ fn link_up(name: &str) -> bool {
 
 pub fn commit() -> Result<(), AgentError> {
     require_network_manager()?;
-    NetworkState::checkpoint_commit("").map_err(nm)?;
-    let _ = std::fs::remove_file(PENDING);
+    match Pending::read()?.and_then(|p| p.checkpoint) {
+        Some(path) => dbus::with_nm(async |nm| commit_checkpoint(nm, &path).await)?,
+        None => NetworkState::checkpoint_commit("").map_err(nm)?,
+    }
+    Pending::clear();
     Ok(())
 }
 
 pub fn rollback() -> Result<(), AgentError> {
     require_network_manager()?;
-    match std::fs::read(PENDING) {
-        Ok(data) => {
-            let saved: Saved = serde_json::from_slice(&data)
-                .map_err(|e| AgentError::Nmstate(format!("{PENDING}: {e}")))?;
-            restore(&saved, &[], Duration::from_secs(60))?;
-            let _ = std::fs::remove_file(PENDING);
+    match Pending::read()? {
+        Some(p) => {
+            restore(
+                &p.saved,
+                p.checkpoint.as_deref(),
+                &[],
+                Duration::from_secs(60),
+            )?;
+            Pending::clear();
             Ok(())
         }
-        Err(_) => NetworkState::checkpoint_rollback("").map_err(nm),
+        None => NetworkState::checkpoint_rollback("").map_err(nm),
     }
 }
 
-/// Where the boot-time service looks, as OpenShift's MachineConfig path
-/// lays it out: `<dir>/<hostname>.yml`, else `<dir>/cluster.yml`.
-pub fn service_file(dir: &Path, hostname: &str) -> Option<PathBuf> {
-    [format!("{hostname}.yml"), "cluster.yml".to_string()]
-        .into_iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
-}
-
-/// The record of what the service applied last: `<sha256>  <path>`.
-pub struct AppliedRecord {
-    pub path: PathBuf,
-}
-
-impl AppliedRecord {
-    pub fn sha256(data: &[u8]) -> String {
-        use sha2::Digest;
-        nodenet_model::hex(&sha2::Sha256::digest(data))
-    }
-
-    /// Whether `sha256` is what was applied last.
-    pub fn is_applied(&self, sha256: &str) -> bool {
-        std::fs::read_to_string(&self.path)
-            .is_ok_and(|r| r.split_whitespace().next() == Some(sha256))
-    }
-
-    pub fn record(&self, sha256: &str, file: &Path) -> std::io::Result<()> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        nodenet_model::write_atomic(
-            &self.path,
-            format!("{sha256}  {}\n", file.display()).as_bytes(),
-        )
-    }
+/// Rolls back the checkpoint a killed or unfinished apply left open (what
+/// `nodenet rollback --if-pending` does when nodenet-apply.service stops):
+/// `true` when there was one. A marker whose checkpoint NetworkManager
+/// no longer has (committed, or rolled back on its own) is removed.
+pub fn rollback_if_pending() -> Result<bool, AgentError> {
+    let Some(p) = Pending::read()? else {
+        return Ok(false);
+    };
+    require_network_manager()?;
+    let open = dbus::with_nm(async |nm| dbus::checkpoints(nm).await)?;
+    let Some(path) = p
+        .checkpoint
+        .as_deref()
+        .filter(|c| open.iter().any(|o| o == c))
+    else {
+        Pending::clear();
+        return Ok(false);
+    };
+    restore(&p.saved, Some(path), &[], Duration::from_secs(60))?;
+    Pending::clear();
+    Ok(true)
 }
 
 /// The running host name (what `<hostname>.yml` is named after).

@@ -46,6 +46,9 @@ struct Args {
     /// Skip the check/render/import benchmarks (boot media only).
     #[arg(long)]
     media_only: bool,
+    /// Only the `nodenet plan` series.
+    #[arg(long)]
+    plan_only: bool,
     /// Keyfiles for the import benchmark (0 skips it).
     #[arg(long, default_value_t = 10_000)]
     import_files: usize,
@@ -66,6 +69,11 @@ fn timed(cmd: &mut Command) -> Result<f64> {
 
 /// Runs a command to completion: wall seconds and its peak RSS in MiB.
 fn run(cmd: &mut Command) -> Result<(f64, f64)> {
+    run_exiting(cmd, &[0])
+}
+
+/// As `run`, for a command whose exit code is one of `codes`.
+fn run_exiting(cmd: &mut Command, codes: &[i32]) -> Result<(f64, f64)> {
     let start = Instant::now();
     let child = cmd
         .stdout(Stdio::null())
@@ -77,7 +85,7 @@ fn run(cmd: &mut Command) -> Result<(f64, f64)> {
     // SAFETY: waits for our own child, writing into values we own.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     let secs = start.elapsed().as_secs_f64();
-    if pid < 0 || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+    if pid < 0 || !libc::WIFEXITED(status) || !codes.contains(&libc::WEXITSTATUS(status)) {
         bail!("{cmd:?} failed: status {status}");
     }
     Ok((secs, usage.ru_maxrss as f64 / 1024.0))
@@ -110,8 +118,12 @@ fn main() -> Result<()> {
         dir.display()
     );
 
+    if args.plan_only {
+        return plan(&args, &nodenet, &dir);
+    }
     if !args.media_only {
         render_and_import(&args, &nodenet, &dir)?;
+        plan(&args, &nodenet, &dir)?;
     }
     media(&args, &nodenet, &dir)?;
     Ok(())
@@ -354,6 +366,81 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             args.import_files as f64 / t,
             args.import_files
         );
+    }
+    Ok(())
+}
+
+/// `nodenet plan OLD NEW -o DIR` where NEW changes the MTU of every host
+/// (a disruptive change everywhere: no host is left out of the diff), on
+/// the template and the host-by-host install-config; beside it `nodenet
+/// check NEW` alone (what any plan must do at least), and, at the
+/// headline size, OLD given as the output directory of a render.
+fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
+    for shape in [Shape::Template, Shape::InstallConfig] {
+        if !args.shapes.is_empty() && !args.shapes.iter().any(|k| k == shape.key()) {
+            continue;
+        }
+        println!("\nplan, every host's MTU changed ({}):", shape.key());
+        println!(
+            "  {:>7}  {:>8}  {:>11}  {:>9}  {:>10}  {:>8}",
+            "hosts", "plan s", "check NEW s", "hosts/s", "x/doubling", "RSS MiB"
+        );
+        let mut previous: Option<f64> = None;
+        let mut sizes = args.series.clone();
+        sizes.push(args.hosts);
+        for (k, &n) in sizes.iter().enumerate() {
+            let headline = k == sizes.len() - 1;
+            let base = dir.join("plan").join(format!("{}-{n}", shape.key()));
+            let old = shape.write(n, &base.join("old"))?;
+            let new = shape.write(n, &base.join("new"))?;
+            for f in &new {
+                let text = std::fs::read_to_string(f)?;
+                std::fs::write(f, text.replace("mtu: 9000", "mtu: 8000"))?;
+            }
+            let (old, new) = (&old[0], &new[0]);
+            let out = base.join("out");
+            let rss = std::cell::Cell::new(0.0f64);
+            let plan_from = |old: &Path| -> Result<f64> {
+                best(args.runs, || {
+                    let (secs, peak) = run_exiting(
+                        Command::new(nodenet)
+                            .arg("plan")
+                            .arg(old)
+                            .arg(new)
+                            .arg("-o")
+                            .arg(&out),
+                        &[1],
+                    )?;
+                    rss.set(rss.get().max(peak));
+                    Ok(secs)
+                })
+            };
+            let secs = plan_from(old)?;
+            let check = best(args.runs, || {
+                timed(Command::new(nodenet).arg("check").arg(new))
+            })?;
+            let doubling = match previous {
+                Some(p) if !headline => format!("{:.2}", secs / p),
+                _ => String::new(),
+            };
+            println!(
+                "  {n:>7}  {secs:>8.3}  {check:>11.3}  {:>9.0}  {doubling:>10}  {:>8.0}",
+                n as f64 / secs,
+                rss.get()
+            );
+            previous = Some(secs);
+            if headline && shape == Shape::Template {
+                let rendered = base.join("rendered");
+                run(Command::new(nodenet)
+                    .arg("render")
+                    .arg(old)
+                    .arg("-o")
+                    .arg(&rendered))?;
+                let from_render = plan_from(&rendered)?;
+                println!("  OLD as a render's output directory: plan {from_render:.3} s");
+            }
+            std::fs::remove_dir_all(&base)?;
+        }
     }
     Ok(())
 }

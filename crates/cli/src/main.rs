@@ -73,9 +73,11 @@ enum Command {
     /// On a node: commit the checkpoint a `--no-commit` apply left open.
     Commit,
     /// On a node: roll back the checkpoint a `--no-commit` apply left open.
-    Rollback,
+    Rollback(cmd::agent::RollbackArgs),
     /// On a node, at boot (nodenet-apply.service): apply /etc/nmstate/openshift/<hostname>.yml, else cluster.yml, once per content.
     Service(cmd::agent::ServiceArgs),
+    /// On a node: what nodenet-apply.service applied last and how its last run ended.
+    Status(cmd::agent::StatusArgs),
     /// What a new inventory version changes on which host, how risky each change is, and the rollout it implies.
     Plan(cmd::plan::Args),
     /// Explain a diagnostic code, or list them all.
@@ -151,8 +153,9 @@ fn main() -> ExitCode {
         Command::Show(args) => cmd::agent::show(args),
         Command::Apply(args) => cmd::agent::apply(args),
         Command::Commit => cmd::agent::commit(),
-        Command::Rollback => cmd::agent::rollback(),
+        Command::Rollback(args) => cmd::agent::rollback(args),
         Command::Service(args) => cmd::agent::service(args),
+        Command::Status(args) => cmd::agent::status(args),
         Command::Plan(args) => cmd::plan::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Completions(args) => cmd::install::completions(args),

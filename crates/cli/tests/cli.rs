@@ -417,8 +417,8 @@ fn systemd_unit_is_valid_and_runs_nodenet_service() {
         .args(exec.split_whitespace())
         .arg("--dir")
         .arg(empty.path())
-        .arg("--record")
-        .arg(empty.path().join("applied")));
+        .arg("--status")
+        .arg(empty.path().join("status.json")));
     assert!(
         out.status.success(),
         "{}",
@@ -428,8 +428,10 @@ fn systemd_unit_is_valid_and_runs_nodenet_service() {
 }
 
 /// `nodenet service` picks <hostname>.yml over cluster.yml, refuses a
-/// state `check` rejects without recording it, and skips a file whose
-/// sha256 is already recorded (without touching NetworkManager).
+/// state `check` rejects without recording it as applied (the run is
+/// recorded as refused, and `nodenet status` fails), and skips a file
+/// whose sha256 is already recorded (without touching NetworkManager),
+/// reading the record an older nodenet left (`applied`) too.
 #[test]
 fn service_picks_the_host_file_refuses_bad_states_and_skips_applied_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,7 +439,7 @@ fn service_picks_the_host_file_refuses_bad_states_and_skips_applied_ones() {
         .unwrap()
         .trim()
         .to_string();
-    let record = dir.path().join("state/applied");
+    let status = dir.path().join("state/status.json");
     write(
         dir.path(),
         "cluster.yml",
@@ -450,28 +452,50 @@ fn service_picks_the_host_file_refuses_bad_states_and_skips_applied_ones() {
             .arg("service")
             .arg("--dir")
             .arg(dir.path())
-            .arg("--record")
-            .arg(&record))
+            .arg("--status")
+            .arg(&status))
     };
+    let read_status = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap()
+    };
+    let status_cmd = || run(nodenet().arg("status").arg("--status").arg(&status));
     let out = service();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("{host}.yml")), "{stderr}");
     assert!(stderr.contains("refused"), "{stderr}");
-    assert!(!record.exists(), "a refused state was recorded");
-    // Recorded as applied: nothing to do, exit 0.
-    let sum = run(Command::new(tool("sha256sum")).arg(&host_file));
-    let sha = String::from_utf8_lossy(&sum.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
-    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
-    std::fs::write(&record, format!("{sha}  {}\n", host_file.display())).unwrap();
+    let s = read_status();
+    assert!(
+        s.get("applied").is_none(),
+        "a refused state was recorded as applied: {s}"
+    );
+    assert_eq!(s["last"]["outcome"], "refused", "{s}");
+    assert_eq!(s["last"]["sha256"], sha256sum(&host_file), "{s}");
+    let o = status_cmd();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("last run: refused"));
+    // Recorded as applied by an older nodenet: nothing to do, exit 0.
+    std::fs::remove_file(&status).unwrap();
+    let sha = sha256sum(&host_file);
+    std::fs::write(
+        dir.path().join("state/applied"),
+        format!("{sha}  {}\n", host_file.display()),
+    )
+    .unwrap();
     let out = service();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("applied already"), "{stderr}");
+    let s = read_status();
+    assert_eq!(s["applied"]["sha256"], sha, "{s}");
+    assert_eq!(s["last"]["outcome"], "unchanged", "{s}");
+    let o = status_cmd();
+    assert!(o.status.success());
+    let o = run(nodenet()
+        .args(["status", "--format", "json", "--status"])
+        .arg(&status));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j, s);
 }
 
 /// sha256sum's digest of a file.

@@ -105,6 +105,18 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&vlan130).unwrap(),
     )
     .unwrap();
+    // And one more, for the service stopped mid-apply.
+    let mut vlan140 = vlan130.clone();
+    let v140: serde_yaml::Value = serde_yaml::from_str(
+        "{name: bond0.140, type: vlan, state: up, vlan: {base-iface: bond0, id: 140}, ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.140.10, prefix-length: 24}]}, ipv6: {enabled: false}}",
+    )
+    .unwrap();
+    vlan140["interfaces"].as_sequence_mut().unwrap().push(v140);
+    fs::write(
+        node_cfg.join("vlan140.yml"),
+        serde_yaml::to_string(&vlan140).unwrap(),
+    )
+    .unwrap();
     // Broken: the default route moved to a gateway that does not exist,
     // which cuts the node off from everything beyond its subnets.
     let mut broken = day2.clone();
@@ -126,12 +138,87 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&broken).unwrap(),
     )
     .unwrap();
+    // Day 2 through the Machine Config Operator: the worker MachineConfig
+    // of the lab inventory with each state, and with a worker added.
+    let worker9 = {
+        let mut w = state.clone();
+        for i in w["interfaces"].as_sequence_mut().unwrap() {
+            if i["name"] == "bond0.110" {
+                i["ipv4"]["address"][0]["ip"] = "192.168.110.11".into();
+            }
+        }
+        w
+    };
+    for (name, node_state, with_worker) in [
+        ("day2", &day2, false),
+        ("day2-worker9", &day2, true),
+        ("vlan130", &vlan130, true),
+        ("broken", &broken, true),
+        ("vlan140", &vlan140, true),
+    ] {
+        let extra = with_worker.then_some(&worker9);
+        fs::write(
+            node_cfg.join(format!("mc-{name}.sh")),
+            machine_config_writes(dir, node_state, extra),
+        )
+        .unwrap();
+    }
     let (node, switch) = node_and_switch(dir, node_cfg, None, 0x00);
     let mut n = Vm::launch(img, &node, dir).unwrap();
     let mut s = Vm::launch(img, &switch, dir).unwrap();
     n.wait_ready(Duration::from_secs(180)).unwrap();
     s.wait_ready(Duration::from_secs(180)).unwrap();
     (n, s)
+}
+
+/// What the Machine Config Operator does with the worker MachineConfig
+/// `nodenet render` writes for the lab inventory with the node in `node`
+/// (and a second worker in `worker9`), as a script for the node: each
+/// Ignition file written at its path with its mode, its content decoded
+/// from its `data:` URL (by the node's coreutils), atomically.
+fn machine_config_writes(
+    dir: &Path,
+    node: &serde_yaml::Value,
+    worker9: Option<&serde_yaml::Value>,
+) -> String {
+    let mut inv: serde_yaml::Value = serde_yaml::from_str(
+        &fs::read_to_string(repo().join("crates/cli/tests/lab-data/lab.yaml")).unwrap(),
+    )
+    .unwrap();
+    inv["hosts"][0]["network"] = node.clone();
+    if let Some(w) = worker9 {
+        let host: serde_yaml::Value = serde_yaml::from_str(
+            "{name: worker-9, role: worker, nics: {eth0: '52:54:00:12:09:01', eth1: '52:54:00:12:09:02'}}",
+        )
+        .unwrap();
+        inv["hosts"].as_sequence_mut().unwrap().push(host);
+        inv["hosts"][1]["network"] = w.clone();
+    }
+    let tmp = tempfile::tempdir_in(dir).unwrap();
+    let file = tmp.path().join("lab.yaml");
+    fs::write(&file, serde_yaml::to_string(&inv).unwrap()).unwrap();
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&file).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mc: serde_json::Value = serde_yaml::from_str(
+        &fs::read_to_string(out.join("openshift/10-nodenet-nmstate-worker.yaml")).unwrap(),
+    )
+    .unwrap();
+    let mut script = String::from("set -e\n");
+    for f in mc["spec"]["config"]["storage"]["files"].as_array().unwrap() {
+        let path = f["path"].as_str().unwrap();
+        let mode = f["mode"].as_u64().unwrap();
+        let source = f["contents"]["source"].as_str().unwrap();
+        let (head, data) = source.split_once(',').unwrap();
+        assert!(
+            head.starts_with("data:") && head.ends_with(";base64"),
+            "{head}"
+        );
+        script += &format!(
+            "mkdir -p \"$(dirname {path})\"\necho '{data}' | base64 -d > {path}.mco\nchmod {mode:o} {path}.mco\nmv {path}.mco {path}\n"
+        );
+    }
+    script
 }
 
 /// Runs `cmd` on `vm`; it must exit 0 (else the test fails with `what`
@@ -325,7 +412,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     assert!(out.contains("checkpoint open"), "{out}");
     must(
         &mut node,
-        "[ ! -e /sys/class/net/bond0.130 ] && ! grep -rqs 'id=130' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "[ ! -e /sys/class/net/bond0.130 ] && ! grep -rqs 'id=130' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1 || { ls /sys/class/net; grep -rl 'id=130' /etc/NetworkManager/system-connections; false; }",
         "not back to the day-2 state after `nodenet rollback`",
     );
 
@@ -405,7 +492,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     assert_ne!(node.boot_id().unwrap(), boot_id, "the node did not reboot");
     let (st, out) = node
         .run(
-            "ls /etc/NetworkManager/system-connections; cat /run/nodenet-service.log; [ ! -e /sys/class/net/bond0.130 ] && echo 'no bond0.130'; sha256sum /etc/nmstate/openshift/node.yml; cat /var/lib/nodenet/applied",
+            "ls /etc/NetworkManager/system-connections; cat /run/nodenet-service.log; [ ! -e /sys/class/net/bond0.130 ] && echo 'no bond0.130'; sha256sum /etc/nmstate/openshift/node.yml; cat /var/lib/nodenet/status.json",
             Duration::from_secs(30),
         )
         .unwrap();
@@ -422,7 +509,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         .unwrap()
         .to_string();
     assert!(
-        out.lines().filter(|l| l.starts_with(&sha)).count() == 2,
+        out.contains(&format!("\"sha256\": \"{sha}\"")),
         "the service did not record the sha256 of node.yml:\n{out}"
     );
     must(
@@ -430,7 +517,136 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "nodenet diff /run/cfg/day2.yml --live 2>&1",
         "state after the reboot differs",
     );
+
+    // 9. Day 2 through the Machine Config Operator, without a reboot: it
+    //    writes the files the MachineConfig carries, then restarts
+    //    nodenet-apply.service (render's node disruption policy), which
+    //    runs the unit's ExecStart, and ExecStopPost when it stops.
+    let boot_id = node.boot_id().unwrap();
+    let (start, stop_post) = unit_commands();
+    let restart = format!(
+        "{stop_post} 2>&1; echo \"stop-post exit $?\"; {start} 2>&1; echo \"service exit $?\""
+    );
+    let status = |node: &mut Vm| -> serde_json::Value {
+        let out = must(node, "cat /var/lib/nodenet/status.json", "no status record");
+        serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap()
+    };
+    //    The MachineConfig as rendered for the day-2 state: the node's file
+    //    as render writes it (the same state, other bytes) is applied,
+    //    with nothing to change.
+    let out = must(
+        &mut node,
+        &format!("sh /run/cfg/mc-day2.sh && stat -c 'mode %a' /etc/nmstate/openshift/node.yml && {restart}"),
+        "the rendered MachineConfig",
+    );
+    assert!(
+        out.contains("mode 644") && out.contains("service exit 0"),
+        "{out}"
+    );
+    assert_eq!(status(&mut node)["last"]["outcome"], "applied");
+    //    a. A worker added: another host's file appears, this node's is
+    //       unchanged. The unit restarts and changes nothing.
+    let out = must(
+        &mut node,
+        &format!("sh /run/cfg/mc-day2-worker9.sh && ls /etc/nmstate/openshift && {restart}"),
+        "restart after a worker was added",
+    );
+    assert!(out.contains("worker-9.yml"), "{out}");
+    assert!(
+        out.contains("service exit 0") && out.contains("applied already"),
+        "{out}"
+    );
+    assert_eq!(status(&mut node)["last"]["outcome"], "unchanged");
+    must(
+        &mut node,
+        "[ ! -e /sys/class/net/bond0.130 ] && nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "another host's file changed this node",
+    );
+    //    b. This node's file changed (VLAN 130 added): applied under the
+    //       default probes (the default gateway; no kubeconfig here).
+    let out = must(
+        &mut node,
+        &format!("sh /run/cfg/mc-vlan130.sh && {restart} && ping -c 2 -W 3 192.168.130.1"),
+        "the changed file was not applied",
+    );
+    assert!(
+        out.contains("service exit 0")
+            && out.contains("probe gateway: ok")
+            && out.contains("committed"),
+        "{out}"
+    );
+    let st = status(&mut node);
+    assert_eq!(st["last"]["outcome"], "applied", "{st}");
+    let sha130 = st["applied"]["sha256"].as_str().unwrap().to_string();
+    assert!(must(
+        &mut node,
+        "sha256sum /etc/nmstate/openshift/node.yml",
+        "sha256sum"
+    )
+    .starts_with(&sha130));
+    //    c. A disruptive change that cuts the node off (the default route
+    //       to a gateway that does not exist): rolled back, the unit
+    //       fails (the MCO degrades the node and stops the pool), the
+    //       record says why; what was in place stays recorded.
+    let out = must(
+        &mut node,
+        &format!("sh /run/cfg/mc-broken.sh && {restart}; nodenet status; echo \"status exit $?\""),
+        "command failed",
+    );
+    assert!(
+        out.contains("service exit 1") && out.contains("status exit 1"),
+        "{out}"
+    );
+    let st = status(&mut node);
+    assert_eq!(st["last"]["outcome"], "rolled-back", "{st}");
+    assert_eq!(st["last"]["failed_probe"], "gateway", "{st}");
+    assert_eq!(st["applied"]["sha256"], sha130.as_str(), "{st}");
+    must(&mut node, "ping -c 2 -W 3 192.168.110.1 && ping -c 2 -W 3 192.168.130.1 && nodenet diff /run/cfg/vlan130.yml --live 2>&1", "not back to the state in place after the rollback");
+    //    d. The unit stopped mid-apply: a new VLAN 140 whose probe waits
+    //       (192.168.140.1 answers before the change, through the default
+    //       gateway where the switch holds it; after it, the node looks for
+    //       it on VLAN 140, which the switch does not carry), under a 120 s
+    //       checkpoint; SIGKILL once the apply has its checkpoint open, then
+    //       ExecStopPost: rolled back at once, no checkpoint left open.
+    must(
+        &mut switch,
+        "ip addr add 192.168.140.1/32 dev bond0.110",
+        "switch address",
+    );
+    let long = start.replace(" --timeout 60", " --timeout 120");
+    let out = must(&mut node, &format!("sh /run/cfg/mc-vlan140.sh && ({long} --probe ping:192.168.140.1 --probe-timeout 60 >/tmp/stopped.log 2>&1 & pid=$!; i=0; while [ ! -e /run/nodenet/pending-rollback.json ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done; sleep 1; [ -e /sys/class/net/bond0.140 ] && echo 'bond0.140 up before the stop'; kill -9 $pid; wait $pid; echo \"service exit $?\"; cat /tmp/stopped.log; s=$(date +%s.%N); {stop_post} 2>&1; echo \"stop-post exit $?\"; e=$(date +%s.%N); echo \"took $s $e\")"), "command failed");
+    assert!(
+        out.contains("bond0.140 up before the stop")
+            && out.contains("service exit 137")
+            && out.contains("stop-post exit 0"),
+        "{out}"
+    );
+    assert!(out.contains("rolled back the change left open"), "{out}");
+    eprintln!(
+        "ExecStopPost after a SIGKILL mid-apply: rolled back in {}",
+        took(&out)
+    );
+    let out = must(&mut node, "dbus-send --system --print-reply --dest=org.freedesktop.NetworkManager /org/freedesktop/NetworkManager org.freedesktop.DBus.Properties.Get string:org.freedesktop.NetworkManager string:Checkpoints", "NetworkManager's checkpoints");
+    assert!(
+        !out.contains("object path"),
+        "a checkpoint is still open:\n{out}"
+    );
+    must(&mut node, "[ ! -e /sys/class/net/bond0.140 ] && ! grep -rqs 'id=140' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.130.1 && nodenet diff /run/cfg/vlan130.yml --live 2>&1", "not back to the state in place after ExecStopPost");
+    assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
     drop(switch);
+}
+
+/// The commands of dist/systemd/nodenet-apply.service (ExecStart,
+/// ExecStopPost), nodenet taken from PATH.
+fn unit_commands() -> (String, String) {
+    let unit = fs::read_to_string(repo().join("dist/systemd/nodenet-apply.service")).unwrap();
+    let line = |key: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in the unit"))
+            .replace("/usr/local/bin/nodenet", "nodenet")
+    };
+    (line("ExecStart="), line("ExecStopPost="))
 }
 
 /// "took START END" (seconds since the epoch, in the guest) → "N.NN s".

@@ -117,6 +117,16 @@ fn guarded_apply(
     no_commit: bool,
     ephemeral: bool,
 ) -> Result<(), ExitCode> {
+    reported_apply(desired, guard, no_commit, ephemeral).map_err(agent_failed)
+}
+
+/// Applies, printing how it went; the agent's error when it did not.
+fn reported_apply(
+    desired: &serde_json::Value,
+    guard: GuardArgs,
+    no_commit: bool,
+    ephemeral: bool,
+) -> Result<(), nodenet_agent::AgentError> {
     let opts = nodenet_agent::ApplyOptions {
         timeout: Duration::from_secs(guard.timeout),
         probes: guard.probe,
@@ -127,7 +137,7 @@ fn guarded_apply(
     // nmstate's and nispor's own log lines only when NODENET_LOG asks (the
     // check above has taken nmstate's warnings about the state already).
     nodenet_agent::library_logs_only_if_asked();
-    let a = nodenet_agent::apply(desired, &opts).map_err(agent_failed)?;
+    let a = nodenet_agent::apply(desired, &opts)?;
     for (p, why) in &a.skipped {
         info!("probe {p} already failed before the change ({why}): skipped");
     }
@@ -175,54 +185,223 @@ pub struct ServiceArgs {
     /// Where the MachineConfig writes the state: `<hostname>.yml`, else `cluster.yml`.
     #[arg(long, default_value = "/etc/nmstate/openshift")]
     dir: PathBuf,
-    /// Records the sha256 of the file applied last; an unchanged file is not applied again.
-    #[arg(long, default_value = "/var/lib/nodenet/applied")]
-    record: PathBuf,
+    /// The status record: the sha256 of the state applied last (an
+    /// unchanged file is not applied again) and how the last run ended.
+    #[arg(long, default_value = nodenet_agent::service::STATUS)]
+    status: PathBuf,
     /// Apply even if this file was applied already.
     #[arg(long)]
     force: bool,
+    /// Without --probe: the default gateway, and the API server of the
+    /// kubelet's kubeconfig (name and TCP), as kubernetes-nmstate probes.
     #[command(flatten)]
     guard: GuardArgs,
 }
 
-/// Boot-time, once: what nodenet-apply.service runs (dist/systemd).
-pub fn service(args: ServiceArgs) -> ExitCode {
+/// What nodenet-apply.service runs (dist/systemd), at boot and at each
+/// restart by the Machine Config Operator: the node's file is applied
+/// when its content changed; a run that rolled back exits 1, so the MCO
+/// degrades the node and stops the pool.
+pub fn service(mut args: ServiceArgs) -> ExitCode {
+    use nodenet_agent::service::{self as svc, Outcome, Run, Status};
     nodenet_check::nmstate_bridge::install_logger();
+    let started = svc::now();
+    let mut status = match Status::read(&args.status) {
+        Ok(s) => s,
+        Err(e) => return super::usage_error(e),
+    };
+    let record = |status: &mut Status,
+                  outcome: Outcome,
+                  file: Option<&Path>,
+                  sha: Option<&str>,
+                  failed_probe: Option<String>,
+                  message: Option<String>| {
+        status.last = Some(Run {
+            outcome,
+            file: file.map(|f| f.display().to_string()),
+            sha256: sha.map(str::to_string),
+            failed_probe,
+            message,
+            started: started.clone(),
+            finished: svc::now(),
+            boot_id: svc::boot_id(),
+        });
+        if let Err(e) = status.write(&args.status) {
+            eprintln!("error: {}: {e}", args.status.display());
+            return ExitCode::from(super::USAGE);
+        }
+        if outcome.ok() {
+            ExitCode::SUCCESS
+        } else {
+            super::problems()
+        }
+    };
+    // A run stopped mid-apply (the unit restarted) may have left its
+    // checkpoint open: rolled back before anything else.
+    nodenet_agent::library_logs_only_if_asked();
+    match nodenet_agent::rollback_if_pending() {
+        Ok(true) => info!("rolled back the change an earlier run left open"),
+        Ok(false) => {}
+        Err(e) if e.is_unreachable() => return agent_failed(e),
+        Err(e) => {
+            let message = e.to_string();
+            record(
+                &mut status,
+                Outcome::Failed,
+                None,
+                None,
+                None,
+                Some(message),
+            );
+            return agent_failed(e);
+        }
+    }
     let host = nodenet_agent::hostname();
-    let Some(file) = nodenet_agent::service_file(&args.dir, &host) else {
+    let Some(file) = svc::file_for(&args.dir, &host) else {
         info!(
             "no {host}.yml or cluster.yml in {}: nothing to apply",
             args.dir.display()
         );
-        return ExitCode::SUCCESS;
+        return record(&mut status, Outcome::NoFile, None, None, None, None);
     };
     let data = match std::fs::read(&file) {
         Ok(d) => d,
         Err(e) => return super::usage_error(format!("{}: {e}", file.display())),
     };
-    let sha = nodenet_agent::AppliedRecord::sha256(&data);
-    let record = nodenet_agent::AppliedRecord {
-        path: args.record.clone(),
+    let sha = {
+        use sha2::Digest;
+        nodenet_model::hex(&sha2::Sha256::digest(&data))
     };
-    if !args.force && record.is_applied(&sha) {
+    if !args.force && status.is_applied(&sha) {
         info!(
             "{} (sha256 {sha}) was applied already: nothing to do",
             file.display()
         );
-        return ExitCode::SUCCESS;
+        return record(
+            &mut status,
+            Outcome::Unchanged,
+            Some(&file),
+            Some(&sha),
+            None,
+            None,
+        );
     }
     info!("applying {} (sha256 {sha})", file.display());
-    if let Err(code) =
-        desired_state(&file).and_then(|d| guarded_apply(&d, args.guard, false, false))
-    {
-        return code;
-    }
-    match record.record(&sha, &file) {
-        Ok(()) => {
-            info!("recorded in {}", args.record.display());
-            ExitCode::SUCCESS
+    let desired = match desired_state(&file) {
+        Ok(d) => d,
+        Err(_) => {
+            return record(
+                &mut status,
+                Outcome::Refused,
+                Some(&file),
+                Some(&sha),
+                None,
+                Some("nodenet check rejects the state; nothing was applied".into()),
+            )
         }
-        Err(e) => super::usage_error(format!("{}: {e}", args.record.display())),
+    };
+    if args.guard.probe.is_empty() {
+        let kubeconfigs: Vec<&Path> = svc::KUBECONFIGS.iter().map(Path::new).collect();
+        args.guard.probe = svc::default_probes(&kubeconfigs);
+    }
+    match reported_apply(&desired, args.guard, false, false) {
+        Ok(()) => {
+            status.applied = Some(svc::InPlace {
+                sha256: sha.clone(),
+                file: file.display().to_string(),
+                at: svc::now(),
+            });
+            info!("recorded in {}", args.status.display());
+            record(
+                &mut status,
+                Outcome::Applied,
+                Some(&file),
+                Some(&sha),
+                None,
+                None,
+            )
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            let (outcome, probe) = match &e {
+                nodenet_agent::AgentError::ProbeFailed { probe, .. } => {
+                    (Outcome::RolledBack, Some(probe.clone()))
+                }
+                nodenet_agent::AgentError::NotApplied { .. } => (Outcome::RolledBack, None),
+                _ => (Outcome::Failed, None),
+            };
+            let code = record(
+                &mut status,
+                outcome,
+                Some(&file),
+                Some(&sha),
+                probe,
+                Some(e.to_string()),
+            );
+            if e.is_unreachable() {
+                ExitCode::from(super::USAGE)
+            } else {
+                code
+            }
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    #[arg(long, default_value = nodenet_agent::service::STATUS)]
+    status: PathBuf,
+    /// `json`: the record as it is.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// The service's record; exit 1 when its last run did not leave the
+/// node in its desired state.
+pub fn status(args: StatusArgs) -> ExitCode {
+    use nodenet_agent::service::Status;
+    let status = match Status::read(&args.status) {
+        Ok(s) => s,
+        Err(e) => return super::usage_error(e),
+    };
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string(&status).expect("the record serialises")
+        ),
+        Format::Human => {
+            match &status.applied {
+                Some(a) => println!("applied: {} (sha256 {}) at {}", a.file, a.sha256, a.at),
+                None => println!("applied: nothing yet"),
+            }
+            if let Some(r) = &status.last {
+                let outcome = serde_json::to_value(r.outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                println!(
+                    "last run: {outcome}, {} .. {} (boot {}){}",
+                    r.started,
+                    r.finished,
+                    r.boot_id,
+                    r.file
+                        .as_ref()
+                        .map(|f| format!(", {f}"))
+                        .unwrap_or_default()
+                );
+                if let Some(p) = &r.failed_probe {
+                    println!("failed probe: {p}");
+                }
+                if let Some(m) = &r.message {
+                    println!("{m}");
+                }
+            }
+        }
+    }
+    if status.last.as_ref().is_none_or(|r| r.outcome.ok()) {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
     }
 }
 
@@ -235,9 +414,28 @@ pub fn commit() -> ExitCode {
     }
 }
 
-pub fn rollback() -> ExitCode {
+#[derive(clap::Args)]
+pub struct RollbackArgs {
+    /// Only the change an apply left open (killed, or --no-commit), and
+    /// only if its checkpoint is still open; nothing to do is success
+    /// (nodenet-apply.service's ExecStopPost).
+    #[arg(long)]
+    if_pending: bool,
+}
+
+pub fn rollback(args: RollbackArgs) -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
     nodenet_agent::library_logs_only_if_asked();
+    if args.if_pending {
+        return match nodenet_agent::rollback_if_pending() {
+            Ok(true) => {
+                info!("rolled back the change left open");
+                ExitCode::SUCCESS
+            }
+            Ok(false) => ExitCode::SUCCESS,
+            Err(e) => agent_failed(e),
+        };
+    }
     match nodenet_agent::rollback() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(e),

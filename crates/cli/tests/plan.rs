@@ -1,0 +1,170 @@
+//! `nodenet plan OLD NEW` driven as a user runs it: exit codes, the human
+//! and JSON reports, `-o`, and OLD given as a render's output directory.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+/// The workers-100 example with `edit` applied to its text.
+fn version(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> std::path::PathBuf {
+    let text = fs::read_to_string(repo().join("examples/workers-100.yaml")).unwrap();
+    let p = dir.join(name);
+    fs::write(&p, edit(text)).unwrap();
+    p
+}
+
+#[test]
+fn nothing_changes_exit_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "old.yaml", |t| t);
+    let o = run(nodenet().arg("plan").arg(&old).arg(&old));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(nodenet()
+        .args(["plan", "--format", "json"])
+        .arg(&old)
+        .arg(&old));
+    let j = json(&o);
+    assert_eq!(j["changes"].as_array().unwrap().len(), 0, "{j}");
+    assert_eq!(j["unchanged"], j["hosts"], "{j}");
+}
+
+#[test]
+fn an_mtu_change_on_the_uplink_is_disruptive_on_every_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "old.yaml", |t| t);
+    assert!(fs::read_to_string(&old).unwrap().contains("mtu: 9000"));
+    let new = version(tmp.path(), "new.yaml", |t| {
+        t.replace("mtu: 9000", "mtu: 8000")
+    });
+    let out = tmp.path().join("plan");
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(&new)
+        .arg("-o")
+        .arg(&out));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("mtu: 9000 -> 8000"), "{stdout}");
+    assert!(stdout.contains("disruptive"), "{stdout}");
+    assert!(stdout.contains("machine network"), "{stdout}");
+    let o = run(nodenet()
+        .args(["plan", "--format", "json"])
+        .arg(&old)
+        .arg(&new));
+    let j = json(&o);
+    let changes = j["changes"].as_array().unwrap();
+    assert_eq!(changes.len() as u64, j["hosts"].as_u64().unwrap(), "{j}");
+    assert!(changes
+        .iter()
+        .all(|c| c["risk"] == "disruptive" && c["change"] == "modified"));
+    // -o: the MachineConfigs that change, the MachineConfiguration, and
+    // the disruptive policies one node at a time.
+    for f in [
+        "openshift/machineconfiguration-cluster.yaml",
+        "openshift/10-nodenet-nmstate-worker.yaml",
+        "openshift/10-nodenet-nmstate-master.yaml",
+        "nncp/disruptive-worker.yaml",
+    ] {
+        assert!(
+            out.join(f).exists(),
+            "{f} not written: {:?}",
+            files_by_name(&out).keys()
+        );
+    }
+    let policy = fs::read_to_string(out.join("nncp/disruptive-worker.yaml")).unwrap();
+    assert!(policy.contains("maxUnavailable: 1"), "{policy}");
+    assert!(policy.contains("mtu: 8000"), "{policy}");
+    // Only the change: no address of any host.
+    assert!(!policy.contains("prefix-length"), "{policy}");
+}
+
+#[test]
+fn a_new_vlan_is_additive_and_old_may_be_a_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "old.yaml", |t| t);
+    let rendered = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&old).arg("-o").arg(&rendered));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A storage VLAN on the workers' bond, nothing else.
+    let new = version(tmp.path(), "new.yaml", |t| {
+        let anchor = "      - name: bond0\n";
+        assert!(t.contains(anchor), "the example changed");
+        t.replacen(
+            anchor,
+            "      - {name: bond0.300, type: vlan, state: up, vlan: {base-iface: bond0, id: 300}, ipv4: {enabled: false}, ipv6: {enabled: false}}\n      - name: bond0\n",
+            1,
+        )
+    });
+    for old in [&old, &rendered] {
+        let o = run(nodenet()
+            .args(["plan", "--format", "json"])
+            .arg(old)
+            .arg(&new));
+        assert_eq!(o.status.code(), Some(1));
+        let j = json(&o);
+        let changes = j["changes"].as_array().unwrap();
+        assert!(!changes.is_empty(), "{j}");
+        for c in changes {
+            assert_eq!(
+                c["risk"],
+                "additive",
+                "{} from {}: {c}",
+                c["host"],
+                old.display()
+            );
+        }
+    }
+    // Unchanged from the render of the same version.
+    let o = run(nodenet().arg("plan").arg(&rendered).arg(&old));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "old.yaml", |t| t);
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(tmp.path().join("nope.yaml")));
+    assert_eq!(o.status.code(), Some(2));
+    // A new version with errors plans nothing.
+    let bad = version(tmp.path(), "bad.yaml", |t| {
+        t.replace("mtu: 9000", "mtu: -1")
+    });
+    let o = run(nodenet().arg("plan").arg(&old).arg(&bad));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing planned"));
+    // JSON mode: one object on stdout even then.
+    let o = run(nodenet()
+        .args(["plan", "--format", "json"])
+        .arg(&old)
+        .arg(tmp.path().join("nope.yaml")));
+    assert_eq!(o.status.code(), Some(2));
+    let j = json(&o);
+    assert!(j.is_object(), "{j}");
+}

@@ -1,0 +1,309 @@
+//! Every manifest nodenet writes (render, plan -o) validated against the
+//! upstream schema its consumer enforces: the CRDs' openAPIV3Schema (with
+//! unknown fields refused, as `kubectl apply --validate=strict` does), the
+//! Ignition 3.2 schema for the MachineConfigs' payload, and the CEL rules
+//! of the node disruption policy. The schemas are read from
+//! ../shared/schemas (see its README); a missing one fails the test.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+fn shared_schema(name: &str) -> PathBuf {
+    let p = repo().join("../shared/schemas").join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: the schema tests read ../shared/schemas beside the checkout",
+        p.display()
+    );
+    p
+}
+
+/// The openAPIV3Schema of `version` in a CRD file, made strict: an object
+/// that lists its properties takes no others unless it says so.
+fn crd_schema(file: &str, version: &str) -> Value {
+    let text = std::fs::read_to_string(shared_schema(file)).unwrap();
+    let crd: Value = serde_yaml::from_str(&text).unwrap();
+    let v = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{file} has no version {version}"));
+    let mut schema = v["schema"]["openAPIV3Schema"].clone();
+    strict(&mut schema);
+    schema
+}
+
+/// OpenAPI's structural schema as JSON Schema: unknown fields refused
+/// (the API server would prune them silently: a typo there is a setting
+/// lost), `nullable` as a null type.
+fn strict(s: &mut Value) {
+    let Some(map) = s.as_object_mut() else {
+        return;
+    };
+    if map.get("nullable") == Some(&Value::Bool(true)) {
+        if let Some(Value::String(t)) = map.get("type").cloned() {
+            map.insert("type".into(), serde_json::json!([t, "null"]));
+        }
+    }
+    let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    if map.contains_key("properties") && !map.contains_key("additionalProperties") && !preserves {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (k, v) in map.iter_mut() {
+        match k.as_str() {
+            "properties" => {
+                if let Some(props) = v.as_object_mut() {
+                    props.values_mut().for_each(strict);
+                }
+            }
+            "items" | "additionalProperties" => strict(v),
+            "allOf" | "anyOf" | "oneOf" => {
+                if let Some(a) = v.as_array_mut() {
+                    a.iter_mut().for_each(strict);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn validator(schema: &Value) -> jsonschema::Validator {
+    jsonschema::validator_for(schema).expect("the schema compiles")
+}
+
+fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    v.iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+struct Schemas {
+    by_kind: BTreeMap<&'static str, jsonschema::Validator>,
+    ignition: jsonschema::Validator,
+}
+
+impl Schemas {
+    fn load() -> Schemas {
+        let mut by_kind = BTreeMap::new();
+        for (kind, file, version) in [
+            (
+                "MachineConfig",
+                "0000_80_machine-config_01_machineconfigs.crd.yaml",
+                "v1",
+            ),
+            (
+                "MachineConfiguration",
+                "operator.openshift.io_machineconfigurations.yaml",
+                "v1",
+            ),
+            (
+                "NodeNetworkConfigurationPolicy",
+                "nmstate.io_nodenetworkconfigurationpolicies.yaml",
+                "v1",
+            ),
+            ("BareMetalHost", "metal3.io_baremetalhosts.yaml", "v1alpha1"),
+            (
+                "NMStateConfig",
+                "agent-install.openshift.io_nmstateconfigs.yaml",
+                "v1beta1",
+            ),
+        ] {
+            by_kind.insert(kind, validator(&crd_schema(file, version)));
+        }
+        let ign: Value = serde_json::from_slice(
+            &std::fs::read(shared_schema("ignition-v3_2.schema.json")).unwrap(),
+        )
+        .unwrap();
+        Schemas {
+            by_kind,
+            ignition: validator(&ign),
+        }
+    }
+
+    /// Validates every document of every YAML file under `dir`; the kinds
+    /// seen, with how many documents of each.
+    fn validate_dir(&self, dir: &Path) -> BTreeMap<String, usize> {
+        let mut seen = BTreeMap::new();
+        for f in files_under(dir) {
+            let name = f.to_string_lossy();
+            if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                let doc: Value = serde::Deserialize::deserialize(doc).unwrap();
+                let Some(kind) = doc["kind"].as_str() else {
+                    continue; // nmstate states, install-config, agent-config
+                };
+                *seen.entry(kind.to_string()).or_default() += 1;
+                let Some(v) = self.by_kind.get(kind) else {
+                    assert!(
+                        ["Secret", "InstallConfig", "AgentConfig"].contains(&kind),
+                        "{}: no schema for {kind}",
+                        f.display()
+                    );
+                    continue;
+                };
+                let errs = errors(v, &doc);
+                assert!(
+                    errs.is_empty(),
+                    "{}: {kind}:\n{}",
+                    f.display(),
+                    errs.join("\n")
+                );
+                match kind {
+                    "MachineConfig" => {
+                        let errs = errors(&self.ignition, &doc["spec"]["config"]);
+                        assert!(
+                            errs.is_empty(),
+                            "{}: the Ignition payload:\n{}",
+                            f.display(),
+                            errs.join("\n")
+                        );
+                    }
+                    "MachineConfiguration" => node_disruption_rules(&f, &doc),
+                    _ => {}
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// The CRD's CEL rules (x-kubernetes-validations) on the node disruption
+/// policy, which a JSON Schema validator does not run.
+fn node_disruption_rules(f: &Path, doc: &Value) {
+    let files = doc["spec"]["nodeDisruptionPolicy"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: no nodeDisruptionPolicy.files", f.display()));
+    assert!(files.len() <= 50);
+    for file in files {
+        let actions = file["actions"].as_array().unwrap();
+        for a in actions {
+            let t = a["type"].as_str().unwrap();
+            assert_eq!(t == "Restart", a.get("restart").is_some(), "{a}");
+            assert_eq!(t == "Reload", a.get("reload").is_some(), "{a}");
+            if let Some(name) = a["restart"]["serviceName"].as_str() {
+                let (stem, unit_type) = name.rsplit_once('.').unwrap();
+                assert!(
+                    [
+                        "service",
+                        "socket",
+                        "device",
+                        "mount",
+                        "automount",
+                        "swap",
+                        "target",
+                        "path",
+                        "timer",
+                        "snapshot",
+                        "slice",
+                        "scope"
+                    ]
+                    .contains(&unit_type),
+                    "{name}"
+                );
+                assert!(
+                    !stem.is_empty()
+                        && stem
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || ":._\\-".contains(c)),
+                    "{name}"
+                );
+                // The unit it restarts is the one nodenet ships.
+                assert!(
+                    repo().join("dist/systemd").join(name).exists(),
+                    "{name} is not in dist/systemd"
+                );
+            }
+        }
+        for standalone in ["Reboot", "None"] {
+            if actions.iter().any(|a| a["type"] == standalone) {
+                assert_eq!(actions.len(), 1, "{standalone} must stand alone");
+            }
+        }
+    }
+}
+
+#[test]
+fn rendered_manifests_match_their_consumers_schemas() {
+    let schemas = Schemas::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut total: BTreeMap<String, usize> = BTreeMap::new();
+    for ex in examples() {
+        let out = tmp.path().join(ex.file_stem().unwrap());
+        let o = run(nodenet().arg("render").arg(&ex).arg("-o").arg(&out));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for (k, n) in schemas.validate_dir(&out) {
+            *total.entry(k).or_default() += n;
+        }
+    }
+    for kind in [
+        "MachineConfig",
+        "MachineConfiguration",
+        "NodeNetworkConfigurationPolicy",
+        "BareMetalHost",
+    ] {
+        assert!(
+            total.get(kind).is_some_and(|n| *n > 0),
+            "no {kind} rendered: {total:?}"
+        );
+    }
+    eprintln!("validated: {total:?}");
+}
+
+#[test]
+fn plan_manifests_match_their_consumers_schemas() {
+    let schemas = Schemas::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let old = repo().join("examples/workers-100.yaml");
+    let text = std::fs::read_to_string(&old).unwrap();
+    // A new MTU everywhere: modifying and disruptive changes on every host.
+    let new = tmp.path().join("new.yaml");
+    assert!(text.contains("mtu: 9000"), "the example changed");
+    std::fs::write(&new, text.replace("mtu: 9000", "mtu: 8000")).unwrap();
+    let out = tmp.path().join("plan");
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(&new)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let seen = schemas.validate_dir(&out);
+    assert!(
+        seen.get("NodeNetworkConfigurationPolicy")
+            .is_some_and(|n| *n > 0)
+            && seen.get("MachineConfig").is_some_and(|n| *n > 0),
+        "{seen:?}"
+    );
+}
+
+/// The strict transform is what makes a typo fail: without it an unknown
+/// field would pass as the API server prunes it.
+#[test]
+fn a_misspelt_field_fails_validation() {
+    let schema = crd_schema("nmstate.io_nodenetworkconfigurationpolicies.yaml", "v1");
+    let v = validator(&schema);
+    let good: Value = serde_yaml::from_str(
+        "{apiVersion: nmstate.io/v1, kind: NodeNetworkConfigurationPolicy, metadata: {name: x}, spec: {maxUnavailable: 1, desiredState: {interfaces: []}}}",
+    )
+    .unwrap();
+    assert!(errors(&v, &good).is_empty(), "{:?}", errors(&v, &good));
+    let typo: Value = serde_yaml::from_str(
+        "{apiVersion: nmstate.io/v1, kind: NodeNetworkConfigurationPolicy, metadata: {name: x}, spec: {maxUnavailabe: 1, desiredState: {interfaces: []}}}",
+    )
+    .unwrap();
+    assert!(!errors(&v, &typo).is_empty());
+}
