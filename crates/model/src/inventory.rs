@@ -123,6 +123,10 @@ pub struct Cluster {
     pub ssh_key: Option<String>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
+    /// Where an input that lists the cluster's hosts for the installer
+    /// (inventory `hosts:`, install-config `platform.baremetal.hosts`)
+    /// lists them, or its document when it lists none.
+    pub hosts_span: Option<Span>,
 }
 
 impl Cluster {
@@ -259,6 +263,11 @@ pub struct Host {
     pub pxe_interface: Option<Located<String>>,
     /// Addresses the host draws from pools, by pool name (for reporting).
     pub pool_ips: BTreeMap<String, IpAddr>,
+    /// Values of the host left as written because a placeholder in them
+    /// could not be expanded (reported where it failed): findings about
+    /// them are consequences of that report, and the state is not what the
+    /// template means.
+    pub unresolved: Vec<Span>,
 }
 
 impl Host {
@@ -278,6 +287,7 @@ impl Host {
             network: None,
             pxe_interface: None,
             pool_ips: BTreeMap::new(),
+            unresolved: Vec::new(),
             name,
         }
     }

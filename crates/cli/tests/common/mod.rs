@@ -8,8 +8,18 @@ pub mod sushy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The BMC passwords the shipped examples name, as a user sets them where
+/// `render` runs (it refuses to write a BMC Secret without one).
+pub const EXAMPLE_PASSWORDS: [(&str, &str); 3] = [
+    ("BMC_PASSWORD", "example-bmc-password"),
+    ("IDRAC_PASSWORD", "example-idrac-password"),
+    ("IPMI_PASSWORD", "example-ipmi-password"),
+];
+
 pub fn nodenet() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nodenet"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nodenet"));
+    c.envs(EXAMPLE_PASSWORDS);
+    c
 }
 
 pub fn repo() -> PathBuf {
