@@ -16,8 +16,12 @@ pub const EXAMPLE_PASSWORDS: [(&str, &str); 3] = [
     ("IPMI_PASSWORD", "example-ipmi-password"),
 ];
 
+/// The binary under test; `NODENET_TEST_BIN` runs the tests against
+/// another one (an older build, to see a test fail without its fix).
 pub fn nodenet() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nodenet"));
+    let bin = std::env::var_os("NODENET_TEST_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nodenet").into());
+    let mut c = Command::new(bin);
     c.envs(EXAMPLE_PASSWORDS);
     c
 }
