@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use nodenet_model::{
-    Code, Diagnostic, Host, InputKind, Inventory, ProvisioningNetwork, Role, Scope, Span,
+    Code, Diagnostic, Host, InputKind, Inventory, PasswordSource, ProvisioningNetwork, Role, Scope,
+    Span,
 };
 
 use crate::network::{Address, Network};
@@ -197,14 +198,144 @@ fn provisioning_mode(inv: &Inventory) -> Option<ProvisioningNetwork> {
         return Some(mode.value);
     }
     let for_installer = |k: InputKind| matches!(k, InputKind::Inventory | InputKind::InstallConfig);
+    let kinds = || inv.kind.into_iter().chain(inv.hosts.iter().map(|h| h.kind));
+    (kinds().any(for_installer) && !for_agent_installer(inv))
+        .then_some(ProvisioningNetwork::Managed)
+}
+
+/// Whether the inputs are the agent installer's (an agent-config, an
+/// NMStateConfig, an AgentClusterInstall among them).
+pub fn for_agent_installer(inv: &Inventory) -> bool {
     let agent = |k: InputKind| {
         matches!(
             k,
             InputKind::AgentConfig | InputKind::NmStateConfig | InputKind::AgentClusterInstall
         )
     };
-    let kinds = || inv.kind.into_iter().chain(inv.hosts.iter().map(|h| h.kind));
-    (kinds().any(for_installer) && !kinds().any(agent)).then_some(ProvisioningNetwork::Managed)
+    inv.kind
+        .into_iter()
+        .chain(inv.hosts.iter().map(|h| h.kind))
+        .any(agent)
+}
+
+/// What the inputs pass on to the installers and operators that would
+/// reject it later: a cluster without hosts, a host the installer cannot
+/// reach without a BMC, an agent-config without a rendezvous IP, a BMC
+/// Secret without its password. Warnings here; `render` refuses those its
+/// output's consumer refuses ([`crate::Report::refuse_for_render`]).
+fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnostic>) {
+    let cluster = &inv.cluster;
+    if inv.hosts.is_empty() {
+        if let Some(span) = cluster.hosts_span {
+            out.push(
+                Diagnostic::warning(
+                    Code::NoHosts,
+                    "no host: install-config.yaml and agent-config.yaml would list none (and 0 control-plane replicas)",
+                )
+                .at(span)
+                .help("add the cluster's hosts; `render` refuses a cluster without any"),
+            );
+        }
+        return;
+    }
+    let whole: Vec<&HostAddresses> = hosts
+        .iter()
+        .filter(|h| h.host.scope() == Scope::FirstBoot)
+        .collect();
+    let agent = for_agent_installer(inv);
+    if !agent {
+        for h in whole.iter().filter(|h| {
+            h.host.bmc.is_none()
+                && matches!(h.host.kind, InputKind::Inventory | InputKind::InstallConfig)
+        }) {
+            let name = &h.host.name.value;
+            out.push(
+                Diagnostic::warning(
+                    Code::BmcMissing,
+                    format!("host `{name}` has no `bmc`: its BareMetalHost (scale-out/{name}.yaml) is never provisioned, and an installer-provisioned install rejects the host"),
+                )
+                .at(h.host.name.span)
+                .host(name.clone())
+                .help("add `bmc: {address: redfish-virtualmedia://…, credentials: …}` (the agent-based install, with an agent-config.yaml, needs none)"),
+            );
+        }
+    }
+    // The agent installer takes a host's static address when no
+    // rendezvousIP is given (a master's, or one whose role it assigns).
+    let may_rendezvous =
+        |h: &&HostAddresses| matches!(h.host.role.value, Role::Master | Role::Unset);
+    let has_static_master = whole
+        .iter()
+        .any(|h| may_rendezvous(h) && !h.addresses.is_empty());
+    // A master whose state has an error (an address that is none, a
+    // placeholder left unexpanded) may well have a static address: that
+    // error is the finding.
+    let faulty: std::collections::HashSet<&str> = out
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| d.host.as_deref())
+        .collect();
+    let master_faulty = whole.iter().any(|h| {
+        may_rendezvous(h)
+            && (faulty.contains(h.host.name.value.as_str()) || !h.host.unresolved.is_empty())
+    });
+    if inv.rendezvous_ip.is_none() && !whole.is_empty() && !has_static_master && !master_faulty {
+        let first = whole
+            .iter()
+            .find(|h| h.host.role.value == Role::Master)
+            .unwrap_or(&whole[0]);
+        out.push(
+            Diagnostic::warning(
+                Code::RendezvousIpMissing,
+                "no rendezvousIP: no master has a static address, so agent-config.yaml is written without one (the agent installer then needs it from a host's static networkConfig)",
+            )
+            .at(first.host.name.span)
+            .help(if agent {
+                "set `rendezvousIP` in agent-config.yaml to a master's address, or give a master a static address"
+            } else {
+                "set `cluster.rendezvousIP` to a master's address (its DHCP reservation), or give a master a static address"
+            }),
+        );
+    }
+    for (name, cred) in &inv.credentials {
+        let used = inv.hosts.iter().any(|h| {
+            h.bmc
+                .as_ref()
+                .and_then(|b| b.credentials.as_ref())
+                .is_some_and(|c| &c.value == name)
+        });
+        let found = cred.value.resolve_password();
+        if !used || found.as_ref().is_some_and(|p| !p.expose().is_empty()) {
+            continue;
+        }
+        let missing = if found.is_some() {
+            "is empty"
+        } else {
+            "is not set"
+        };
+        let (why, fix) = match &cred.value.password {
+            PasswordSource::Env(v) => (
+                format!("environment variable {v} {missing}"),
+                format!("set {v} where `render` runs"),
+            ),
+            PasswordSource::File(f) if found.is_some() => {
+                (format!("{f} is empty"), format!("put the password in {f}"))
+            }
+            PasswordSource::File(f) => (
+                format!("{f} cannot be read"),
+                format!("put the password in {f}"),
+            ),
+            PasswordSource::Inline(_) => ("it is empty".to_string(), "write it".to_string()),
+        };
+        out.push(
+            Diagnostic::warning(
+                Code::CredentialsUnresolved,
+                format!("password of credentials `{name}` is not available ({why}): the BMC Secrets of scale-out/ would have none"),
+            )
+            .at(cred.span)
+            .help(format!("{fix}; `render` refuses to write a BMC Secret without a password (the baremetal-operator rejects it)")),
+        );
+    }
 }
 
 fn dns1123(name: &str) -> bool {
@@ -480,6 +611,8 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             }
         }
     }
+    check_outputs(inv, &hosts, out);
+
     if let Some(rv) = &inv.rendezvous_ip {
         for h in hosts.iter().filter(|h| h.host.role.value == Role::Worker) {
             if let Some(a) = h.addresses.iter().find(|a| a.ip == rv.value) {

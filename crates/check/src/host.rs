@@ -303,12 +303,14 @@ fn check_vlan(
         }
     }
     match vlan.get("id") {
+        // Absent is not out of range: the field is missing.
         None => push(
             Diagnostic::error(
-                Code::VlanIdRange,
+                Code::MissingField,
                 format!("VLAN `{}` has no `id`", iface.name),
             )
-            .at(vlan_key),
+            .at(vlan_key)
+            .help("give the VLAN its tag: `id: N` (1-4094) under `vlan:`"),
         ),
         Some(id) => {
             let ok = id.as_i64().is_some_and(|v| (1..=4094).contains(&v));
@@ -433,6 +435,22 @@ fn check_addresses(iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
             }
         }
     }
+}
+
+/// Whether a static address of `iface` in family `fam` is not an address
+/// (a finding of its own).
+fn has_unreadable_address(iface: &Iface, fam: Family) -> bool {
+    iface
+        .get(fam.key())
+        .and_then(|b| b.get("address"))
+        .and_then(Node::as_seq)
+        .is_some_and(|addrs| {
+            addrs.iter().any(|a| {
+                a.get("ip")
+                    .and_then(Node::scalar_text)
+                    .is_some_and(|t| t.parse::<IpAddr>().is_err())
+            })
+        })
 }
 
 fn check_duplicate_ips(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
@@ -562,9 +580,11 @@ fn check_routes(network: &Node, net: &Network, scope: Scope, push: &mut dyn FnMu
             );
             continue;
         }
-        // Only static addressing says which subnets the interface is on.
+        // Only static addressing says which subnets the interface is on;
+        // an address that is not one (reported as such) may be the one
+        // the next hop is on.
         let Some(hop) = hop else { continue };
-        if hop.is_unspecified() || iface.family_dynamic(fam) {
+        if hop.is_unspecified() || iface.family_dynamic(fam) || has_unreadable_address(iface, fam) {
             continue;
         }
         if let IpAddr::V6(v6) = hop {

@@ -14,7 +14,7 @@ pub mod traffic;
 
 use rayon::prelude::*;
 
-use nodenet_model::{diag, Diagnostic, Host, Inventory, Role, Scope};
+use nodenet_model::{diag, Code, Diagnostic, Host, Inventory, Role, Scope, Span};
 
 pub use network::Address;
 
@@ -42,6 +42,26 @@ pub struct Report {
 impl Report {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// `render` writes what installers and operators read next: the
+    /// warnings about output they would reject become errors, so nothing
+    /// is written. A cluster without hosts (openshift-install), a BMC
+    /// Secret without its password (the baremetal-operator), and, when the
+    /// inputs are the agent installer's, an agent-config.yaml without a
+    /// rendezvous IP.
+    pub fn refuse_for_render(&mut self, inv: &Inventory) {
+        let agent = fleet::for_agent_installer(inv);
+        for d in &mut self.diagnostics {
+            let refused = match d.code {
+                Code::NoHosts | Code::CredentialsUnresolved => true,
+                Code::RendezvousIpMissing => agent,
+                _ => false,
+            };
+            if refused && !d.is_error() {
+                d.severity = nodenet_model::Severity::Error;
+            }
+        }
     }
 }
 
@@ -122,10 +142,13 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         .into_par_iter()
         .map(|i| prepare(inv, host_at(i)))
         .collect();
+    // A state with a placeholder left unexpanded is not what its template
+    // means: nmstate would only repeat the placeholder's finding.
     let state = |i: usize| {
         let host = host_at(i);
         host.network
             .as_ref()
+            .filter(|_| host.unresolved.is_empty())
             .map(|n| nmstate_bridge::state_of(host, n))
     };
     let judged = shapes::judge_fleet(inv.hosts.len(), &state);
@@ -146,8 +169,16 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                 let outcome =
                     nmstate_bridge::outcome(host, node, pinned, judged, &mut from_nmstate);
                 // nmstate's complaint about a value a host check already
-                // explains (at the same place) adds nothing.
-                from_nmstate.retain(|n| !diags.iter().any(|d| d.span == n.span));
+                // explains (at the same place) adds nothing; nor does one
+                // it cannot place (the whole state) beside an error a host
+                // check places: nmstate stops at the first thing it cannot
+                // read, which is that one.
+                let own_error = diags.iter().any(Diagnostic::is_error);
+                from_nmstate.retain(|n| {
+                    let explained = diags.iter().any(|d| d.span == n.span);
+                    let unplaced_beside_own = own_error && n.span == Some(node.span);
+                    !(explained || unplaced_beside_own)
+                });
                 diags.extend(from_nmstate);
                 report.keyfiles = outcome.keyfiles;
                 report.pinned_state = outcome.pinned_state;
@@ -162,7 +193,28 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         hosts.push(report);
     }
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
+    drop_consequences(inv, &mut diagnostics);
     diag::sort(&mut diagnostics);
     diagnostics.dedup();
     Report { diagnostics, hosts }
+}
+
+/// A value a placeholder could not be expanded in is reported once, where
+/// the placeholder failed (`template-variable`); what else is said about
+/// that value of that host (not an address, not a MAC, no scheme...) is
+/// its consequence and is left out.
+fn drop_consequences(inv: &Inventory, diags: &mut Vec<Diagnostic>) {
+    use std::collections::HashSet;
+    let unresolved: HashSet<(Span, &str)> = inv
+        .hosts
+        .iter()
+        .flat_map(|h| h.unresolved.iter().map(|s| (*s, h.name.value.as_str())))
+        .collect();
+    if unresolved.is_empty() {
+        return;
+    }
+    diags.retain(|d| {
+        d.code == Code::TemplateVariable
+            || !matches!((d.span, d.host.as_deref()), (Some(s), Some(h)) if unresolved.contains(&(s, h)))
+    });
 }

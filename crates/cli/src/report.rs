@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::io::Write;
-use std::sync::Arc;
 
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode,
@@ -18,35 +17,317 @@ pub enum Format {
     Json,
 }
 
-/// One source file as miette sees it: the text plus its name.
+/// What miette shows of a source file for one diagnostic: only the lines
+/// around its labels, each cut to the screen's width and with control
+/// characters escaped, so neither a 300 MB one-line file nor an escape
+/// sequence in a name reaches the terminal. Offsets are this text's own.
 #[derive(Debug)]
-struct Src(Arc<SourceFile>);
+struct Snippet {
+    name: String,
+    text: String,
+    /// Runs of consecutive lines: (start, end) in `text`, 0-based number
+    /// of the first line in the file.
+    chunks: Vec<(usize, usize, usize)>,
+    /// Where each label starts in `text`, and its line and column in the
+    /// file (0-based), for the `[file:line:column]` header.
+    starts: Vec<(usize, usize, usize)>,
+}
 
-impl SourceCode for Src {
+impl SourceCode for Snippet {
     fn read_span<'a>(
         &'a self,
         span: &SourceSpan,
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, miette::MietteError> {
-        let inner = self.0.shown().read_span(span, before, after)?;
+        let at = span.offset();
+        let &(start, end, first_line) = self
+            .chunks
+            .iter()
+            .find(|(s, e, _)| *s <= at && at <= *e)
+            .ok_or(miette::MietteError::OutOfBounds)?;
+        let data = &self.text.as_bytes()[start..end];
+        let lines = data.iter().filter(|b| **b == b'\n').count() + 1;
+        let (line, column) = match self.starts.iter().find(|(s, _, _)| *s == at) {
+            Some(&(_, line, column)) if before == 0 && after == 0 => (line, column),
+            _ => (first_line, 0),
+        };
         Ok(Box::new(MietteSpanContents::new_named(
-            self.0.name.clone(),
-            inner.data(),
-            *inner.span(),
-            inner.line(),
-            inner.column(),
-            inner.line_count(),
+            self.name.clone(),
+            data,
+            SourceSpan::new(start.into(), end - start),
+            line,
+            column,
+            lines,
         )))
     }
 }
 
-/// A diagnostic with its source, in the shape miette renders.
+/// Whether a terminal would act on `c` rather than show it: C0 and C1
+/// controls, DEL, and the bidirectional overrides that reorder what is
+/// shown.
+fn is_hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `c` as it may be printed: itself, or `\x1b` / `\u{202e}`.
+fn push_escaped(out: &mut String, c: char) {
+    if !is_hostile(c) {
+        out.push(c);
+    } else if (c as u32) < 0x80 {
+        out.push_str(&format!("\\x{:02x}", c as u32));
+    } else {
+        out.push_str(&format!("\\u{{{:x}}}", c as u32));
+    }
+}
+
+/// Text from an input (a name, a value, a message quoting one) as it may
+/// reach a terminal: control characters escaped, newlines kept when
+/// `lines` (help text is written on several), and at most `max`
+/// characters.
+pub fn escape(s: &str, lines: bool, max: usize) -> Cow<'_, str> {
+    let clean = |c: char| !is_hostile(c) || lines && c == '\n';
+    if s.len() <= max && s.chars().all(clean) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(max) + 8);
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if lines && c == '\n' {
+            out.push(c);
+        } else {
+            push_escaped(&mut out, c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Longest message, name or help shown (characters); the JSON output has
+/// them whole.
+const MAX_TEXT: usize = 2000;
+
+/// How far a line is looked into for its start or end (bytes): a file of
+/// one 300 MB line is not scanned per diagnostic.
+const LOOK: usize = 64 * 1024;
+
+/// Characters of a snippet line shown: the screen's width less the gutter.
+pub fn snippet_width() -> usize {
+    let columns = terminal_columns()
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .unwrap_or(120);
+    columns.saturating_sub(12).max(40)
+}
+
+/// stderr's width when it is a terminal.
+fn terminal_columns() -> Option<usize> {
+    if !crate::ui::stderr_is_tty() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills the winsize it is given, nothing else.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(ws.ws_col as usize)
+}
+
+/// One line of the file: byte range, and whether its ends were found
+/// (a line longer than [`LOOK`] is cut where the looking stopped).
+#[derive(Clone, Copy)]
+struct LineAt {
+    start: usize,
+    end: usize,
+    whole_start: bool,
+    whole_end: bool,
+}
+
+/// The line around byte `at` of `text`.
+fn line_around(text: &str, at: usize) -> LineAt {
+    let bytes = text.as_bytes();
+    let at = at.min(bytes.len());
+    let lo = at.saturating_sub(LOOK);
+    let (start, whole_start) = match memrchr(b'\n', &bytes[lo..at]) {
+        Some(i) => (lo + i + 1, true),
+        None => (lo, lo == 0),
+    };
+    let hi = (at + LOOK).min(bytes.len());
+    let (end, whole_end) = match bytes[at..hi].iter().position(|b| *b == b'\n') {
+        Some(i) => (at + i, true),
+        None => (hi, hi == bytes.len()),
+    };
+    let mut line = LineAt {
+        start: floor_char(text, start),
+        end: floor_char(text, end),
+        whole_start,
+        whole_end,
+    };
+    if whole_end && line.end > line.start && bytes[line.end - 1] == b'\r' {
+        line.end -= 1;
+    }
+    line
+}
+
+fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().rposition(|b| *b == needle)
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A label to place: byte range in the file, its text, primary or not,
+/// and its (1-based) line and column.
+struct Mark {
+    offset: usize,
+    len: usize,
+    label: Option<String>,
+    primary: bool,
+    line: u32,
+    column: u32,
+}
+
+/// The snippet of `file` around `marks`, and the marks placed in it (a
+/// related mark that does not fit beside the primary one on its line is
+/// left out).
+fn snippet(file: &SourceFile, marks: &[Mark], width: usize) -> Option<(Snippet, Vec<LabeledSpan>)> {
+    let text = file.shown();
+    let mut lines: std::collections::BTreeMap<u32, (LineAt, Vec<&Mark>)> = Default::default();
+    for m in marks
+        .iter()
+        .filter(|m| m.offset <= text.len() && m.line > 0)
+    {
+        let at = lines
+            .entry(m.line)
+            .or_insert_with(|| (line_around(text, m.offset), Vec::new()));
+        at.1.push(m);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    // One line of context either side, where its line is found whole.
+    let marked: Vec<(u32, LineAt)> = lines.iter().map(|(n, (l, _))| (*n, *l)).collect();
+    for (n, l) in marked {
+        if n > 1 && l.whole_start && l.start > 0 {
+            lines
+                .entry(n - 1)
+                .or_insert_with(|| (line_around(text, l.start - 1), Vec::new()));
+        }
+        if l.whole_end && l.end < text.len() {
+            let next = text[l.end..].find('\n').map(|i| l.end + i + 1);
+            if let Some(next) = next.filter(|&i| i < text.len()) {
+                lines
+                    .entry(n + 1)
+                    .or_insert_with(|| (line_around(text, next), Vec::new()));
+            }
+        }
+    }
+    let mut out = Snippet {
+        name: escape(&file.name, false, MAX_TEXT).into_owned(),
+        text: String::new(),
+        chunks: Vec::new(),
+        starts: Vec::new(),
+    };
+    let mut placed = Vec::new();
+    let mut prev: Option<u32> = None;
+    let mut chunk_start = 0;
+    let mut chunk_line = 0;
+    for (&n, (line, on_line)) in &lines {
+        match prev {
+            Some(p) if p + 1 == n => out.text.push('\n'),
+            Some(_) => {
+                out.chunks.push((chunk_start, out.text.len(), chunk_line));
+                out.text.push('\n');
+                chunk_start = out.text.len();
+                chunk_line = n as usize - 1;
+            }
+            None => chunk_line = n as usize - 1,
+        }
+        prev = Some(n);
+        // The part of the line shown: all of it when it fits, else
+        // `width` characters from a third of a width before the first
+        // (primary) mark.
+        let focus = on_line
+            .iter()
+            .find(|m| m.primary)
+            .or(on_line.first())
+            .map(|m| m.offset.clamp(line.start, line.end));
+        let full = &text[line.start..line.end];
+        let (from, to) = if line.whole_start && line.whole_end && full.chars().count() <= width {
+            (line.start, line.end)
+        } else {
+            let focus = focus.unwrap_or(line.start);
+            let from = text[line.start..focus]
+                .char_indices()
+                .rev()
+                .nth(width / 3)
+                .map(|(i, _)| line.start + i)
+                .unwrap_or(line.start);
+            let to = text[from..line.end]
+                .char_indices()
+                .nth(width)
+                .map(|(i, _)| from + i)
+                .unwrap_or(line.end);
+            (from, to)
+        };
+        if from > line.start || !line.whole_start {
+            out.text.push('…');
+        }
+        let base = out.text.len();
+        let mut map: Vec<(usize, usize)> = Vec::new();
+        for (i, c) in text[from..to].char_indices() {
+            map.push((from + i, out.text.len()));
+            push_escaped(&mut out.text, c);
+        }
+        map.push((to, out.text.len()));
+        if to < line.end || !line.whole_end {
+            out.text.push('…');
+        }
+        let place = |at: usize| {
+            map.iter()
+                .find(|(o, _)| *o >= at)
+                .map(|(_, s)| *s)
+                .unwrap_or(base)
+        };
+        for m in on_line {
+            if m.offset < from || m.offset > to {
+                continue;
+            }
+            let start = place(m.offset);
+            let end = place((m.offset + m.len.max(1)).min(to)).max(start + 1);
+            let end = end.min(out.text.len());
+            let span = (start, end.saturating_sub(start).max(1));
+            out.starts.push((
+                start,
+                m.line as usize - 1,
+                m.column.saturating_sub(1) as usize,
+            ));
+            placed.push(if m.primary {
+                LabeledSpan::new_primary_with_span(m.label.clone(), span)
+            } else {
+                LabeledSpan::new_with_span(m.label.clone(), span)
+            });
+        }
+    }
+    out.chunks.push((chunk_start, out.text.len(), chunk_line));
+    if placed.is_empty() {
+        return None;
+    }
+    Some((out, placed))
+}
+
+/// A diagnostic with its snippet, in the shape miette renders.
 #[derive(Debug)]
 struct Shown<'a> {
     d: &'a Diagnostic,
-    src: Option<Src>,
+    src: Option<Snippet>,
+    labels: Vec<LabeledSpan>,
     title: String,
+    help: Option<String>,
 }
 
 impl std::fmt::Display for Shown<'_> {
@@ -70,8 +351,7 @@ impl miette::Diagnostic for Shown<'_> {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        self.d
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
@@ -81,26 +361,16 @@ impl miette::Diagnostic for Shown<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let span = self.d.span?;
-        let mut labels = vec![LabeledSpan::new_primary_with_span(
-            Some("here".into()),
-            (span.offset as usize, span.len as usize),
-        )];
-        if let Some((rel, label)) = &self.d.related {
-            if rel.file == span.file {
-                labels.push(LabeledSpan::new_with_span(
-                    Some(label.clone()),
-                    (rel.offset as usize, rel.len as usize),
-                ));
-            }
-        }
-        Some(Box::new(labels.into_iter()))
+        // Labels only where there is source text to put them on.
+        self.src.as_ref()?;
+        Some(Box::new(self.labels.clone().into_iter()))
     }
 }
 
 /// `hosts` are every host the same finding applies to (one template
-/// mistake shows once, not once per generated host).
-fn title(d: &Diagnostic, hosts: &[&str], sources: &SourceMap) -> String {
+/// mistake shows once, not once per generated host); `varies` when their
+/// messages differ in the values they name (the first one's is shown).
+fn title(d: &Diagnostic, hosts: &[&str], varies: bool, sources: &SourceMap) -> String {
     let loc = match d.span {
         Some(s) => format!("{}:{}:{}: ", sources.name(s.file), s.line, s.column),
         None => String::new(),
@@ -111,12 +381,33 @@ fn title(d: &Diagnostic, hosts: &[&str], sources: &SourceMap) -> String {
         [a, b] => format!("[{a}, {b}] "),
         [a, b, rest @ ..] => format!("[{a}, {b} and {} more hosts] ", rest.len()),
     };
-    format!("{loc}{who}{}", d.message)
+    let values = match hosts.first() {
+        Some(first) if varies => format!(" (shown for {first})"),
+        _ => String::new(),
+    };
+    let message = escape(&d.message, false, MAX_TEXT);
+    escape(&format!("{loc}{who}{message}{values}"), false, 3 * MAX_TEXT).into_owned()
 }
 
-/// Same finding at the same place, differing only in host.
-fn same_finding(a: &Diagnostic, b: &Diagnostic) -> bool {
-    a.code == b.code && a.span == b.span && a.message == b.message && a.severity == b.severity
+/// Findings shown as one report: the same code at the same place with the
+/// same severity, for different hosts (the hosts of one template line),
+/// whatever per-host values their messages name; without a place or a
+/// host, only identical ones.
+fn group_key(
+    d: &Diagnostic,
+) -> (
+    nodenet_model::Code,
+    Option<nodenet_model::Span>,
+    Severity,
+    Option<&str>,
+) {
+    let per_host = d.span.is_some() && d.host.is_some();
+    (
+        d.code,
+        d.span,
+        d.severity,
+        (!per_host).then_some(d.message.as_str()),
+    )
 }
 
 /// Prints every diagnostic and a summary line to stderr (human) or one
@@ -191,30 +482,82 @@ pub fn print(sources: &SourceMap, diags: &[Diagnostic], format: Format) {
 }
 
 /// The diagnostics as people read them (rustc/miette style), one report
-/// per finding with the hosts it applies to.
+/// per finding with the hosts it applies to, in the order they come.
 pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
     let handler = GraphicalReportHandler::new_themed(if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     });
+    let width = snippet_width();
+    let mut order: Vec<Vec<usize>> = Vec::new();
+    let mut groups: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+    for (i, d) in diags.iter().enumerate() {
+        match groups.entry(group_key(d)) {
+            std::collections::hash_map::Entry::Occupied(g) => order[*g.get()].push(i),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(order.len());
+                order.push(vec![i]);
+            }
+        }
+    }
     let mut out = String::new();
-    let mut i = 0;
-    while i < diags.len() {
-        let d = &diags[i];
-        let group = diags[i..].iter().take_while(|o| same_finding(d, o)).count();
-        let hosts: Vec<&str> = diags[i..i + group]
+    for group in order {
+        let d = &diags[group[0]];
+        let mut seen = std::collections::HashSet::new();
+        let hosts: Vec<&str> = group
             .iter()
-            .filter_map(|o| o.host.as_deref())
+            .filter_map(|&i| diags[i].host.as_deref())
+            .filter(|h| seen.insert(*h))
             .collect();
-        i += group;
+        let hosts: Vec<String> = hosts
+            .iter()
+            .map(|h| escape(h, false, 200).into_owned())
+            .collect();
+        let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+        let varies = group.iter().any(|&i| diags[i].message != d.message);
+        let marks: Vec<Mark> = d
+            .span
+            .into_iter()
+            .map(|s| Mark {
+                offset: s.offset as usize,
+                len: s.len as usize,
+                label: Some("here".into()),
+                primary: true,
+                line: s.line,
+                column: s.column,
+            })
+            .chain(
+                d.related
+                    .iter()
+                    .filter(|(r, _)| d.span.is_some_and(|s| s.file == r.file))
+                    .map(|(r, label)| Mark {
+                        offset: r.offset as usize,
+                        len: r.len as usize,
+                        label: Some(escape(label, false, 200).into_owned()),
+                        primary: false,
+                        line: r.line,
+                        column: r.column,
+                    }),
+            )
+            .collect();
+        let shown_src = d
+            .span
+            .and_then(|s| sources.get(s.file))
+            .and_then(|f| snippet(f, &marks, width));
+        let (src, labels) = match shown_src {
+            Some((s, l)) => (Some(s), l),
+            None => (None, Vec::new()),
+        };
         let shown = Shown {
             d,
-            src: d
-                .span
-                .and_then(|s| sources.get(s.file))
-                .map(|f| Src(f.clone())),
-            title: title(d, &hosts, sources),
+            src,
+            labels,
+            title: title(d, &hosts, varies, sources),
+            help: d
+                .help
+                .as_deref()
+                .map(|h| escape(h, true, MAX_TEXT).into_owned()),
         };
         let mut buf = String::new();
         if handler.render_report(&mut buf, &shown).is_ok() {

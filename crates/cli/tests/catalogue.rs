@@ -72,10 +72,9 @@ fn every_error_code_is_exercised_by_the_catalogue() {
             seen.insert(code);
         }
     }
-    // Codes no `check` input can trigger: I/O failures, the render-time
-    // warning about a password that is not available, and the keyfile
+    // Codes no `check` input can trigger: I/O failures, and the keyfile
     // codes of `import` (tests/import.rs exercises those).
-    let unreachable = ["io", "credentials-unresolved"];
+    let unreachable = ["io"];
     let missing: Vec<&str> = nodenet_codes()
         .into_iter()
         .filter(|c| !seen.contains(*c) && !unreachable.contains(c) && !c.starts_with("keyfile-"))

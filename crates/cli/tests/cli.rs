@@ -662,7 +662,15 @@ fn placeholders_filled_by_envsubst_stay_one_string_for_pyyaml_and_go_yaml() {
     }
     let inv = write(tmp.path(), "cluster.yaml", &text);
     let out = tmp.path().join("out");
-    let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
+    // The BMC Secrets need the passwords when rendering; install-config
+    // keeps placeholders for them all the same.
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&inv)
+        .arg("-o")
+        .arg(&out)
+        .env("PW_ONE", "render-one")
+        .env("PW_TWO", "render-two"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rendered = out.join("install-config.yaml");
     let go = go_yaml_reader(tmp.path());

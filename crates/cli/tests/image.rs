@@ -203,17 +203,23 @@ fn iso_refusals_are_clear_and_leave_no_output() {
         .arg(&kf)
         .arg(&plain));
     assert_eq!(o.status.code(), Some(1));
-    // A payload larger than the area: 400 KB that xz cannot shrink.
+    // A payload larger than the area (256 KiB): a valid keyfile carrying
+    // 800 KB of comments made of random characters (6 bits each), which
+    // xz cannot shrink below ~600 KB.
     let iso = build_iso(tmp.path(), "small", true, true);
     let mut x: u64 = 88172645463325252;
-    let noise: Vec<u8> = (0..400_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut noise = b"[connection]\nid=big\ntype=ethernet\ninterface-name=eno9\n".to_vec();
+    for i in 0..800_000 {
+        if i % 80 == 0 {
+            noise.extend_from_slice(b"\n#");
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        noise.push(CHARS[(x % 64) as usize]);
+    }
+    noise.push(b'\n');
     let big = tmp.path().join("big.nmconnection");
     fs::write(&big, &noise).unwrap();
     let before = fs::read(&iso).unwrap();
@@ -1291,7 +1297,11 @@ fn disk_raw_without_boot_partition_is_refused() {
     let raw = tmp.path().join("nogpt.raw");
     fs::write(&raw, vec![0u8; 4 << 20]).unwrap();
     let kf = tmp.path().join("eno1.nmconnection");
-    fs::write(&kf, "[connection]\nid=eno1\n").unwrap();
+    fs::write(
+        &kf,
+        "[connection]\nid=eno1\ntype=ethernet\ninterface-name=eno1\n",
+    )
+    .unwrap();
     let out = tmp.path().join("out.raw");
     let o = run(nodenet()
         .args(["image", "disk", "--keyfile"])
@@ -1357,4 +1367,54 @@ fn disk_killed_mid_write_leaves_input_and_no_output() {
         "a killed run left output under the final name"
     );
     assert_eq!(fs::read(&input).unwrap(), before);
+}
+
+/// `--keyfile` takes only what NetworkManager would load: an ELF binary
+/// and a keyfile with an impossible address are refused (exit 1, located,
+/// nothing written); a good keyfile beside them does not make them pass.
+#[test]
+fn image_refuses_keyfiles_networkmanager_would_not_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("eth0.nmconnection");
+    fs::write(
+        &good,
+        "[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\n\n[ipv4]\nmethod=manual\naddress1=10.1.1.3/24\n",
+    )
+    .unwrap();
+    let bad_address = tmp.path().join("eth1.nmconnection");
+    fs::write(
+        &bad_address,
+        "[connection]\nid=eth1\ntype=ethernet\ninterface-name=eth1\n\n[ipv4]\nmethod=manual\naddress1=10.1.1.300/24\n",
+    )
+    .unwrap();
+    let elf = tmp.path().join("nodenet.nmconnection");
+    fs::copy(env!("CARGO_BIN_EXE_nodenet"), &elf).unwrap();
+    let out = tmp.path().join("net.cpio.xz");
+    let pxe = |keyfiles: &[&Path]| {
+        let mut c = nodenet();
+        c.args(["image", "pxe"]);
+        for k in keyfiles {
+            c.arg("--keyfile").arg(k);
+        }
+        run(c.arg("-o").arg(&out))
+    };
+    for bad in [&bad_address, &elf] {
+        let o = pxe(&[&good, bad]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {stderr}", bad.display());
+        assert!(
+            stderr.contains(&*bad.file_name().unwrap().to_string_lossy()),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "written despite {}", bad.display());
+    }
+    let o = pxe(&[&bad_address]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("address1"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = pxe(&[&good]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.exists());
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::yaml::{FileId, Span};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -54,7 +54,7 @@ codes! {
     TemplateVariable = "template-variable": "A `${...}` placeholder names no known value.",
     PoolExhausted = "pool-exhausted": "An IP pool has fewer free addresses than the hosts that draw from it.",
     CredentialsUnknown = "credentials-unknown": "A BMC refers to credentials not defined in the inventory.",
-    CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available at render time (warning; the BMC Secret is written without it).",
+    CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available (a warning from check; render refuses: the baremetal-operator rejects a BMC Secret without a password).",
     // nmstate itself
     NmstateError = "nmstate-error": "nmstate rejected the host's network state.",
     NmstateWarning = "nmstate-warning": "nmstate warned about the host's network state.",
@@ -94,6 +94,9 @@ codes! {
     RendezvousIpIsWorker = "rendezvous-ip-is-worker": "agent-config's rendezvousIP is a worker's IP.",
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
+    NoHosts = "no-hosts": "The inputs describe a cluster without hosts (`hosts: []`): a warning from check; render refuses (openshift-install rejects an install-config without control-plane hosts).",
+    BmcMissing = "bmc-missing": "A host for the installer (inventory, install-config) has no `bmc`: its BareMetalHost is never provisioned and installer-provisioned installs reject it (a warning; the agent-based install needs none).",
+    RendezvousIpMissing = "rendezvous-ip-missing": "No rendezvousIP is given and no master has a static address, so agent-config.yaml has none (a warning; render refuses when the inputs are for the agent installer, which rejects it).",
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
     PolicyOverlap = "policy-overlap": "Two NodeNetworkConfigurationPolicies that can select the same node name the same interface (each would undo the other).",
     CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",

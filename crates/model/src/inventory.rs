@@ -128,6 +128,10 @@ pub struct Cluster {
     pub failure_domain: Option<Located<String>>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
+    /// Where an input that lists the cluster's hosts for the installer
+    /// (inventory `hosts:`, install-config `platform.baremetal.hosts`)
+    /// lists them, or its document when it lists none.
+    pub hosts_span: Option<Span>,
 }
 
 impl Cluster {
@@ -281,6 +285,11 @@ pub struct Host {
     pub labels: BTreeMap<String, String>,
     /// For a kubernetes-nmstate policy: its name and node selector.
     pub policy: Option<PolicyRef>,
+    /// Values of the host left as written because a placeholder in them
+    /// could not be expanded (reported where it failed): findings about
+    /// them are consequences of that report, and the state is not what the
+    /// template means.
+    pub unresolved: Vec<Span>,
 }
 
 /// A NodeNetworkConfigurationPolicy's identity and node selector.
@@ -311,6 +320,7 @@ impl Host {
             pool_ips: BTreeMap::new(),
             labels: BTreeMap::new(),
             policy: None,
+            unresolved: Vec::new(),
             name,
         }
     }

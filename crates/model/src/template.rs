@@ -30,6 +30,9 @@ pub struct PoolAllocator {
     next: BTreeMap<String, u128>,
     reserved: BTreeSet<IpAddr>,
     exhausted_reported: BTreeSet<String>,
+    /// Pools written in the inventory that could not be read (reported
+    /// there).
+    broken: BTreeSet<String>,
 }
 
 fn to_u128(ip: IpAddr) -> u128 {
@@ -67,6 +70,12 @@ impl PoolAllocator {
         self.reserved.insert(ip);
     }
 
+    /// A pool the inventory names but that could not be read: placeholders
+    /// naming it stay unexpanded without a finding of their own.
+    pub fn mark_broken(&mut self, name: String) {
+        self.broken.insert(name);
+    }
+
     /// Next free address of `pool`; `None` when the pool is exhausted
     /// (reported once, at the pool).
     pub fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
@@ -102,11 +111,18 @@ impl PoolAllocator {
 pub trait Draw {
     fn pool(&self, name: &str) -> Option<&Pool>;
     fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr>;
+    /// Whether `name` is a pool the inventory writes but that could not be
+    /// read (its finding is already made).
+    fn broken(&self, name: &str) -> bool;
 }
 
 impl Draw for PoolAllocator {
     fn pool(&self, name: &str) -> Option<&Pool> {
         PoolAllocator::pool(self, name)
+    }
+
+    fn broken(&self, name: &str) -> bool {
+        self.broken.contains(name)
     }
 
     fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
@@ -125,6 +141,10 @@ pub struct Recording<'a> {
 impl Draw for Recording<'_> {
     fn pool(&self, name: &str) -> Option<&Pool> {
         self.inner.pool(name)
+    }
+
+    fn broken(&self, name: &str) -> bool {
+        self.inner.broken(name)
     }
 
     fn allocate(&mut self, pool: &str, diags: &mut Vec<Diagnostic>) -> Option<IpAddr> {
@@ -148,6 +168,10 @@ impl Draw for Predrawn<'_> {
         self.pools.pool(name)
     }
 
+    fn broken(&self, name: &str) -> bool {
+        self.pools.broken(name)
+    }
+
     fn allocate(&mut self, pool: &str, _: &mut Vec<Diagnostic>) -> Option<IpAddr> {
         match self.queue.get(self.next) {
             Some((p, ip)) if p == pool => {
@@ -169,6 +193,14 @@ pub struct Vars {
     /// Pool addresses this host already drew (the same `${ip.P}` twice in
     /// one host is one address).
     pub pool_ips: BTreeMap<String, IpAddr>,
+    /// Where a host pins its address of a pool (`ips: {P: ADDRESS}`): a
+    /// value that is that address alone is located there, at its cause,
+    /// not at the template line every host shares.
+    pub pinned: BTreeMap<String, Span>,
+    /// Values left as written because a placeholder in them could not be
+    /// expanded (reported where it failed): what is said about them is a
+    /// consequence of that report.
+    pub unresolved: Vec<Span>,
 }
 
 impl Vars {
@@ -195,8 +227,12 @@ impl Expander<'_> {
         match &mut node.value {
             Value::Str(s) if s.contains("${") => {
                 let span = node.span;
-                if let Some(v) = self.expand_str(s, span, vars) {
-                    node.value = v;
+                match self.expand_str(s, span, vars) {
+                    Some((v, at)) => {
+                        node.value = v;
+                        node.span = at.unwrap_or(span);
+                    }
+                    None => vars.unresolved.push(span),
                 }
             }
             Value::Seq(items) => {
@@ -224,16 +260,28 @@ impl Expander<'_> {
             return s.clone();
         }
         let value = match self.expand_str(&s.value, s.span, vars) {
-            Some(v) => Node::new(v, s.span).scalar_text().unwrap_or_default(),
-            None => s.value.clone(),
+            Some((v, _)) => Node::new(v, s.span).scalar_text().unwrap_or_default(),
+            None => {
+                vars.unresolved.push(s.span);
+                s.value.clone()
+            }
         };
         Located::new(value, s.span)
     }
 
-    fn expand_str(&mut self, s: &str, span: Span, vars: &mut Vars) -> Option<Value> {
+    /// The value of `s` with its placeholders replaced, and, when it is one
+    /// placeholder naming an address the host pins with `ips:`, where that
+    /// address was written.
+    fn expand_str(
+        &mut self,
+        s: &str,
+        span: Span,
+        vars: &mut Vars,
+    ) -> Option<(Value, Option<Span>)> {
         let mut out = String::new();
         let mut rest = s;
         let mut whole: Option<Value> = None;
+        let mut pinned_at = None;
         while let Some(start) = rest.find("${") {
             let Some(len) = rest[start..].find('}') else {
                 break;
@@ -243,6 +291,11 @@ impl Expander<'_> {
             let value = self.lookup(expr, span, vars)?;
             if start == 0 && start + len + 1 == rest.len() && out.is_empty() {
                 whole = Some(value.clone());
+                pinned_at = expr
+                    .trim()
+                    .strip_prefix("ip.")
+                    .and_then(|pool| vars.pinned.get(pool.trim()))
+                    .copied();
             }
             let text = match value {
                 // Inside a longer string a list can stand only for its one item.
@@ -272,7 +325,10 @@ impl Expander<'_> {
             rest = &rest[start + len + 1..];
         }
         out.push_str(rest);
-        Some(whole.unwrap_or(Value::Str(out)))
+        match whole {
+            Some(v) => Some((v, pinned_at)),
+            None => Some((Value::Str(out), None)),
+        }
     }
 
     fn lookup(&mut self, expr: &str, span: Span, vars: &mut Vars) -> Option<Value> {
@@ -290,7 +346,12 @@ impl Expander<'_> {
         } else if let Some(pool) = name.strip_prefix("dns.") {
             self.dns(pool, span)
         } else {
-            vars.values.get(name).cloned()
+            match vars.values.get(name) {
+                // A variable whose own placeholder failed (reported at the
+                // variable) leaves this value unexpanded too, silently.
+                Some(Value::Str(s)) if s.contains("${") => return None,
+                v => v.cloned(),
+            }
         };
         let Some(value) = value else {
             if !name.starts_with("ip.")
@@ -420,6 +481,9 @@ impl Expander<'_> {
     }
 
     fn unknown_pool(&mut self, pool: &str, span: Span) {
+        if self.pools.broken(pool) {
+            return;
+        }
         self.report(
             Diagnostic::error(Code::TemplateVariable, format!("no IP pool named `{pool}`"))
                 .at(span),

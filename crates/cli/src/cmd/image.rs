@@ -147,6 +147,24 @@ fn load(
                     .map_err(|e| super::usage_error(format!("{}: {e}", p.display())))?;
                 v.push((name, data));
             }
+            // What goes into boot media must be a keyfile NetworkManager
+            // loads: each is read as `import` reads it (an ELF binary, or
+            // `address1=10.1.1.300/24`, is refused here, not at boot).
+            let imported = nodenet_import::import_bytes(
+                source.keyfile.iter().cloned().zip(v.iter().map(|(_, d)| d.clone())).collect(),
+                false,
+            );
+            if imported.diagnostics.iter().any(|d| d.is_error()) {
+                let errors: Vec<_> = imported
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .cloned()
+                    .collect();
+                crate::report::print(&imported.sources, &errors, crate::report::Format::Human);
+                eprintln!("failed: not a keyfile NetworkManager would load; nothing written");
+                return Err(super::problems());
+            }
             v
         }
         (Some(_), None) => {

@@ -28,7 +28,10 @@ pub fn problems() -> ExitCode {
 }
 
 pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
+    eprintln!(
+        "error: {}",
+        crate::report::escape(&msg.to_string(), false, 2000)
+    );
     ExitCode::from(USAGE)
 }
 
@@ -68,7 +71,10 @@ impl Failure {
 
     pub fn report(self, format: Format) -> ExitCode {
         match format {
-            Format::Human => eprintln!("error: {}", self.message),
+            Format::Human => eprintln!(
+                "error: {}",
+                crate::report::escape(&self.message, false, 2000)
+            ),
             Format::Json => println!(
                 "{}",
                 crate::report::error_json(self.code, &self.message, self.file.as_deref())
@@ -79,12 +85,16 @@ impl Failure {
 }
 
 impl From<nodenet_model::LoadError> for Failure {
-    // The loader may grow other fatal errors than IO.
-    #[allow(unreachable_patterns)]
     fn from(e: nodenet_model::LoadError) -> Failure {
         match &e {
             nodenet_model::LoadError::Io { path, .. } => Failure::io(path.clone(), &e),
-            _ => Failure::usage(&e),
+            nodenet_model::LoadError::TooLarge { path, .. } => Failure {
+                code: "input-too-large",
+                file: Some(path.clone()),
+                message: e.to_string(),
+                exit: USAGE,
+            },
+            nodenet_model::LoadError::BadLimit { .. } => Failure::usage(&e),
         }
     }
 }

@@ -52,7 +52,10 @@ pub fn run(args: Args) -> ExitCode {
     };
     phases.mark("load");
     let provenance = Provenance::new(inputs, &loaded.sources);
-    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    // What the installer or operator reading the output would reject is
+    // not written.
+    report.refuse_for_render(&loaded.inventory);
     phases.mark("check");
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, args.format);

@@ -8,8 +8,22 @@ pub mod sushy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The BMC passwords the shipped examples name, as a user sets them where
+/// `render` runs (it refuses to write a BMC Secret without one).
+pub const EXAMPLE_PASSWORDS: [(&str, &str); 3] = [
+    ("BMC_PASSWORD", "example-bmc-password"),
+    ("IDRAC_PASSWORD", "example-idrac-password"),
+    ("IPMI_PASSWORD", "example-ipmi-password"),
+];
+
+/// The binary under test; `NODENET_TEST_BIN` runs the tests against
+/// another one (an older build, to see a test fail without its fix).
 pub fn nodenet() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nodenet"))
+    let bin = std::env::var_os("NODENET_TEST_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nodenet").into());
+    let mut c = Command::new(bin);
+    c.envs(EXAMPLE_PASSWORDS);
+    c
 }
 
 pub fn repo() -> PathBuf {

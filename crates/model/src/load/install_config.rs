@@ -51,6 +51,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.cidr(v));
     c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
     c.cluster_os_image = d.string(bm, "clusterOSImage");
+    c.hosts_span = Some(bm.get("hosts").map(|h| h.span).unwrap_or(bm.span));
     for (i, h) in d.seq(bm, "hosts").iter().enumerate() {
         if h.as_map().is_none() {
             d.type_error(h, "hosts[]", "a mapping");

@@ -101,6 +101,7 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if c.base_domain.is_none() {
         c.base_domain = p.base_domain.clone();
     }
+    c.hosts_span = c.hosts_span.or(p.hosts_span);
     if c.machine_networks.is_empty() {
         c.machine_networks = p.machine_networks.clone();
     }

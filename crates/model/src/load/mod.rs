@@ -38,6 +38,29 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path} is {} MiB; nodenet reads inputs of up to {} MiB (set {MAX_INPUT_ENV} to read larger ones)", .size.div_ceil(MIB), .limit / MIB)]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{MAX_INPUT_ENV}={value} is not a size in MiB (a whole number, at least 1)")]
+    BadLimit { value: String },
+}
+
+/// The environment variable that sets the largest input read, in MiB.
+pub const MAX_INPUT_ENV: &str = "NODENET_MAX_INPUT_MIB";
+/// Inputs larger than this are refused unless [`MAX_INPUT_ENV`] says
+/// otherwise: a 10,000-host install-config is 15 MiB, and a file is held
+/// some twenty times over once parsed.
+pub const DEFAULT_MAX_INPUT_MIB: u64 = 64;
+const MIB: u64 = 1024 * 1024;
+
+/// The largest input file read, in bytes.
+pub fn max_input_bytes() -> Result<u64, LoadError> {
+    match std::env::var(MAX_INPUT_ENV) {
+        Err(_) => Ok(DEFAULT_MAX_INPUT_MIB * MIB),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n.saturating_mul(MIB)),
+            _ => Err(LoadError::BadLimit { value: v }),
+        },
+    }
 }
 
 /// One text to load.
@@ -47,6 +70,16 @@ struct Input {
     /// Found by walking a directory: documents nodenet does not read are
     /// skipped there, not reported.
     in_dir: bool,
+    /// Why the text is not YAML at all (binary, not UTF-8): reported at
+    /// that place instead of parsing it.
+    not_text: Option<NotText>,
+}
+
+/// A file that is no text: what it is and where that shows (byte offset).
+struct NotText {
+    what: String,
+    code: Code,
+    at: usize,
 }
 
 /// Directories are walked this deep at most (a symlink loop ends here).
@@ -56,6 +89,7 @@ const MAX_DIR_DEPTH: usize = 16;
 /// (install-config + agent-config + a directory of manifests describe one
 /// cluster).
 pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
+    let limit = max_input_bytes()?;
     let mut inputs = Vec::new();
     let mut dirs = Vec::new();
     for p in paths {
@@ -66,14 +100,10 @@ pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
         };
         if std::fs::metadata(p).map_err(io)?.is_dir() {
             let before = inputs.len();
-            walk(p, 0, &mut inputs)?;
+            walk(p, 0, limit, &mut inputs)?;
             dirs.push((p.display().to_string(), before..inputs.len()));
         } else {
-            inputs.push(Input {
-                name: p.display().to_string(),
-                text: read_text(p)?,
-                in_dir: false,
-            });
+            inputs.push(read_input(p, limit, false)?);
         }
     }
     let mut loaded = load_inputs(inputs);
@@ -86,21 +116,84 @@ pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
     Ok(loaded)
 }
 
-fn read_text(p: &Path) -> Result<String, LoadError> {
-    let bytes = std::fs::read(p).map_err(|source| LoadError::Io {
-        path: p.display().to_string(),
+/// Reads one file of at most `limit` bytes (checked before reading, and
+/// while reading: a pipe or a device has no size), and tells binary or
+/// non-UTF-8 content before anything parses it.
+fn read_input(p: &Path, limit: u64, in_dir: bool) -> Result<Input, LoadError> {
+    use std::io::Read;
+    let path = p.display().to_string();
+    let io = |source| LoadError::Io {
+        path: path.clone(),
         source,
-    })?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let file = std::fs::File::open(p).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size > limit {
+        return Err(LoadError::TooLarge { path, size, limit });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(LoadError::TooLarge {
+            path,
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    let (text, not_text) = classify(bytes);
+    Ok(Input {
+        name: path,
+        text,
+        in_dir,
+        not_text,
     })
+}
+
+/// The file's text, and why it is no YAML text when it is not: a NUL
+/// byte (binary, or UTF-16/32 text) or bytes that are not UTF-8. YAML is
+/// Unicode text; nothing else is worth a parser's time or a snippet.
+fn classify(bytes: Vec<u8>) -> (String, Option<NotText>) {
+    let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
+    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+        let what = if utf16 {
+            "the file is UTF-16 text: nodenet reads UTF-8 (convert it, e.g. `iconv -f UTF-16 -t UTF-8`)".to_string()
+        } else {
+            "the file is binary (a NUL byte here), not YAML".to_string()
+        };
+        // Only the text before the NUL is kept: the finding is at its end.
+        let text = String::from_utf8_lossy(&bytes[..at]).into_owned();
+        let at = text.len();
+        return (
+            text,
+            Some(NotText {
+                what,
+                code: Code::UnknownFormat,
+                at,
+            }),
+        );
+    }
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let byte = e.as_bytes()[at];
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            (
+                text,
+                Some(NotText {
+                    what: format!("the file is not UTF-8 text: byte 0x{byte:02x} here is no UTF-8 character (YAML is Unicode; save the file as UTF-8)"),
+                    code: Code::YamlSyntax,
+                    at,
+                }),
+            )
+        }
+    }
 }
 
 /// Manifest files under `dir`, in name order, as `kubectl apply -R -f`
 /// takes them: `.yaml`, `.yml` and `.json`, hidden files and directories
 /// left out.
-fn walk(dir: &Path, depth: usize, out: &mut Vec<Input>) -> Result<(), LoadError> {
+fn walk(dir: &Path, depth: usize, limit: u64, out: &mut Vec<Input>) -> Result<(), LoadError> {
     let io = |source| LoadError::Io {
         path: dir.display().to_string(),
         source,
@@ -122,17 +215,13 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<Input>) -> Result<(), LoadError>
             continue;
         }
         if path.is_dir() {
-            walk(&path, depth + 1, out)?;
+            walk(&path, depth + 1, limit, out)?;
         } else if path
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
         {
-            out.push(Input {
-                name: path.display().to_string(),
-                text: read_text(&path)?,
-                in_dir: true,
-            });
+            out.push(read_input(&path, limit, true)?);
         }
     }
     Ok(())
@@ -147,6 +236,7 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
                 name,
                 text,
                 in_dir: false,
+                not_text: None,
             })
             .collect(),
     )
@@ -252,10 +342,25 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
     let mut sources = SourceMap::default();
     let mut diagnostics = Vec::new();
     let mut docs = Vec::new();
+    let mut not_text = Vec::new();
     let inputs: Vec<(FileId, bool)> = inputs
         .into_iter()
-        .map(|input| (sources.add(input.name, input.text), input.in_dir))
+        .filter_map(|input| {
+            let file = sources.add(input.name, input.text);
+            match input.not_text {
+                Some(n) => {
+                    not_text.push((file, n));
+                    None
+                }
+                None => Some((file, input.in_dir)),
+            }
+        })
         .collect();
+    for (file, n) in not_text {
+        let text = &sources.get(file).expect("added").text;
+        let at = span_of_offset(text, file, n.at.min(text.len()));
+        diagnostics.push(Diagnostic::error(n.code, n.what).at(at));
+    }
     // Files are parsed in parallel (a directory of 10,000 manifests).
     let parsed: Vec<Result<Vec<Node>, yaml::YamlError>> = inputs
         .par_iter()

@@ -29,6 +29,7 @@ const CLUSTER_FIELDS: &[&str] = &[
     "provisioning",
     "clusterOSImage",
     "sshKey",
+    "rendezvousIP",
 ];
 const PROVISIONING_FIELDS: &[&str] = &["network", "cidr", "interface", "allowLacp"];
 const CREDENTIAL_FIELDS: &[&str] = &["username", "passwordEnv", "passwordFile"];
@@ -71,12 +72,14 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     let mut inv = Inventory::default();
     if let Some(c) = root.get("cluster") {
         inv.cluster = native_cluster(&mut d, c);
+        inv.rendezvous_ip = native_rendezvous(&mut d, root);
     }
     if let Some(creds) = root.get("credentials") {
         if creds.as_map().is_none() && !creds.is_null() {
             d.type_error(creds, "credentials", "a mapping of credential names");
         }
-        for (k, v) in creds.as_map().unwrap_or_default() {
+        let (creds, _) = misindented(&mut d, creds, "credentials", CREDENTIAL_FIELDS);
+        for (k, v) in creds {
             let name = k.scalar_text().unwrap_or_default();
             if let Some(c) = native_credentials(&mut d, k, v, &name) {
                 inv.credentials.insert(name, Located::new(c, k.span));
@@ -85,29 +88,42 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     }
     // Every address written literally is reserved before pools hand any out.
     let mut pools = Vec::new();
+    // Pools that are written but unusable: their own finding is the one
+    // to fix, not every placeholder that names them.
+    let mut broken = Vec::new();
     if let Some(p) = root.get("pools") {
         if p.as_map().is_none() && !p.is_null() {
             d.type_error(p, "pools", "a mapping of pool names");
         }
-        for (k, v) in p.as_map().unwrap_or_default() {
-            if let Some(pool) = native_pool(&mut d, k, v) {
-                pools.push(pool);
+        let (entries, misplaced) = misindented(&mut d, p, "pool", POOL_FIELDS);
+        broken.extend(misplaced);
+        for (k, v) in entries {
+            match native_pool(&mut d, k, v) {
+                Some(pool) => pools.push(pool),
+                None => broken.push(k.scalar_text().unwrap_or_default()),
             }
         }
     }
     let mut alloc = PoolAllocator::new(pools);
+    for name in broken {
+        alloc.mark_broken(name);
+    }
     for vip in inv.cluster.api_vips.iter().chain(&inv.cluster.ingress_vips) {
         alloc.reserve(vip.value);
     }
     let templates = root.get("templates");
+    let mut broken_templates = Vec::new();
     if let Some(t) = templates {
         if t.as_map().is_none() && !t.is_null() {
             d.type_error(t, "templates", "a mapping of template names");
         }
-        for (k, v) in t.as_map().unwrap_or_default() {
+        let (entries, misplaced) = misindented(&mut d, t, "template", HOST_FIELDS);
+        broken_templates = misplaced;
+        for (k, v) in entries {
             d.check_fields(v, &format!("template `{}`", k), HOST_FIELDS);
         }
     }
+    inv.cluster.hosts_span = Some(root.get("hosts").map(|h| h.span).unwrap_or(root.span));
     let entries = d.seq(root, "hosts");
     for entry in entries {
         for (_, ip) in entry.get("ips").and_then(Node::as_map).unwrap_or_default() {
@@ -123,9 +139,63 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         }
     }
     for entry in entries {
-        expand_host_entry(&mut d, entry, templates, &mut alloc, &mut inv.hosts);
+        // A host of a template whose fields were mis-indented out of it
+        // is not built: the template's finding says what to fix.
+        let of_broken = entry
+            .get("template")
+            .and_then(Node::scalar_text)
+            .is_some_and(|t| broken_templates.contains(&t));
+        if !of_broken {
+            expand_host_entry(&mut d, entry, templates, &mut alloc, &mut inv.hosts);
+        }
     }
     inv
+}
+
+/// The entries of a mapping of named things (pools, credentials,
+/// templates), less the fields of one of them that were indented at its
+/// level: `pools: {bm: ~, range: …, prefix: …}` is pool `bm` with its
+/// fields written one level too far left. That is said once, at the
+/// emptied entry; the names of such entries are returned beside the rest.
+fn misindented<'n>(
+    d: &mut Decoder,
+    map: &'n Node,
+    what: &str,
+    fields: &[&str],
+) -> (Vec<&'n (Node, Node)>, Vec<String>) {
+    let entries = map.as_map().unwrap_or_default();
+    let mut kept = Vec::with_capacity(entries.len());
+    let mut emptied = Vec::new();
+    let mut i = 0;
+    while i < entries.len() {
+        let (k, v) = &entries[i];
+        let stray: Vec<&str> = entries[i + 1..]
+            .iter()
+            .map_while(|(k, _)| k.as_str().filter(|k| fields.contains(k)))
+            .collect();
+        if v.is_null() && !stray.is_empty() {
+            let name = k.scalar_text().unwrap_or_default();
+            let listed: Vec<String> = stray.iter().map(|f| format!("`{f}`")).collect();
+            d.push(
+                Diagnostic::error(
+                    Code::MissingField,
+                    format!(
+                        "{what} `{name}` is empty: {} below it {} at the level of `{name}`, not inside it",
+                        listed.join(", "),
+                        if stray.len() == 1 { "is" } else { "are" }
+                    ),
+                )
+                .at(k.span)
+                .help(format!("indent {} under `{name}:`", listed.join(", "))),
+            );
+            emptied.push(name);
+            i += 1 + stray.len();
+            continue;
+        }
+        kept.push(&entries[i]);
+        i += 1;
+    }
+    (kept, emptied)
 }
 
 /// Static addresses written in a network block (not placeholders).
@@ -196,6 +266,14 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     cluster
 }
 
+/// `cluster.rendezvousIP`: the agent installer's rendezvous host, for
+/// agent-config.yaml when no master has a static address (DHCP).
+fn native_rendezvous(d: &mut Decoder, root: &Node) -> Option<Located<IpAddr>> {
+    root.get("cluster")?
+        .get("rendezvousIP")
+        .and_then(|v| d.ip(v))
+}
+
 fn native_credentials(d: &mut Decoder, k: &Node, v: &Node, name: &str) -> Option<Credentials> {
     let what = format!("credentials `{name}`");
     if !d.check_fields(v, &what, CREDENTIAL_FIELDS) {
@@ -220,6 +298,14 @@ fn native_credentials(d: &mut Decoder, k: &Node, v: &Node, name: &str) -> Option
 fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
     let name = k.scalar_text().unwrap_or_default();
     let what = format!("pool `{name}`");
+    if v.is_null() {
+        d.push(
+            Diagnostic::error(Code::MissingField, format!("{what} has no `range`"))
+                .at(k.span)
+                .help("a pool is `{range: FIRST-LAST, prefix: N}`, with `gateway` and `dns` if its hosts use them"),
+        );
+        return None;
+    }
     if !d.check_fields(v, &what, POOL_FIELDS) {
         return None;
     }
@@ -488,8 +574,9 @@ fn expand_one<'n>(
             let mut v = v.clone();
             ex.expand(&mut v, &mut vars);
             if let Some(ip) = d.ip(&v) {
-                vars.pool_ips
-                    .insert(k.scalar_text().unwrap_or_default(), ip.value);
+                let pool = k.scalar_text().unwrap_or_default();
+                vars.pinned.insert(pool.clone(), ip.span);
+                vars.pool_ips.insert(pool, ip.value);
             }
         }
     }
@@ -620,6 +707,7 @@ fn build_host<'n>(
                 labels(d, &n)
             })
             .unwrap_or_default(),
+        unresolved: std::mem::take(&mut vars.unresolved),
         name,
     }
 }

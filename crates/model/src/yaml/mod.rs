@@ -242,6 +242,24 @@ impl fmt::Display for Node {
 /// recursive walks over the tree must not overflow the stack.
 pub const MAX_DEPTH: usize = 128;
 
+/// Aliases may copy this many nodes in all, or more in a large text (per
+/// byte of it): far more than anchors in real inputs (a template's
+/// interface written once and aliased per host) ever copy.
+const MIN_ALIAS_NODES: usize = 1_000_000;
+const ALIAS_NODES_PER_BYTE: usize = 4;
+
+/// Nodes in a tree (a scalar is one).
+fn node_count(node: &Node) -> usize {
+    1 + match &node.value {
+        Value::Seq(items) => items.iter().map(node_count).sum(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| node_count(k) + node_count(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
 /// Parses one YAML document. An empty document is `Null`.
 pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
     let mut docs = parse_all(text, file)?;
@@ -284,6 +302,7 @@ pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Result<Vec<Node>
         seq_scratch: Vec::new(),
         map_scratch: Vec::new(),
         anchors: Vec::new(),
+        alias_budget: MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * text.len()),
         roots: Vec::new(),
         line_starts: None,
         ascii: text.is_ascii(),
@@ -348,7 +367,12 @@ struct Builder<'a> {
     stack: Vec<Frame>,
     seq_scratch: Vec<Node>,
     map_scratch: Vec<(Node, Node)>,
-    anchors: Vec<(usize, Node)>,
+    /// Anchored nodes with their size in nodes.
+    anchors: Vec<(usize, Node, usize)>,
+    /// Nodes aliases may still copy: a few bytes of `*a` naming an anchor
+    /// of `*b`s naming … would otherwise copy billions (a "billion
+    /// laughs").
+    alias_budget: usize,
     /// One node per document.
     roots: Vec<Node>,
     line_starts: Option<Vec<usize>>,
@@ -392,7 +416,7 @@ impl Builder<'_> {
 
     fn push_node(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.push((anchor, node.clone(), node_count(&node)));
         }
         match self.stack.last_mut() {
             None => self.roots.push(node),
@@ -531,12 +555,24 @@ impl MarkedEventReceiver for Builder<'_> {
             }
             Event::Alias(id) => {
                 let span = self.span(&mark, 1);
-                let node = self
-                    .anchors
-                    .iter()
-                    .rev()
-                    .find(|(a, _)| *a == id)
-                    .map(|(_, n)| n.clone())
+                let found = self.anchors.iter().rev().find(|(a, _, _)| *a == id);
+                let size = found.map(|(_, _, size)| *size).unwrap_or(1);
+                if size > self.alias_budget {
+                    if self.error.is_none() {
+                        self.error = Some(YamlError {
+                            message: format!(
+                                "aliases expand to more than {} nodes (nested aliases multiply: a \"billion laughs\")",
+                                MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * self.text.len())
+                            ),
+                            span,
+                        });
+                    }
+                    self.push_node(Node::new(Value::Null, span), 0);
+                    return;
+                }
+                self.alias_budget -= size;
+                let node = found
+                    .map(|(_, n, _)| n.clone())
                     .unwrap_or(Node::new(Value::Null, span));
                 self.push_node(node, 0);
             }
