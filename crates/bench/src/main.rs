@@ -46,6 +46,9 @@ struct Args {
     /// Skip the check/render/import benchmarks (boot media only).
     #[arg(long)]
     media_only: bool,
+    /// Keep the plan series' inputs and outputs (to profile them).
+    #[arg(long)]
+    keep: bool,
     /// Only the `nodenet plan` series.
     #[arg(long)]
     plan_only: bool,
@@ -227,7 +230,7 @@ struct Measured {
 
 fn measure(nodenet: &Path, inputs: &[PathBuf], out: &Path, runs: usize) -> Result<Measured> {
     let check = best(runs, || {
-        timed(Command::new(nodenet).arg("check").args(inputs))
+        timed(nodenet_cmd(nodenet).arg("check").args(inputs))
     })?;
     let mut rss: f64 = 0.0;
     // Each run writes a fresh tree (removing the previous one is not part
@@ -236,7 +239,7 @@ fn measure(nodenet: &Path, inputs: &[PathBuf], out: &Path, runs: usize) -> Resul
         if out.exists() {
             std::fs::remove_dir_all(out)?;
         }
-        let (secs, peak) = run(Command::new(nodenet)
+        let (secs, peak) = run(nodenet_cmd(nodenet)
             .arg("render")
             .args(inputs)
             .arg("-o")
@@ -359,7 +362,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
         }
         write_keyfiles(&kdir, args.import_files)?;
         let t = best(args.runs, || {
-            timed(Command::new(nodenet).arg("import").arg(&kdir))
+            timed(nodenet_cmd(nodenet).arg("import").arg(&kdir))
         })?;
         println!(
             "import:         {t:8.3} s  {:>10.0} files/s  ({} keyfiles, one directory, one NMState document)",
@@ -402,8 +405,11 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             let rss = std::cell::Cell::new(0.0f64);
             let plan_from = |old: &Path| -> Result<f64> {
                 best(args.runs, || {
+                    if out.exists() {
+                        std::fs::remove_dir_all(&out)?;
+                    }
                     let (secs, peak) = run_exiting(
-                        Command::new(nodenet)
+                        nodenet_cmd(nodenet)
                             .arg("plan")
                             .arg(old)
                             .arg(new)
@@ -417,7 +423,7 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             };
             let secs = plan_from(old)?;
             let check = best(args.runs, || {
-                timed(Command::new(nodenet).arg("check").arg(new))
+                timed(nodenet_cmd(nodenet).arg("check").arg(new))
             })?;
             let doubling = match previous {
                 Some(p) if !headline => format!("{:.2}", secs / p),
@@ -431,7 +437,7 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             previous = Some(secs);
             if headline && shape == Shape::Template {
                 let rendered = base.join("rendered");
-                run(Command::new(nodenet)
+                run(nodenet_cmd(nodenet)
                     .arg("render")
                     .arg(old)
                     .arg("-o")
@@ -439,7 +445,9 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 let from_render = plan_from(&rendered)?;
                 println!("  OLD as a render's output directory: plan {from_render:.3} s");
             }
-            std::fs::remove_dir_all(&base)?;
+            if !args.keep {
+                std::fs::remove_dir_all(&base)?;
+            }
         }
     }
     Ok(())
@@ -555,4 +563,12 @@ fn count_files(dir: &Path) -> Result<usize> {
         };
     }
     Ok(n)
+}
+
+/// A nodenet command with the benchmark inventory's BMC password set
+/// (render refuses to write BMC Secrets without one).
+fn nodenet_cmd(nodenet: &Path) -> Command {
+    let mut c = Command::new(nodenet);
+    c.env("BENCH_BMC_PASSWORD", "bench-password");
+    c
 }

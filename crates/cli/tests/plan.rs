@@ -85,6 +85,53 @@ fn an_mtu_change_on_the_uplink_is_disruptive_on_every_host() {
             files_by_name(&out).keys()
         );
     }
+    // Planning the same versions again replaces the directory; another
+    // plan into it needs --force.
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(&new)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&new)
+        .arg(&old)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&new)
+        .arg(&old)
+        .arg("-o")
+        .arg(&out)
+        .arg("--force"));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(&new)
+        .arg("-o")
+        .arg(&out)
+        .arg("--force"));
+    assert_eq!(o.status.code(), Some(1));
     let policy = fs::read_to_string(out.join("nncp/disruptive-worker.yaml")).unwrap();
     assert!(policy.contains("maxUnavailable: 1"), "{policy}");
     assert!(policy.contains("mtu: 8000"), "{policy}");

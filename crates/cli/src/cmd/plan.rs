@@ -19,6 +19,10 @@ pub struct Args {
     /// the MachineConfiguration that keeps them from rebooting nodes.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Replace the output directory even if it holds the output of other
+    /// inputs (as `render --force`).
+    #[arg(long)]
+    force: bool,
     /// `json`: one object on stdout (README: plan).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -26,17 +30,20 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let mut phases = Phases::start();
-    let load = |path: &PathBuf| {
-        nodenet_model::load_files(std::slice::from_ref(path))
-            .map_err(|e| super::Failure::from(e).report(args.format))
-    };
-    let old = match load(&args.old) {
+    let load = |path: &PathBuf| nodenet_model::load_files(&[rendered_carrier(path)]);
+    // The two versions are read side by side (each a large file, often).
+    let (old, new) = std::thread::scope(|s| {
+        let old = s.spawn(|| load(&args.old));
+        let new = load(&args.new);
+        (old.join().expect("loading does not panic"), new)
+    });
+    let old = match old {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => return super::Failure::from(e).report(args.format),
     };
-    let new = match load(&args.new) {
+    let new = match new {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => return super::Failure::from(e).report(args.format),
     };
     phases.mark("load");
     // The old version is what runs: read as it is. The new one must be
@@ -68,7 +75,18 @@ pub fn run(args: Args) -> ExitCode {
     phases.mark("plan");
     if let Some(dir) = &args.output {
         let files = rollout.files(&new.inventory);
-        if let Err(e) = nodenet_render::output::write_tree(dir, files, None) {
+        // With a manifest, as render's: planning the same versions again
+        // replaces the directory; another plan or a render needs --force.
+        let provenance = nodenet_render::Provenance::new(
+            vec![
+                nodenet_render::Provenance::input_name(&args.old),
+                nodenet_render::Provenance::input_name(&args.new),
+            ],
+            &new.sources,
+        );
+        let written = nodenet_render::output::guard_provenance(dir, &provenance, args.force)
+            .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)));
+        if let Err(e) = written {
             return super::Failure::from(e).report(args.format);
         }
         phases.mark("write");
@@ -111,5 +129,18 @@ pub fn run(args: Args) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         super::problems()
+    }
+}
+
+/// A render's output directory is read through its install-config.yaml:
+/// it holds every host with its role, boot MAC, BMC and network, which
+/// the directory's other files (host states, MachineConfigs, policies,
+/// scale-out manifests) repeat five times over.
+fn rendered_carrier(path: &std::path::Path) -> PathBuf {
+    let install_config = path.join("install-config.yaml");
+    if path.join("manifest.json").is_file() && install_config.is_file() {
+        install_config
+    } else {
+        path.to_path_buf()
     }
 }
