@@ -743,7 +743,12 @@ fn provision_boots_the_node_from_its_own_iso_through_redfish() {
 
     // The keyfiles NetworkManager runs with are exactly the rendered ones.
     let render = dir.join("render");
-    let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&render));
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&inv)
+        .arg("-o")
+        .arg(&render)
+        .env("NODENET_TEST_BMC_PW", PASSWORD));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in files_under(&render.join("hosts/node/system-connections")) {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
