@@ -16,9 +16,6 @@ use crate::Probe;
 /// Where the record lives (StateDirectory=nodenet).
 pub const STATUS: &str = "/var/lib/nodenet/status.json";
 
-/// The record before status.json: `<sha256>  <path>` of the file applied.
-pub const LEGACY_RECORD: &str = "/var/lib/nodenet/applied";
-
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -95,6 +92,7 @@ impl Status {
             Ok(data) => serde_json::from_slice(&data)
                 .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // The record before status.json: `<sha256>  <path>`.
                 let legacy = path.with_file_name("applied");
                 let applied = std::fs::read_to_string(legacy).ok().and_then(|r| {
                     let mut parts = r.split_whitespace();

@@ -16,6 +16,11 @@ fn version(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> std::path
     p
 }
 
+/// `nodenet plan OLD NEW` with `extra` arguments after them.
+fn plan(old: &Path, new: &Path, extra: &[&str]) -> std::process::Output {
+    run(nodenet().arg("plan").arg(old).arg(new).args(extra))
+}
+
 #[test]
 fn nothing_changes_exit_0() {
     let tmp = tempfile::tempdir().unwrap();
@@ -87,51 +92,25 @@ fn an_mtu_change_on_the_uplink_is_disruptive_on_every_host() {
     }
     // Planning the same versions again replaces the directory; another
     // plan into it needs --force.
-    let o = run(nodenet()
-        .arg("plan")
-        .arg(&old)
-        .arg(&new)
-        .arg("-o")
-        .arg(&out));
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let o = run(nodenet()
-        .arg("plan")
-        .arg(&new)
-        .arg(&old)
-        .arg("-o")
-        .arg(&out));
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let o = run(nodenet()
-        .arg("plan")
-        .arg(&new)
-        .arg(&old)
-        .arg("-o")
-        .arg(&out)
-        .arg("--force"));
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let o = run(nodenet()
-        .arg("plan")
-        .arg(&old)
-        .arg(&new)
-        .arg("-o")
-        .arg(&out)
-        .arg("--force"));
-    assert_eq!(o.status.code(), Some(1));
+    let out_arg = out.to_str().unwrap();
+    for (a, b, force, code) in [
+        (&old, &new, false, 1),
+        (&new, &old, false, 2),
+        (&new, &old, true, 1),
+        (&old, &new, true, 1),
+    ] {
+        let mut extra = vec!["-o", out_arg];
+        if force {
+            extra.push("--force");
+        }
+        let o = plan(a, b, &extra);
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     let policy = fs::read_to_string(out.join("nncp/disruptive-worker.yaml")).unwrap();
     assert!(policy.contains("maxUnavailable: 1"), "{policy}");
     assert!(policy.contains("mtu: 8000"), "{policy}");
