@@ -66,7 +66,8 @@ fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) ->
     let keys = (RandomState::new(), RandomState::new());
     // Per host: whether it has a state, its shape if keyfiles can be made
     // from it, and its shape as people see it.
-    let shapes: Vec<(bool, Option<Shape>, Option<(u64, u64)>)> = (0..n)
+    type PerHost = (bool, Option<Shape>, Option<(u64, u64)>);
+    let shapes: Vec<PerHost> = (0..n)
         .into_par_iter()
         .map(|i| match state(i) {
             None => (false, None, None),
