@@ -73,13 +73,7 @@ pub fn check_host_in_cluster(
             );
         }
     }
-    // The PXE NIC: named by the cluster/host, else the NIC with the boot MAC.
-    let pxe = host
-        .pxe_interface
-        .as_ref()
-        .or(prov.interface.as_ref())
-        .map(|l| l.value.clone())
-        .or_else(|| boot_nic.map(|n| n.name.value.clone()));
+    let pxe = pxe_interface(inv, host);
     if let Some(pxe) = &pxe {
         if let Some((bond, pos)) = net.controller_of(pxe).filter(|(c, _)| c.is("bond")) {
             let lacp = bond.bond_mode().as_deref() == Some("802.3ad");
@@ -189,11 +183,39 @@ pub fn check_host_in_cluster(
     }
 }
 
+/// The host's PXE/provisioning NIC: named by the host or the cluster,
+/// else the NIC with the boot MAC.
+pub fn pxe_interface(inv: &Inventory, host: &Host) -> Option<String> {
+    host.pxe_interface
+        .as_ref()
+        .or(inv.cluster.provisioning.interface.as_ref())
+        .map(|l| l.value.clone())
+        .or_else(|| {
+            let mac = host.boot_mac.as_ref()?;
+            Some(host.nic_with_mac(&mac.value)?.name.value.clone())
+        })
+}
+
+/// Whether the host boots over the provisioning network (PXE): its BMC
+/// driver is one that does, and the network is not Disabled.
+pub fn boots_over_pxe(inv: &Inventory, host: &Host) -> bool {
+    let Some(bmc) = &host.bmc else {
+        return false;
+    };
+    let scheme = bmc.address.value.split_once("://").map(|(s, _)| s);
+    let driver = scheme
+        .unwrap_or("")
+        .trim_end_matches("+https")
+        .trim_end_matches("+http");
+    let pxe_driver = BMC_SCHEMES.iter().any(|&(s, pxe)| s == driver && pxe);
+    pxe_driver && provisioning_mode(inv).is_some_and(|m| m != ProvisioningNetwork::Disabled)
+}
+
 /// The provisioning network's mode as written, else the installer's
 /// default (Managed) when an input is for the installer (an inventory,
 /// an install-config); unknown for manifests alone (a BareMetalHost, an
 /// agent install, which boots from its ISO).
-fn provisioning_mode(inv: &Inventory) -> Option<ProvisioningNetwork> {
+pub fn provisioning_mode(inv: &Inventory) -> Option<ProvisioningNetwork> {
     if let Some(mode) = &inv.cluster.provisioning.network {
         return Some(mode.value);
     }

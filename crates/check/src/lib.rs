@@ -31,6 +31,10 @@ pub struct HostReport {
     pub pinned_state: Option<serde_json::Value>,
     /// Static addresses of the host's interfaces, as written.
     pub addresses: Vec<network::Address>,
+    /// The host's shape: hosts whose states differ only in addresses and
+    /// MACs share it (numbered from 0 by first host; `None` without a
+    /// network). See `shapes.rs`.
+    pub shape: Option<usize>,
 }
 
 pub struct Report {
@@ -151,16 +155,18 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
             .filter(|_| host.unresolved.is_empty())
             .map(|n| nmstate_bridge::state_of(host, n))
     };
-    let judged = shapes::judge_fleet(inv.hosts.len(), &state);
+    let shapes::Fleet { judged, shapes } = shapes::judge_fleet(inv.hosts.len(), &state);
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
         .into_par_iter()
         .zip(judged)
+        .zip(shapes)
         .enumerate()
-        .map(|(i, (p, judged))| {
+        .map(|(i, ((p, judged), shape))| {
             let host = host_at(i);
             let mut diags = p.diags;
             let mut report = HostReport {
                 addresses: p.addresses,
+                shape,
                 ..HostReport::default()
             };
             if let (Some(judged), Some(node)) = (judged, host.network.as_ref()) {

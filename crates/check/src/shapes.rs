@@ -41,28 +41,48 @@ const MIN_SHAPE: usize = 4;
 /// Every this many hosts of a shape, one is judged by nmstate as well.
 const SAMPLE_EVERY: usize = 64;
 
+/// What [`judge_fleet`] found for a fleet.
+pub struct Fleet {
+    /// nmstate's verdict per host (`None`: no network).
+    pub judged: Vec<Option<Judged>>,
+    /// Per host, its shape as people see it: hosts whose states differ
+    /// only in their addresses and MACs (the values this module blanks)
+    /// share one, whether or not their keyfiles could be made from one
+    /// another. Numbered from 0 in the order of each shape's first host;
+    /// `None` without a network.
+    pub shapes: Vec<Option<usize>>,
+}
+
 /// nmstate's verdict for each of `n` hosts; `state(i)` is the i-th host's
 /// state (`None`: it has no network). States are made again when needed
 /// rather than held: for 10,000 hosts they would be the check's largest
 /// allocation.
-pub fn judge_fleet(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> Vec<Option<Judged>> {
+pub fn judge_fleet(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> Fleet {
     judge_fleet_counted(n, state).0
 }
 
 /// [`judge_fleet`], and how many verdicts came from a shape.
-fn judge_fleet_counted(
-    n: usize,
-    state: &(dyn Fn(usize) -> Option<J> + Sync),
-) -> (Vec<Option<Judged>>, usize) {
+fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> (Fleet, usize) {
     let keys = (RandomState::new(), RandomState::new());
-    // Per host: whether it has a state, and its shape if it has one.
-    let shapes: Vec<(bool, Option<Shape>)> = (0..n)
+    // Per host: whether it has a state, its shape if keyfiles can be made
+    // from it, and its shape as people see it.
+    type PerHost = (bool, Option<Shape>, Option<(u64, u64)>);
+    let shapes: Vec<PerHost> = (0..n)
         .into_par_iter()
         .map(|i| match state(i) {
-            None => (false, None),
-            Some(s) => (true, Shape::of(&s, &keys)),
+            None => (false, None, None),
+            Some(s) => (true, Shape::of(&s, &keys), Some(seen_shape(&s, &keys))),
         })
         .collect();
+    let mut numbers: HashMap<(u64, u64), usize> = HashMap::new();
+    let seen: Vec<Option<usize>> = shapes
+        .iter()
+        .map(|(_, _, key)| {
+            let next = numbers.len();
+            key.map(|k| *numbers.entry(k).or_insert(next))
+        })
+        .collect();
+    let shapes: Vec<(bool, Option<Shape>)> = shapes.into_iter().map(|(a, b, _)| (a, b)).collect();
     let mut groups: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
     for (i, (_, shape)) in shapes.iter().enumerate() {
         if let Some(shape) = shape {
@@ -166,7 +186,13 @@ fn judge_fleet_counted(
             from_shape += usize::from(by_shape);
         }
     }
-    (judged, from_shape)
+    (
+        Fleet {
+            judged,
+            shapes: seen,
+        },
+        from_shape,
+    )
 }
 
 /// A state's addresses and MACs (at their positions, in document order)
@@ -217,7 +243,7 @@ impl Shape {
     fn of(state: &J, keys: &(RandomState, RandomState)) -> Option<Shape> {
         let mut h = Both(keys.0.build_hasher(), keys.1.build_hasher());
         let mut addresses = Vec::new();
-        walk(state, At::Other, &mut h, &mut addresses)?;
+        walk(state, At::Other, &mut h, Some(&mut addresses))?;
         if addresses.is_empty() {
             return None;
         }
@@ -236,6 +262,16 @@ impl Shape {
     }
 }
 
+/// The 128-bit hash of a state with every value at an address or MAC
+/// position blanked, whatever those values are: hosts that differ only
+/// there are one shape to a person reading them.
+fn seen_shape(state: &J, keys: &(RandomState, RandomState)) -> (u64, u64) {
+    let mut h = Both(keys.0.build_hasher(), keys.1.build_hasher());
+    // Without `out`, nothing makes the walk give up.
+    let _ = walk(state, At::Other, &mut h, None);
+    (h.0.finish(), h.1.finish())
+}
+
 /// Two independently keyed hashers fed the same bytes.
 struct Both(DefaultHasher, DefaultHasher);
 
@@ -250,16 +286,31 @@ impl Hasher for Both {
     }
 }
 
-fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> Option<()> {
+/// Hashes `v` with the values at address and MAC positions blanked.
+/// With `out`, those values are collected and must be ones keyfiles can
+/// be refilled with (`None` otherwise); without, any value is blanked (an
+/// address to its family).
+fn walk(
+    v: &J,
+    at_: At,
+    h: &mut impl Hasher,
+    mut out: Option<&mut Vec<(Slot, String)>>,
+) -> Option<()> {
     match v {
-        J::String(s) if at_ == At::Address => {
-            let ip = ordinary(s)?;
-            (0u8, ip.is_ipv4()).hash(h);
-            out.push((Slot::Ip(ip), s.clone()));
-        }
+        J::String(s) if at_ == At::Address => match out {
+            Some(out) => {
+                let ip = ordinary(s)?;
+                (0u8, ip.is_ipv4()).hash(h);
+                out.push((Slot::Ip(ip), s.clone()));
+            }
+            // As an address's family: IPv6 is the one written with `:`.
+            None => (0u8, !s.contains(':')).hash(h),
+        },
         J::String(s) if at_ == At::Mac => {
             7u8.hash(h);
-            out.push((Slot::Mac(mac(s)?), s.clone()));
+            if let Some(out) = out {
+                out.push((Slot::Mac(mac(s)?), s.clone()));
+            }
         }
         J::Null => 1u8.hash(h),
         J::Bool(b) => (2u8, b).hash(h),
@@ -273,14 +324,14 @@ fn walk(v: &J, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> O
                 At::Other
             };
             for item in items {
-                walk(item, item_at, h, out)?;
+                walk(item, item_at, h, out.as_deref_mut())?;
             }
         }
         J::Object(map) => {
             (6u8, map.len()).hash(h);
             for (k, x) in map {
                 k.hash(h);
-                walk(x, at(k), h, out)?;
+                walk(x, at(k), h, out.as_deref_mut())?;
             }
         }
     }
@@ -552,6 +603,7 @@ mod tests {
         let mut states: Vec<Option<&J>> = owned.iter().map(Some).collect();
         states.insert(3, None);
         let (fleet, from_shape) = judge_fleet_counted(states.len(), &|i| states[i].cloned());
+        let fleet = fleet.judged;
         assert_eq!(fleet.len(), states.len());
         for (i, (state, got)) in states.iter().zip(&fleet).enumerate() {
             let Some(state) = state else {
@@ -569,6 +621,46 @@ mod tests {
         // came from the dual-stack one, whose hosts with their addresses
         // in another order and hosts 40-44 went to nmstate.
         assert!(from_shape >= 100, "{from_shape} verdicts from shapes");
+    }
+
+    /// Shapes as people see them: hosts that differ only in addresses and
+    /// MACs share one, even where keyfiles could not be refilled (a
+    /// non-canonical or link-local address, a mixed-case MAC, no address
+    /// at all); any other difference is another shape.
+    #[test]
+    fn seen_shapes_blank_addresses_and_macs_only() {
+        let host = |ip: &str, mac: &str, mtu: u32| {
+            json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": mtu, "mac-address": mac,
+                "ipv4": {"enabled": true, "address": [{"ip": ip, "prefix-length": 24}]}}],
+                "routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1"}]}})
+        };
+        let dhcp = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "ipv4": {"enabled": true, "dhcp": true}}]});
+        let states = [
+            Some(host("10.0.0.5", "52:54:00:00:00:01", 1500)),
+            Some(host("10.0.0.6", "52:54:00:00:00:02", 1500)),
+            None,
+            Some(host("010.0.0.7", "52:54:00:Ab:00:03", 1500)),
+            Some(host("169.254.0.8", "52:54:00:00:00:04", 1500)),
+            Some(host("10.0.0.9", "52:54:00:00:00:05", 9000)),
+            Some(host("2001:db8::9", "52:54:00:00:00:05", 1500)),
+            Some(dhcp.clone()),
+            Some(dhcp),
+        ];
+        let (fleet, _) = judge_fleet_counted(states.len(), &|i| states[i].clone());
+        assert_eq!(
+            fleet.shapes,
+            [
+                Some(0),
+                Some(0),
+                None,
+                Some(0),
+                Some(0),
+                Some(1),
+                Some(2),
+                Some(3),
+                Some(3)
+            ]
+        );
     }
 
     #[test]

@@ -52,6 +52,10 @@ enum Command {
     Check(cmd::check::Args),
     /// Check, then write every artifact (keyfiles, install-config, MachineConfigs, ...).
     Render(cmd::render::Args),
+    /// The hosts of an inventory at a glance: role, boot MAC, BMC, interfaces, gateway.
+    Hosts(cmd::hosts::Args),
+    /// One host's NMState, as render writes it (hosts/<host>/nmstate.yml).
+    ShowHost(cmd::hosts::ShowArgs),
     /// NMState to NetworkManager keyfiles (drop-in for `nmstatectl gc`).
     Gc(cmd::gc::Args),
     /// NetworkManager keyfiles (files or directories) to NMState YAML.
@@ -143,6 +147,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),
+        Command::Hosts(args) => cmd::hosts::run(args),
+        Command::ShowHost(args) => cmd::hosts::show(args),
         Command::Gc(args) => cmd::gc::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Diff(args) => cmd::diff::run(args),

@@ -827,6 +827,13 @@ fn every_json_outcome_is_one_object_on_stdout() {
             "usage",
         ),
         (vec!["check".into(), "--bogus".into()], 2, "usage"),
+        (vec!["hosts".into(), "nope.yaml".into()], 2, "io"),
+        (vec!["hosts".into(), "--bogus".into()], 2, "usage"),
+        (
+            vec!["hosts".into(), f(&inv_with_errors)],
+            1,
+            "host-name-invalid",
+        ),
         (
             vec!["check".into(), f(&inv_with_errors)],
             1,
@@ -1096,6 +1103,8 @@ fn readme_command_table_names_every_option() {
     let commands: &[&[&str]] = &[
         &["check"],
         &["render"],
+        &["hosts"],
+        &["show-host"],
         &["gc"],
         &["import"],
         &["diff"],

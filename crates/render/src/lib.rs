@@ -3,6 +3,8 @@
 
 pub mod artifacts;
 pub mod output;
+pub mod topology;
+pub mod views;
 pub mod yaml_out;
 
 use std::path::{Path, PathBuf};
@@ -146,13 +148,15 @@ pub fn render(
 ) -> Result<Rendered, RenderError> {
     let is_change = |h: &Host| h.scope() == Scope::Partial;
     let changes = inv.hosts.iter().filter(|h| is_change(h)).count();
+    // The page shows everything checked, changes beside hosts included.
+    let shown = (inv, report);
     if changes == 0 {
-        return render_all(inv, report, out, provenance, replace, true);
+        return render_all(inv, report, shown, out, provenance, replace, true);
     }
     if changes == inv.hosts.len() {
         // Only changes (NNCPs, MachineConfig files, bare NMState): their
         // keyfiles, no host artifacts.
-        return render_all(inv, report, out, provenance, replace, false);
+        return render_all(inv, report, shown, out, provenance, replace, false);
     }
     // Artifacts describe whole hosts: changes given beside them (a day-2
     // NNCP in a manifests directory) are checked, not rendered as hosts.
@@ -174,16 +178,18 @@ pub fn render(
         diagnostics: Vec::new(),
         hosts: reports,
     };
-    let mut rendered = render_all(&whole, &report, out, provenance, replace, true)?;
+    let mut rendered = render_all(&whole, &report, shown, out, provenance, replace, true)?;
     rendered.changes_not_rendered = changes;
     Ok(rendered)
 }
 
 /// `hosts`: the entries are whole hosts (every artifact), else changes to
-/// hosts (their keyfiles and state only).
+/// hosts (their keyfiles and state only). `shown`: what `topology.html`
+/// shows.
 fn render_all(
     inv: &Inventory,
     report: &Report,
+    shown: (&Inventory, &Report),
     out: &Path,
     provenance: &Provenance,
     replace: Replace,
@@ -222,11 +228,17 @@ fn render_all(
                 .collect::<Result<Vec<_>, _>>()
         },
         || {
-            let fleet = if hosts {
-                artifacts::fleet_artifacts(inv, &texts, &addresses)
-            } else {
-                Vec::new()
-            };
+            let (mut fleet, page) = rayon::join(
+                || {
+                    if hosts {
+                        artifacts::fleet_artifacts(inv, &texts, &addresses)
+                    } else {
+                        Vec::new()
+                    }
+                },
+                || topology_page(shown.0, shown.1),
+            );
+            fleet.push(page);
             fleet
                 .par_iter()
                 .map(|f| tree.write(f))
@@ -242,6 +254,12 @@ fn render_all(
         hosts: if hosts { inv.hosts.len() } else { 0 },
         changes_not_rendered: 0,
     })
+}
+
+/// `topology.html`: the diagrams and fleet table of [`topology::page`].
+pub fn topology_page(inv: &Inventory, report: &Report) -> OutFile {
+    let page = topology::page(inv, &views::views(inv, report));
+    OutFile::new("topology.html", page, 0o644)
 }
 
 #[derive(Debug, thiserror::Error)]

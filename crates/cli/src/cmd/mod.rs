@@ -6,6 +6,7 @@ pub mod check;
 pub mod diff;
 pub mod explain;
 pub mod gc;
+pub mod hosts;
 pub mod image;
 pub mod import;
 pub mod install;
