@@ -82,6 +82,166 @@ fn every_error_code_is_exercised_by_the_catalogue() {
     assert!(missing.is_empty(), "codes without a bad input: {missing:?}");
 }
 
+/// The `# fix: N: TEXT` lines of a bad input, in file order: line N (of
+/// the file as written) becomes TEXT (one space after `N:` separates
+/// them); several for one N give several lines.
+fn fix_lines(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# fix:"))
+        .map(|rest| {
+            let (n, new) = rest.split_once(':').expect("`# fix: N: TEXT`");
+            let n = n.trim().parse().expect("fix line number");
+            (n, new.strip_prefix(' ').unwrap_or(new).to_string())
+        })
+        .collect()
+}
+
+/// The text with its fixes applied.
+fn fixed(text: &str) -> String {
+    let fixes = fix_lines(text);
+    let count = text.lines().count();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let new: Vec<&str> = fixes
+            .iter()
+            .filter(|(n, _)| *n == i + 1)
+            .map(|(_, t)| t.as_str())
+            .collect();
+        if new.is_empty() {
+            out.push(line);
+        } else {
+            out.extend(new);
+        }
+    }
+    for (n, _) in &fixes {
+        assert!((1..=count).contains(n), "a fix names line {n} of {count}");
+    }
+    out.join("\n") + "\n"
+}
+
+/// `(error codes, all codes)` that `check --format json` reports on a file.
+fn reported(f: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(f));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{f:?}: exit {:?}, no JSON: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let diags = v["diagnostics"].as_array().cloned().unwrap_or_default();
+    let code = |d: &serde_json::Value| d["code"].as_str().unwrap_or("?").to_string();
+    (
+        diags
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .map(code)
+            .collect(),
+        diags.iter().map(code).collect(),
+    )
+}
+
+#[test]
+fn every_fixed_bad_input_no_longer_has_its_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut fixed_files = 0;
+    for f in files_under(&repo().join("tests/bad")) {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        if fix_lines(&text).is_empty() {
+            continue;
+        }
+        fixed_files += 1;
+        let (code, _) = expectations(&text).into_iter().next().expect("# expect:");
+        // Same file name, in a directory of its own.
+        let out = tmp.path().join(f.file_name().unwrap());
+        std::fs::write(&out, fixed(&text)).unwrap();
+        let (errors_before, _) = reported(&f);
+        let (errors, all) = reported(&out);
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if all.contains(&code) {
+            failures.push(format!("{name}: fixed, still reports {code}: {all:?}"));
+        }
+        let new: Vec<&String> = errors
+            .iter()
+            .filter(|e| !errors_before.contains(e))
+            .collect();
+        if !new.is_empty() {
+            failures.push(format!("{name}: the fix brings new errors {new:?}"));
+        }
+    }
+    assert!(
+        fixed_files >= 40,
+        "only {fixed_files} bad inputs carry a fix"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn explain_gives_a_fixed_example_for_every_code_it_gives_a_failing_one_for() {
+    let mut failures = Vec::new();
+    let mut with_example = 0;
+    for code in nodenet_codes() {
+        let o = run(nodenet().args(["explain", code]));
+        assert!(o.status.success(), "explain {code}: {o:?}");
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        if out.contains("(no example input") {
+            continue;
+        }
+        with_example += 1;
+        // The file explain shows: its fixed lines must be in the output.
+        let file = out
+            .lines()
+            .find_map(|l| l.strip_prefix("An input that has it ("))
+            .and_then(|l| l.strip_suffix("):"))
+            .unwrap_or_else(|| panic!("explain {code}: no example file in\n{out}"));
+        let bytes = std::fs::read(repo().join(file)).unwrap();
+        let Ok(text) = String::from_utf8(bytes) else {
+            // Not text: it cannot carry a `# fix:` comment.
+            if !out.contains("(no fixed example") {
+                failures.push(format!("{code}: {file} is not text, yet no note"));
+            }
+            continue;
+        };
+        let fixes = fix_lines(&text);
+        if fixes.is_empty() {
+            failures.push(format!("{code}: {file} has no `# fix:` line"));
+            continue;
+        }
+        if !out.contains(&format!("Fixed ({file}, line")) {
+            failures.push(format!("{code}: no `Fixed ({file}, …)` in\n{out}"));
+        }
+        for (_, new) in &fixes {
+            if !out.lines().any(|l| {
+                (l.starts_with('+') || l.starts_with(' '))
+                    && l.split_once(" | ").is_some_and(|(_, t)| t == new)
+            }) {
+                failures.push(format!("{code}: the fixed line `{new}` is not shown"));
+            }
+        }
+        if !out.contains(&format!("`nodenet check` no longer reports {code} on it.")) {
+            failures.push(format!("{code}: explain does not say the fix clears it"));
+        }
+    }
+    assert!(
+        with_example >= 40,
+        "only {with_example} codes have an example"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn nodenet_codes() -> Vec<&'static str> {
     nodenet_model::Code::ALL
         .iter()

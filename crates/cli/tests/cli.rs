@@ -1007,8 +1007,14 @@ fn explain_is_case_insensitive_and_shows_an_example() {
             .unwrap_or_else(|| panic!("{out}"));
         let text = fs::read_to_string(repo().join(file)).unwrap();
         assert!(text.starts_with("# expect: vlan-id-range "), "{file}");
-        let last = text.lines().last().unwrap();
+        // (its `# fix:` lines, at the end, are shown as the fixed input)
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.starts_with("# fix:"))
+            .unwrap();
         assert!(out.contains(last), "{out}");
+        assert!(out.contains(&format!("Fixed ({file}, ")), "{out}");
         // ...and what check says about it, help included.
         assert!(
             out.contains("is outside 1-4094") && out.contains("help: "),
