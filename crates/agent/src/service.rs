@@ -126,6 +126,12 @@ impl Status {
     }
 }
 
+/// What identifies a state file's content in the record.
+pub fn content_sha256(data: &[u8]) -> String {
+    use sha2::Digest;
+    nodenet_model::hex(&sha2::Sha256::digest(data))
+}
+
 /// Now, as RFC 3339 UTC.
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()

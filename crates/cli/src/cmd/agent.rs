@@ -268,10 +268,7 @@ pub fn service(mut args: ServiceArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return super::usage_error(format!("{}: {e}", file.display())),
     };
-    let sha = {
-        use sha2::Digest;
-        nodenet_model::hex(&sha2::Sha256::digest(&data))
-    };
+    let sha = svc::content_sha256(&data);
     if !args.force && status.is_applied(&sha) {
         info!(
             "{} (sha256 {sha}) was applied already: nothing to do",
