@@ -11,6 +11,7 @@ pub mod network;
 pub mod nmstate_bridge;
 mod shapes;
 pub mod traffic;
+pub mod wiring;
 
 use rayon::prelude::*;
 
@@ -199,6 +200,18 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         hosts.push(report);
     }
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
+    // The expected cabling (`nics:` switch, port, VLANs, MTU) against itself.
+    let wiring: Vec<Diagnostic> = inv
+        .hosts
+        .par_iter()
+        .flat_map_iter(|h| {
+            let mut d = Vec::new();
+            wiring::check_host(h, &mut d);
+            d
+        })
+        .collect();
+    diagnostics.extend(wiring);
+    wiring::check_fleet(inv, &mut diagnostics);
     drop_consequences(inv, &mut diagnostics);
     diag::sort(&mut diagnostics);
     diagnostics.dedup();

@@ -142,9 +142,11 @@ mod tests {
         h.boot_mac = boot_mac.map(|m| Located::new(m.to_string(), span));
         h.nics = nics
             .iter()
-            .map(|(n, m)| nodenet_model::Nic {
-                name: Located::new(n.to_string(), span),
-                mac: Some(Located::new(m.to_string(), span)),
+            .map(|(n, m)| {
+                nodenet_model::Nic::new(
+                    Located::new(n.to_string(), span),
+                    Some(Located::new(m.to_string(), span)),
+                )
             })
             .collect();
         (h, node)

@@ -80,6 +80,13 @@ enum Command {
     Rollback(cmd::agent::RollbackArgs),
     /// On a node, at boot (nodenet-apply.service): apply /etc/nmstate/openshift/<hostname>.yml, else cluster.yml, once per content.
     Service(cmd::agent::ServiceArgs),
+    /// On a node: the LLDP neighbour (switch, port, VLANs, MTU, aggregation) of every NIC, no IP needed.
+    Lldp(cmd::wires::LldpArgs),
+    /// Verify the wires: probe frames on every planned VLAN between nodes (plan, run on each node, report).
+    Netverify {
+        #[command(subcommand)]
+        command: cmd::wires::NetverifyCommand,
+    },
     /// On a node: what nodenet-apply.service applied last and how its last run ended.
     Status(cmd::agent::StatusArgs),
     /// What a new inventory version changes on which host, how risky each change is, and the rollout it implies.
@@ -163,6 +170,8 @@ fn main() -> ExitCode {
         Command::Service(args) => cmd::agent::service(args),
         Command::Status(args) => cmd::agent::status(args),
         Command::Plan(args) => cmd::plan::run(args),
+        Command::Lldp(args) => cmd::wires::lldp(args),
+        Command::Netverify { command } => cmd::wires::netverify(command),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Completions(args) => cmd::install::completions(args),
         Command::Man(args) => cmd::install::man(args),

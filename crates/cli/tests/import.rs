@@ -1417,44 +1417,11 @@ fn a_profile_matched_by_mac_is_imported_by_identifier() {
     );
 }
 
-/// A network namespace that is deleted when the test ends.
-struct Netns(String);
-
-impl Netns {
-    fn new() -> Netns {
-        let name = format!("nodenet-test-{}", std::process::id());
-        let ns = Netns(name);
-        ns.ip(&["netns", "add", &ns.0]);
-        ns
-    }
-
-    fn ip(&self, args: &[&str]) {
-        let o = run(Command::new(tool("ip")).args(args));
-        assert!(
-            o.status.success(),
-            "ip {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-
-    fn exec(&self, args: &[&str]) {
-        let mut full = vec!["-n", self.0.as_str()];
-        full.extend_from_slice(args);
-        self.ip(&full);
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
 /// `--live` reads the kernel over netlink: a namespace with a bridge, a
 /// veth port, an address and a route the test made with iproute2.
 #[test]
 fn diff_live_against_the_kernel_in_a_network_namespace() {
-    let ns = Netns::new();
+    let ns = Netns::new("live");
     ns.exec(&["link", "add", "br0", "type", "bridge"]);
     ns.exec(&[
         "link", "add", "veth0", "type", "veth", "peer", "name", "veth1",

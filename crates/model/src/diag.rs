@@ -100,6 +100,26 @@ codes! {
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
     PolicyOverlap = "policy-overlap": "Two NodeNetworkConfigurationPolicies that can select the same node name the same interface (each would undo the other).",
     CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",
+    // wire verification: the inventory's expected cabling
+    WiringNativeTagged = "wiring-native-tagged": "A NIC's native (untagged) VLAN is also one it carries tagged (its `vlans`, or a VLAN interface the host puts on it): a switch port sends a VLAN either tagged or untagged.",
+    WiringMtuBelowIntent = "wiring-mtu-below-intent": "A NIC's `mtu` is smaller than the MTU the host's network runs over it (on the NIC, its bond or a VLAN on top).",
+    WiringPortDuplicate = "wiring-port-duplicate": "Two NICs are expected on the same switch port.",
+    // wire verification: LLDP observations (`check --observed`)
+    LldpNoNeighbor = "lldp-no-neighbor": "A NIC with an expected switch port heard no LLDP frame while `nodenet lldp` listened (unplugged, link down, or the switch sends no LLDP) (a warning).",
+    LldpWrongSwitch = "lldp-wrong-switch": "A NIC's LLDP neighbour is another switch than the inventory says.",
+    LldpWrongPort = "lldp-wrong-port": "A NIC's LLDP neighbour is another port of its switch than the inventory says (\"looks swapped with NIC X\" when two NICs' neighbours are crossed).",
+    LldpVlanMissing = "lldp-vlan-missing": "The switch port does not announce a VLAN the NIC needs (its `vlans`, or a VLAN the host puts on it or on its bond).",
+    LldpNativeVlan = "lldp-native-vlan": "The switch port's port VLAN id is not the NIC's `native` VLAN.",
+    LldpMtu = "lldp-mtu": "The switch port's maximum frame size is smaller than the MTU the host runs on the NIC.",
+    LldpAggregation = "lldp-aggregation": "The ports of an 802.3ad bond are not in one link aggregation on the switch (aggregation off, or different aggregation ids on one switch); a warning when the switch aggregates the ports of a bond of another mode.",
+    ObservedInvalid = "observed-invalid": "An observation or result file is not one `nodenet lldp --format json` or `nodenet netverify run` wrote.",
+    ObservedUnmatched = "observed-unmatched": "An observation or result names a host (by name or NIC MACs) or NIC the inventory does not have (a warning).",
+    // wire verification: `netverify report`
+    NetverifyVlanNotCarried = "netverify-vlan-not-carried": "Probe frames on a planned VLAN did not pass between two NICs that both use it (the switch port of one lacks the VLAN, or the NICs are on different segments).",
+    NetverifySilentNic = "netverify-silent-nic": "A NIC heard no probe frame at all and none of its frames was heard (unplugged, link down, or no VLAN in common with anyone).",
+    NetverifyOtherSegment = "netverify-other-segment": "A NIC heard probe frames of a VLAN (or an untagged segment) it does not use: cabled into another segment, or the switch port carries more than it should.",
+    NetverifyMtu = "netverify-mtu": "Small probe frames passed between two NICs on a VLAN but full-size ones (the planned MTU) did not: an MTU on the path is smaller.",
+    NetverifyNoResult = "netverify-no-result": "A host of the plan has no result among those given to `netverify report`, or ran on a NIC the node does not have (a warning).",
     // import
     KeyfileSyntax = "keyfile-syntax": "A NetworkManager keyfile is not in keyfile format (binary, a line outside any group, too large).",
     KeyfileInvalid = "keyfile-invalid": "A keyfile setting has an impossible value (bad address, VLAN without parent or id, unknown type or controller).",

@@ -252,6 +252,42 @@ pub struct Bmc {
 pub struct Nic {
     pub name: Located<String>,
     pub mac: Option<Located<String>>,
+    /// What the NIC's switch port is expected to be (the `nics:` list
+    /// form's `switch`, `port`, `vlans`, `native`, `mtu`).
+    pub wiring: Wiring,
+}
+
+impl Nic {
+    pub fn new(name: Located<String>, mac: Option<Located<String>>) -> Nic {
+        Nic {
+            name,
+            mac,
+            wiring: Wiring::default(),
+        }
+    }
+}
+
+/// A NIC's expected cabling, as written in the inventory; anything not
+/// written is not checked (the wire verification stage derives more from
+/// the network intent: the VLANs of a bond on each of its ports, ...).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Wiring {
+    /// The switch: its LLDP system name or chassis id.
+    pub switch: Option<Located<String>>,
+    /// The switch port: its LLDP port id or port description.
+    pub port: Option<Located<String>>,
+    /// VLANs the switch port must carry tagged.
+    pub vlans: Vec<Located<u16>>,
+    /// The untagged (native / port) VLAN of the switch port.
+    pub native: Option<Located<u16>>,
+    /// The MTU the host runs on the NIC: the switch port must carry it.
+    pub mtu: Option<Located<u32>>,
+}
+
+impl Wiring {
+    pub fn is_empty(&self) -> bool {
+        self == &Wiring::default()
+    }
 }
 
 #[derive(Clone, Debug)]

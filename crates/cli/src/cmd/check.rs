@@ -13,16 +13,31 @@ pub struct Args {
     /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// LLDP observations (`nodenet lldp --format json` files, or
+    /// directories of them): compare each node's cabling with the inventory.
+    #[arg(long, num_args = 1..)]
+    observed: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
     let mut phases = Phases::start();
-    let loaded = match nodenet_model::load_files(&args.files) {
+    let mut loaded = match nodenet_model::load_files(&args.files) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(args.format),
     };
+    let (observed, mut observed_diags) =
+        match super::wires::read_observed(&args.observed, &mut loaded.sources) {
+            Ok(o) => o,
+            Err(f) => return f.report(args.format),
+        };
     phases.mark("load");
-    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    if !args.observed.is_empty() {
+        observed_diags.extend(nodenet_wires::compare::compare(&loaded.inventory, &observed));
+        report.diagnostics.extend(observed_diags);
+        nodenet_model::diag::sort(&mut report.diagnostics);
+        phases.mark("compare observations");
+    }
     phases.mark("check");
     phases.print();
     report::print(&loaded.sources, &report.diagnostics, args.format);

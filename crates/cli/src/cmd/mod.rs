@@ -14,6 +14,7 @@ pub mod plan;
 pub mod provision;
 pub mod render;
 pub mod serve;
+pub mod wires;
 
 use std::process::ExitCode;
 

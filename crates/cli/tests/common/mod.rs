@@ -264,3 +264,63 @@ fn cmd_stdio_guard(cmd: &mut Command) -> &mut Command {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
 }
+
+/// A network namespace that is deleted when the test ends (with every
+/// link and process in it).
+pub struct Netns(pub String);
+
+impl Netns {
+    /// `nodenet-<what>-<pid>`: unique per test process and purpose.
+    pub fn new(what: &str) -> Netns {
+        let ns = Netns(format!("nodenet-{what}-{}", std::process::id()));
+        let _ = Command::new("ip")
+            .args(["netns", "del", &ns.0])
+            .stderr(std::process::Stdio::null())
+            .status();
+        ns.ip(&["netns", "add", &ns.0]);
+        ns.exec(&["link", "set", "lo", "up"]);
+        ns
+    }
+
+    pub fn ip(&self, args: &[&str]) {
+        let o = run(Command::new(tool("ip")).args(args));
+        assert!(
+            o.status.success(),
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// `ip -n NS ARGS...`
+    pub fn exec(&self, args: &[&str]) {
+        let mut full = vec!["-n", self.0.as_str()];
+        full.extend_from_slice(args);
+        self.ip(&full);
+    }
+
+    /// A command run inside the namespace.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(tool("ip"));
+        c.args(["netns", "exec", &self.0]).arg(program);
+        c
+    }
+
+    /// `ip -o link show DEV` in the namespace.
+    pub fn link(&self, dev: &str) -> String {
+        let o = run(Command::new(tool("ip")).args(["-n", &self.0, "-o", "link", "show", dev]));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// A veth cable: `a` in this namespace, `b` in `other`.
+    pub fn cable(&self, a: &str, other: &Netns, b: &str) {
+        self.ip(&[
+            "link", "add", a, "netns", &self.0, "type", "veth", "peer", "name", b, "netns", &other.0,
+        ]);
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}

@@ -73,10 +73,7 @@ pub(crate) fn nic_table(d: &mut Decoder, ifaces: &[Node]) -> Vec<Nic> {
                 None
             }
         };
-        nics.push(Nic {
-            name: nic_name,
-            mac,
-        });
+        nics.push(Nic::new(nic_name, mac));
     }
     nics
 }

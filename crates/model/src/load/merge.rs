@@ -258,7 +258,12 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
         match a.nics.iter_mut().find(|n| n.name.value == nic.name.value) {
             None => a.nics.push(nic),
             Some(mine) => match (&mine.mac, nic.mac) {
-                (None, mac) => mine.mac = mac,
+                (None, mac) => {
+                    mine.mac = mac;
+                    if mine.wiring.is_empty() {
+                        mine.wiring = nic.wiring;
+                    }
+                }
                 (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
                     &format!("the MAC of `{}`", nic.name.value),
                     &y.value,
@@ -266,7 +271,11 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                     &x.value,
                     x.span,
                 ),
-                _ => {}
+                _ => {
+                    if mine.wiring.is_empty() {
+                        mine.wiring = nic.wiring;
+                    }
+                }
             },
         }
     }

@@ -671,10 +671,10 @@ fn add_nics_from_network(host: &mut Host) {
             continue;
         }
         if !host.nics.iter().any(|n| n.name.value == name_s) {
-            host.nics.push(Nic {
-                name: Located::new(name_s, name.span),
-                mac: Some(Located::new(mac_s, mac.span)),
-            });
+            host.nics.push(Nic::new(
+                Located::new(name_s, name.span),
+                Some(Located::new(mac_s, mac.span)),
+            ));
         }
     }
 }

@@ -54,6 +54,18 @@ const HOST_FIELDS: &[&str] = &[
     "pxeInterface",
 ];
 const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
+/// A NIC of the `nics:` list form: its name and MAC, and its expected
+/// cabling (README: Wire verification).
+const NIC_FIELDS: &[&str] = &[
+    "name",
+    "mac",
+    "macAddress",
+    "switch",
+    "port",
+    "vlans",
+    "native",
+    "mtu",
+];
 
 pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     let mut d = Decoder::new(diags);
@@ -610,15 +622,15 @@ fn build_host<'n>(
             Value::Map(entries) => {
                 for (k, v) in entries {
                     let mac = if v.is_null() { None } else { d.mac(v) };
-                    nics.push(Nic {
-                        name: Located::new(k.scalar_text().unwrap_or_default(), k.span),
+                    nics.push(Nic::new(
+                        Located::new(k.scalar_text().unwrap_or_default(), k.span),
                         mac,
-                    });
+                    ));
                 }
             }
             Value::Seq(items) => {
                 for item in items {
-                    if !d.check_fields(item, "a NIC", &["name", "mac", "macAddress"]) {
+                    if !d.check_fields(item, "a NIC", NIC_FIELDS) {
                         continue;
                     }
                     let Some(nic_name) = d.required_string(item, "name", "a NIC") else {
@@ -628,9 +640,11 @@ fn build_host<'n>(
                         .get("mac")
                         .or(item.get("macAddress"))
                         .and_then(|m| d.mac(m));
+                    let wiring = nic_wiring(d, item);
                     nics.push(Nic {
                         name: nic_name,
                         mac,
+                        wiring,
                     });
                 }
             }
@@ -710,6 +724,54 @@ fn build_host<'n>(
         unresolved: std::mem::take(&mut vars.unresolved),
         name,
     }
+}
+
+/// A NIC's `switch`, `port`, `vlans`, `native` and `mtu`, each located.
+fn nic_wiring(d: &mut Decoder, item: &Node) -> Wiring {
+    let mut w = Wiring {
+        switch: d.string(item, "switch"),
+        port: d.string(item, "port"),
+        ..Wiring::default()
+    };
+    let vlan = |d: &mut Decoder, v: &Node| -> Option<Located<u16>> {
+        match v.as_i64() {
+            Some(id) if (1..=4094).contains(&id) => Some(Located::new(id as u16, v.span)),
+            Some(id) => {
+                d.push(
+                    Diagnostic::error(Code::VlanIdRange, format!("VLAN id `{id}` is outside 1-4094"))
+                        .at(v.span),
+                );
+                None
+            }
+            None => {
+                d.type_error(v, "vlans", "VLAN ids (1-4094)");
+                None
+            }
+        }
+    };
+    if let Some(v) = item.get("vlans") {
+        match &v.value {
+            Value::Seq(ids) => w.vlans = ids.iter().filter_map(|i| vlan(d, i)).collect(),
+            Value::Null => {}
+            _ => d.type_error(v, "vlans", "a list of VLAN ids"),
+        }
+    }
+    w.native = item.get("native").filter(|n| !n.is_null()).and_then(|n| vlan(d, n));
+    if let Some(m) = item.get("mtu").filter(|n| !n.is_null()) {
+        match m.as_i64() {
+            Some(mtu) if (68..=65535).contains(&mtu) => {
+                w.mtu = Some(Located::new(mtu as u32, m.span))
+            }
+            _ => d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`mtu` must be an MTU of 68-65535, found `{m}`"),
+                )
+                .at(m.span),
+            ),
+        }
+    }
+    w
 }
 
 /// `labels: {rack: r1}`: Kubernetes label keys and values.

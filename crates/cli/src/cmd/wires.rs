@@ -1,0 +1,363 @@
+//! `nodenet lldp`, `nodenet netverify plan|run|report`, and the
+//! observation files `check --observed` reads: wire verification
+//! (`crates/wires`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nodenet_model::{Diagnostic, SourceMap, Span};
+use nodenet_wires::compare::Observed;
+use nodenet_wires::listen::{self, ListenOptions};
+use nodenet_wires::netverify::{self, probe, report, PlanOptions};
+use nodenet_wires::observation::Observation;
+
+use crate::report::Format;
+
+/// Set by SIGINT/SIGTERM: listening and probing stop, links are put back.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn stop_on_signals() -> &'static AtomicBool {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+    &STOP
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+fn write_or_print(output: Option<&Path>, text: &str) -> Result<(), super::Failure> {
+    match output {
+        Some(p) => nodenet_model::write_atomic(p, text.as_bytes())
+            .map_err(|e| super::Failure::io(p.display().to_string(), e)),
+        None => {
+            println!("{text}");
+            Ok(())
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct LldpArgs {
+    /// Listen on these NICs (default: every physical NIC).
+    #[arg(short, long = "interface")]
+    interfaces: Vec<String>,
+    /// Listen at most this long, in seconds (switches send every 30 s by
+    /// default); it stops early once every NIC has a neighbour.
+    #[arg(long, default_value_t = 35)]
+    timeout: u64,
+    /// Decode the LLDP frames of this capture file (classic pcap, as
+    /// `tcpdump -w` writes) instead of listening.
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+    /// With --pcap: the NIC the capture was taken on.
+    #[arg(long, default_value = "capture", requires = "pcap")]
+    nic: String,
+    /// The node's name in the observation (default: its host name).
+    #[arg(long)]
+    host: Option<String>,
+    /// `json`: the observation file `check --observed` reads.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// Write the output here (atomically) instead of stdout.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+pub fn lldp(args: LldpArgs) -> ExitCode {
+    let host = args.host.clone().unwrap_or_else(hostname);
+    let obs = match &args.pcap {
+        Some(file) => {
+            let bytes = match std::fs::read(file) {
+                Ok(b) => b,
+                Err(e) => return super::Failure::io(file.display().to_string(), e).report(args.format),
+            };
+            match listen::from_pcap(&bytes, &file.display().to_string(), &host, &args.nic) {
+                Ok(o) => o,
+                Err(e) => return super::Failure::usage(e).exit(super::PROBLEMS).report(args.format),
+            }
+        }
+        None => {
+            let opts = ListenOptions {
+                nics: args.interfaces.clone(),
+                timeout: Duration::from_secs(args.timeout),
+                host,
+            };
+            match listen::listen(&opts, stop_on_signals()) {
+                Ok(o) => o,
+                Err(e) => return super::Failure::usage(e).report(args.format),
+            }
+        }
+    };
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&obs).expect("an observation serialises"),
+        Format::Human => obs.table().trim_end().to_string(),
+    };
+    match write_or_print(args.output.as_deref(), &text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => f.report(args.format),
+    }
+}
+
+/// Reads `--observed` files into the source map (so findings about them
+/// are located) and the comparison's input; unreadable ones are
+/// `observed-invalid` errors at the file.
+pub fn read_observed(
+    files: &[PathBuf],
+    sources: &mut SourceMap,
+) -> Result<(Vec<Observed>, Vec<Diagnostic>), super::Failure> {
+    let mut observed = Vec::new();
+    let mut diags = Vec::new();
+    for path in expand_dirs(files)? {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| super::Failure::io(&name, e))?;
+        let (line, column, offset) = position_of(&text, "\"host\"");
+        let id = sources.add(name.clone(), text);
+        let span = Span {
+            file: id,
+            line,
+            column,
+            offset,
+            len: 0,
+        };
+        let text = &sources.get(id).expect("just added").text;
+        match Observation::from_json(text) {
+            Ok(obs) => observed.push(Observed { obs, span }),
+            Err(e) => diags.push(
+                Diagnostic::error(nodenet_model::Code::ObservedInvalid, format!("{name}: {e}")).at(span),
+            ),
+        }
+    }
+    Ok((observed, diags))
+}
+
+/// Directories stand for the `.json` files in them.
+fn expand_dirs(files: &[PathBuf]) -> Result<Vec<PathBuf>, super::Failure> {
+    let mut out = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            let mut inner: Vec<PathBuf> = std::fs::read_dir(f)
+                .map_err(|e| super::Failure::io(f.display().to_string(), e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            inner.sort();
+            out.extend(inner);
+        } else {
+            out.push(f.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// 1-based line and column, and offset, of the first `needle` (else 1:1).
+fn position_of(text: &str, needle: &str) -> (u32, u32, u32) {
+    let Some(at) = text.find(needle) else {
+        return (1, 1, 0);
+    };
+    let before = &text[..at];
+    let line = before.matches('\n').count() as u32 + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+    (line, column, at as u32)
+}
+
+#[derive(clap::Subcommand)]
+pub enum NetverifyCommand {
+    /// Per host and NIC, the VLANs to test (from the network intent and the NICs' `vlans`).
+    Plan(PlanArgs),
+    /// On a node: send probe frames on every planned VLAN of every NIC and record what is heard.
+    Run(RunArgs),
+    /// Merge the nodes' results: a matrix per VLAN and located findings.
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// The inventory (any input `check` reads).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Write the plan here (default: stdout).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Test every VLAN named anywhere in the fleet on every NIC.
+    #[arg(long)]
+    all_vlans: bool,
+    /// Seconds each node sends and listens.
+    #[arg(long, default_value_t = netverify::DEFAULT_WINDOW_S)]
+    window: u32,
+    /// Probe frames per second per NIC (at most 100).
+    #[arg(long, default_value_t = netverify::DEFAULT_RATE)]
+    rate: u32,
+    /// Also send full-size frames (each NIC's MTU from the intent or `mtu:`).
+    #[arg(long)]
+    mtu: bool,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The plan `netverify plan` wrote (the same file on every node).
+    plan: PathBuf,
+    /// This node's host name in the plan (default: the host name).
+    #[arg(long)]
+    host: Option<String>,
+    /// Override the plan's window, in seconds.
+    #[arg(long)]
+    window: Option<u64>,
+    /// Write the result here (default: stdout).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// The nodes' result files (or directories of them) and the inventory
+    /// (any input `check` reads), in any order.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// `json`: the diagnostics object (README: JSON output).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn netverify(cmd: NetverifyCommand) -> ExitCode {
+    match cmd {
+        NetverifyCommand::Plan(a) => plan(a),
+        NetverifyCommand::Run(a) => run(a),
+        NetverifyCommand::Report(a) => report_cmd(a),
+    }
+}
+
+fn plan(args: PlanArgs) -> ExitCode {
+    let loaded = match nodenet_model::load_files(&args.inputs) {
+        Ok(l) => l,
+        Err(e) => return super::Failure::from(e).report(Format::Human),
+    };
+    if loaded.diagnostics.iter().any(|d| d.is_error()) {
+        crate::report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
+        return super::problems();
+    }
+    let opts = PlanOptions {
+        all_vlans: args.all_vlans,
+        window_s: args.window,
+        rate: args.rate,
+        mtu: args.mtu,
+    };
+    let plan = match netverify::plan(&loaded.inventory, &opts) {
+        Ok(p) => p,
+        Err(e) => return super::usage_error(e),
+    };
+    let text = serde_json::to_string_pretty(&plan).expect("a plan serialises");
+    if let Err(f) = write_or_print(args.output.as_deref(), &text) {
+        return f.report(Format::Human);
+    }
+    let nics: usize = plan.hosts.iter().map(|h| h.nics.len()).sum();
+    let vlans: usize = plan.hosts.iter().flat_map(|h| &h.nics).map(|n| n.vlans.len()).sum();
+    eprintln!(
+        "plan {}: {} host(s), {nics} NIC(s), {vlans} tagged VLAN(s) in all; {} s window, {} frames/s per NIC",
+        plan.run,
+        plan.hosts.len(),
+        plan.window_s,
+        plan.rate
+    );
+    ExitCode::SUCCESS
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.plan) {
+        Ok(t) => t,
+        Err(e) => return super::Failure::io(args.plan.display().to_string(), e).report(Format::Human),
+    };
+    let plan = match netverify::Plan::from_json(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.plan.display());
+            return super::problems();
+        }
+    };
+    let opts = probe::RunOptions {
+        host: args.host.unwrap_or_else(hostname),
+        window: args.window.map(Duration::from_secs),
+    };
+    let result = match probe::run(&plan, &opts, stop_on_signals()) {
+        Ok(r) => r,
+        Err(e) => return super::usage_error(e),
+    };
+    let sent: u32 = result.nics.iter().flat_map(|n| n.sent.values()).sum();
+    let heard: u32 = result
+        .nics
+        .iter()
+        .flat_map(|n| n.heard.iter().map(|h| h.frames))
+        .sum();
+    eprintln!(
+        "{}: {} NIC(s), {sent} probe frames sent, {heard} heard in {:.1} s",
+        result.host,
+        result.nics.len(),
+        result.window_ms as f64 / 1000.0
+    );
+    let text = serde_json::to_string_pretty(&result).expect("a result serialises");
+    match write_or_print(args.output.as_deref(), &text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => f.report(Format::Human),
+    }
+}
+
+fn report_cmd(args: ReportArgs) -> ExitCode {
+    let mut results = Vec::new();
+    let mut inputs = Vec::new();
+    let files = match expand_dirs(&args.files) {
+        Ok(f) => f,
+        Err(f) => return f.report(args.format),
+    };
+    for f in files {
+        let is_json = f.extension().is_some_and(|x| x == "json");
+        if !is_json {
+            inputs.push(f);
+            continue;
+        }
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            Err(e) => return super::Failure::io(f.display().to_string(), e).report(args.format),
+        };
+        match probe::RunResult::from_json(&text) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                return super::Failure::usage(format!("{}: {e}", f.display()))
+                    .exit(super::PROBLEMS)
+                    .report(args.format)
+            }
+        }
+    }
+    if inputs.is_empty() {
+        return super::Failure::usage("give the inventory too: `netverify report results/*.json INVENTORY`")
+            .report(args.format);
+    }
+    let loaded = match nodenet_model::load_files(&inputs) {
+        Ok(l) => l,
+        Err(e) => return super::Failure::from(e).report(args.format),
+    };
+    let rep = match report::report(&results, &loaded.inventory) {
+        Ok(r) => r,
+        Err(e) => return super::Failure::usage(e).exit(super::PROBLEMS).report(args.format),
+    };
+    if args.format == Format::Human {
+        print!("{}", rep.matrix_text());
+    }
+    crate::report::print(&loaded.sources, &rep.diagnostics, args.format);
+    if rep.diagnostics.iter().any(|d| d.is_error()) {
+        super::problems()
+    } else {
+        ExitCode::SUCCESS
+    }
+}

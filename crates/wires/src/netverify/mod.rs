@@ -1,0 +1,236 @@
+//! `nodenet netverify`: Fuel's "Verify Networks", rebuilt. A plan lists,
+//! per host and NIC, the VLANs its switch port must carry; every node runs
+//! the same plan at roughly the same time, sending small tagged probe
+//! frames on each planned VLAN of each NIC (and untagged) and recording
+//! which (host, NIC, VLAN) it hears on which of its own NICs; the report
+//! merges the results into a matrix and located findings.
+
+pub mod probe;
+pub mod report;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use nodenet_check::wiring;
+use nodenet_model::{Inventory, Scope};
+
+pub const PLAN_KIND: &str = "nodenet-netverify-plan";
+pub const RESULT_KIND: &str = "nodenet-netverify-result";
+pub const VERSION: u32 = 1;
+
+/// Frames per second per NIC a run may send, at most (README: Wire
+/// verification); the default is well below.
+pub const MAX_RATE: u32 = 100;
+pub const DEFAULT_RATE: u32 = 20;
+/// The longest window a run may last, in seconds.
+pub const MAX_WINDOW_S: u32 = 600;
+pub const DEFAULT_WINDOW_S: u32 = 30;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub kind: String,
+    pub version: u32,
+    /// The run's id: a digest of the plan, carried in every probe frame
+    /// so frames of another run (or another plan) are told apart.
+    pub run: String,
+    /// How long each node sends and listens, in seconds.
+    pub window_s: u32,
+    /// Probe frames per second per NIC.
+    pub rate: u32,
+    /// Whether full-size frames (each NIC's planned MTU) are sent too.
+    pub mtu: bool,
+    pub hosts: Vec<PlanHost>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanHost {
+    pub name: String,
+    pub nics: Vec<PlanNic>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanNic {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// VLANs to test tagged.
+    pub vlans: Vec<u16>,
+    /// The native VLAN of its switch port when the inventory says it;
+    /// NICs whose untagged segments are expected to meet have the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<u16>,
+    /// Whether the NIC's untagged segment is expected to reach the other
+    /// NICs with the same `native` (it carries untagged traffic).
+    pub untagged: bool,
+    /// The MTU to test with full-size frames (`mtu: true` plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+}
+
+pub struct PlanOptions {
+    /// Every VLAN named anywhere in the fleet, on every NIC.
+    pub all_vlans: bool,
+    pub window_s: u32,
+    pub rate: u32,
+    pub mtu: bool,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            all_vlans: false,
+            window_s: DEFAULT_WINDOW_S,
+            rate: DEFAULT_RATE,
+            mtu: false,
+        }
+    }
+}
+
+/// The plan for every first-boot host of the inventory: its NICs (listed,
+/// or named by its intent) with the VLANs expected on their switch ports.
+pub fn plan(inv: &Inventory, opts: &PlanOptions) -> Result<Plan, String> {
+    if opts.rate == 0 || opts.rate > MAX_RATE {
+        return Err(format!("--rate must be 1-{MAX_RATE} frames per second per NIC"));
+    }
+    if opts.window_s == 0 || opts.window_s > MAX_WINDOW_S {
+        return Err(format!("--window must be 1-{MAX_WINDOW_S} seconds"));
+    }
+    let mut hosts: Vec<PlanHost> = inv
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .map(|h| PlanHost {
+            name: h.name.value.clone(),
+            nics: wiring::expected(h)
+                .into_iter()
+                .map(|e| {
+                    let mut vlans: Vec<u16> = e.vlans.iter().map(|v| v.id).collect();
+                    vlans.sort_unstable();
+                    vlans.dedup();
+                    PlanNic {
+                        untagged: e.native.is_some() || e.carries_untagged,
+                        name: e.nic,
+                        mac: e.mac,
+                        vlans,
+                        native: e.native.map(|n| n.value),
+                        mtu: if opts.mtu { e.mtu.map(|m| m.mtu) } else { None },
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    if opts.all_vlans {
+        let mut all: Vec<u16> = hosts
+            .iter()
+            .flat_map(|h| h.nics.iter().flat_map(|n| n.vlans.iter().copied()))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        for n in hosts.iter_mut().flat_map(|h| h.nics.iter_mut()) {
+            n.vlans = all.iter().copied().filter(|v| Some(*v) != n.native).collect();
+        }
+    }
+    hosts.retain(|h| !h.nics.is_empty());
+    if hosts.is_empty() {
+        return Err("no host with a NIC to test (a NIC is listed under `nics:` or named by the network intent)".into());
+    }
+    let mut p = Plan {
+        kind: PLAN_KIND.into(),
+        version: VERSION,
+        run: String::new(),
+        window_s: opts.window_s,
+        rate: opts.rate,
+        mtu: opts.mtu,
+        hosts,
+    };
+    p.run = run_id(&p);
+    Ok(p)
+}
+
+/// 16 hex digits of the plan's digest (its `run` left out).
+fn run_id(p: &Plan) -> String {
+    let mut copy = p.clone();
+    copy.run.clear();
+    let bytes = serde_json::to_vec(&copy).expect("a plan serialises");
+    let d = Sha256::digest(&bytes);
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Plan {
+    pub fn from_json(text: &str) -> Result<Plan, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match v.get("kind").and_then(|k| k.as_str()) {
+            Some(PLAN_KIND) => {}
+            Some(k) => return Err(format!("`kind: {k}`, not a netverify plan ({PLAN_KIND})")),
+            None => return Err(format!("no `kind` (a netverify plan has `kind: {PLAN_KIND}`)")),
+        }
+        let p: Plan = serde_json::from_value(v).map_err(|e| format!("a netverify plan, but {e}"))?;
+        if p.rate == 0 || p.rate > MAX_RATE {
+            return Err(format!("`rate: {}` is outside 1-{MAX_RATE}", p.rate));
+        }
+        if p.window_s == 0 || p.window_s > MAX_WINDOW_S {
+            return Err(format!("`window_s: {}` is outside 1-{MAX_WINDOW_S}", p.window_s));
+        }
+        if p.run.len() != 16 || !p.run.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("`run: {}` is not 16 hex digits", p.run));
+        }
+        Ok(p)
+    }
+
+    pub fn host(&self, name: &str) -> Option<&PlanHost> {
+        let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
+        self.hosts.iter().find(|h| short(&h.name) == short(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INV: &str = r#"nodenet: v1
+hosts:
+- name: a
+  nics:
+  - {name: eth0, mac: "52:54:00:00:00:01", switch: sw1, port: swp1}
+  - {name: eth1, mac: "52:54:00:00:00:02", switch: sw1, port: swp2, native: 10}
+  network:
+    interfaces:
+    - {name: bond0, type: bond, mtu: 9000, link-aggregation: {mode: active-backup, port: [eth0]}, ipv4: {enabled: true, dhcp: true}}
+    - {name: bond0.110, type: vlan, vlan: {base-iface: bond0, id: 110}}
+    - {name: eth1.120, type: vlan, vlan: {base-iface: eth1, id: 120}}
+- name: b
+  nics:
+  - {name: eth0, mac: "52:54:00:00:00:11"}
+  network:
+    interfaces:
+    - {name: eth0.130, type: vlan, vlan: {base-iface: eth0, id: 130}}
+"#;
+
+    fn inv() -> Inventory {
+        let l = nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]);
+        assert!(l.diagnostics.iter().all(|d| !d.is_error()), "{:?}", l.diagnostics);
+        l.inventory
+    }
+
+    #[test]
+    fn vlans_come_from_the_intent_and_all_vlans_puts_every_one_everywhere() {
+        let p = plan(&inv(), &PlanOptions::default()).unwrap();
+        let a = p.host("a").unwrap();
+        assert_eq!(a.nics[0].vlans, [110]);
+        assert_eq!(a.nics[1].vlans, [120]);
+        assert_eq!(a.nics[1].native, Some(10));
+        assert!(a.nics[0].untagged, "bond0 carries untagged traffic over eth0");
+        assert!(a.nics[1].untagged, "a native VLAN is untagged");
+        assert!(!p.host("b").unwrap().nics[0].untagged, "only a VLAN on eth0");
+        assert_eq!(a.nics[0].mtu, None);
+        let all = plan(&inv(), &PlanOptions { all_vlans: true, mtu: true, ..Default::default() }).unwrap();
+        assert_eq!(all.host("b").unwrap().nics[0].vlans, [110, 120, 130]);
+        assert_eq!(all.host("a").unwrap().nics[0].mtu, Some(9000));
+        assert_ne!(all.run, p.run);
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(Plan::from_json(&text).unwrap(), p);
+        assert!(Plan::from_json(&text.replace("\"rate\":20", "\"rate\":5000")).unwrap_err().contains("rate"));
+        assert!(plan(&inv(), &PlanOptions { rate: 0, ..Default::default() }).is_err());
+    }
+}
