@@ -26,7 +26,7 @@ impl std::fmt::Display for Why {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Why::Listed => f.write_str("listed on the NIC"),
-            Why::Intent(iface) => write!(f, "{iface} runs over it"),
+            Why::Intent(iface) => write!(f, "from `{iface}` in the network intent"),
         }
     }
 }

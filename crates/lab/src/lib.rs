@@ -49,7 +49,7 @@ pub struct Image {
 }
 
 const PACKAGES: &str =
-    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool";
+    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump";
 /// Modules stage 1 needs to read an ext4 virtio disk, in load order.
 const STAGE1_MODULES: &[&str] = &[
     "virtio_ring",
@@ -68,7 +68,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 3;
+const RECIPE: u32 = 4;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
@@ -86,7 +86,8 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     std::fs::create_dir_all(&dir).map_err(io("cache dir"))?;
     let root = dir.join("root");
     let d = dir.display();
-    if !root.join("usr/sbin/NetworkManager").is_file() {
+    // A root of an older recipe lacks packages added since: bootstrap again.
+    if !root.join("usr/sbin/NetworkManager").is_file() || !root.join("usr/sbin/lldpd").is_file() {
         let _ = std::fs::remove_dir_all(&root);
         sh(&format!("debootstrap --variant=minbase --include={PACKAGES} bookworm '{}' http://deb.debian.org/debian >'{d}/debootstrap.log' 2>&1", root.display()))?;
     }
