@@ -107,6 +107,17 @@ pub enum Probe {
     Dns(String),
     Tcp(String, u16),
     Ping(IpAddr),
+    /// Every port of every bond hears its LLDP neighbour (its switch
+    /// port is still up and cabled): listens up to the probe timeout.
+    Lldp,
+}
+
+impl Probe {
+    /// Whether the probe waits for frames the network sends on its own
+    /// schedule (an LLDP interval), so it cannot be polled.
+    pub fn listens(&self) -> bool {
+        matches!(self, Probe::Lldp)
+    }
 }
 
 impl std::str::FromStr for Probe {
@@ -115,6 +126,7 @@ impl std::str::FromStr for Probe {
         let bad = || AgentError::BadProbe(s.to_string());
         Ok(match s.split_once(':') {
             None if s == "gateway" => Probe::Gateway,
+            None if s == "lldp" => Probe::Lldp,
             None if s == "dns" => Probe::Dns("localhost".into()),
             Some(("dns", name)) => Probe::Dns(name.to_string()),
             Some(("ping", ip)) => Probe::Ping(ip.parse().map_err(|_| bad())?),
@@ -134,6 +146,7 @@ impl std::fmt::Display for Probe {
             Probe::Dns(n) => write!(f, "dns:{n}"),
             Probe::Tcp(h, p) => write!(f, "tcp:{h}:{p}"),
             Probe::Ping(ip) => write!(f, "ping:{ip}"),
+            Probe::Lldp => write!(f, "lldp"),
         }
     }
 }
@@ -164,6 +177,48 @@ fn ping(addr: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The kernel's bond ports: `/sys/class/net/<bond>/bonding/slaves`.
+fn bond_ports() -> Vec<String> {
+    let mut ports = Vec::new();
+    for e in std::fs::read_dir("/sys/class/net").into_iter().flatten().flatten() {
+        if let Ok(s) = std::fs::read_to_string(e.path().join("bonding/slaves")) {
+            ports.extend(s.split_whitespace().map(str::to_string));
+        }
+    }
+    ports.sort();
+    ports
+}
+
+/// Every bond port hears an LLDP neighbour within `within` (no bond: ok).
+fn lldp_neighbours_on_bond_ports(within: Duration) -> Result<(), String> {
+    let ports = bond_ports();
+    if ports.is_empty() {
+        return Ok(());
+    }
+    static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let opts = nodenet_wires::listen::ListenOptions {
+        nics: ports,
+        timeout: within,
+        host: String::new(),
+    };
+    let obs = nodenet_wires::listen::listen(&opts, &NEVER).map_err(|e| e.to_string())?;
+    let silent: Vec<&str> = obs
+        .nics
+        .iter()
+        .filter(|n| n.neighbor.is_none())
+        .map(|n| n.name.as_str())
+        .collect();
+    if silent.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "no LLDP neighbour within {:.0} s on bond port(s) {}",
+            within.as_secs_f64(),
+            silent.join(", ")
+        ))
+    }
+}
+
 /// Runs one probe, retrying until `within` (links need a moment).
 pub fn run_probe(p: &Probe, within: Duration) -> Result<(), String> {
     let deadline = Instant::now() + within;
@@ -182,6 +237,8 @@ pub fn run_probe(p: &Probe, within: Duration) -> Result<(), String> {
             Probe::Ping(ip) => ping(&ip.to_string())
                 .then_some(())
                 .ok_or(format!("no answer from {ip}")),
+            // It listens for the whole time itself: no retry loop.
+            Probe::Lldp => return lldp_neighbours_on_bond_ports(within),
             Probe::Dns(name) => (name.as_str(), 0)
                 .to_socket_addrs()
                 .map(|_| ())
@@ -292,7 +349,9 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     // Probes that fail now say nothing about the change: skip them.
     let mut probes = Vec::new();
     for p in &opts.probes {
-        match run_probe(p, Duration::from_secs(0)) {
+        // A listening probe needs its time before the change as after.
+        let now = if p.listens() { opts.probe_timeout } else { Duration::ZERO };
+        match run_probe(p, now) {
             Ok(()) => probes.push(p.clone()),
             Err(why) => out.skipped.push((p.to_string(), why)),
         }
@@ -596,7 +655,11 @@ fn restore(
             activated.extend(fresh);
         }
         if down.is_empty() {
-            if probes.iter().all(|p| run_probe(p, Duration::ZERO).is_ok()) {
+            if probes
+                .iter()
+                .filter(|p| !p.listens())
+                .all(|p| run_probe(p, Duration::ZERO).is_ok())
+            {
                 return Ok(());
             }
             if up_since.get_or_insert_with(Instant::now).elapsed() >= RESTORE_SETTLE {
@@ -621,7 +684,13 @@ fn wait_up<'a>(names: &[&'a str], probes: &[Probe], within: Duration) -> Result<
     let deadline = Instant::now() + within;
     loop {
         let down: Vec<&str> = names.iter().copied().filter(|n| !link_up(n)).collect();
-        if down.is_empty() && probes.iter().all(|p| run_probe(p, Duration::ZERO).is_ok()) {
+        let quick = || {
+            probes
+                .iter()
+                .filter(|p| !p.listens())
+                .all(|p| run_probe(p, Duration::ZERO).is_ok())
+        };
+        if down.is_empty() && quick() {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -785,6 +854,8 @@ mod tests {
     #[test]
     fn probe_syntax() {
         assert_eq!("gateway".parse::<Probe>().unwrap(), Probe::Gateway);
+        assert_eq!("lldp".parse::<Probe>().unwrap(), Probe::Lldp);
+        assert!(Probe::Lldp.listens() && !Probe::Gateway.listens());
         assert_eq!(
             "tcp:api.example.com:6443".parse::<Probe>().unwrap(),
             Probe::Tcp("api.example.com".into(), 6443)

@@ -126,6 +126,9 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
             seen.push((host, e, nic));
         }
     }
+    // NICs on another port than expected: what that port does says
+    // nothing about the expected one.
+    let mut misplaced = vec![false; seen.len()];
     for (i, (host, e, nic)) in seen.iter().enumerate() {
         let h = host.name.value.as_str();
         let Some(nic) = nic else {
@@ -200,6 +203,7 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
         // On the wrong port, what that port carries says nothing about
         // the right one: the place is the finding.
         if wrong_place {
+            misplaced[i] = true;
             continue;
         }
         if !n.vlans.is_empty() {
@@ -255,7 +259,7 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
             }
         }
     }
-    aggregation(&seen, &mut out);
+    aggregation(&seen, &misplaced, &mut out);
     out
 }
 
@@ -288,7 +292,11 @@ fn swap_hint(
 /// The ports of each 802.3ad bond: in one aggregation on the switch side.
 /// A bond of another mode whose ports the switch aggregates is a warning
 /// (the switch hashes frames over ports the bond treats as separate).
-fn aggregation(seen: &[(&Host, Expected, Option<&NicObservation>)], out: &mut Vec<Diagnostic>) {
+fn aggregation(
+    seen: &[(&Host, Expected, Option<&NicObservation>)],
+    misplaced: &[bool],
+    out: &mut Vec<Diagnostic>,
+) {
     let mut bonds: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, (h, e, _)) in seen.iter().enumerate() {
         if let Some(b) = &e.bond {
@@ -306,6 +314,7 @@ fn aggregation(seen: &[(&Host, Expected, Option<&NicObservation>)], out: &mut Ve
         // (NIC, neighbour's switch, aggregation) for ports that announce it.
         let agg: Vec<(&str, &Lldpdu)> = members
             .iter()
+            .filter(|&&i| !misplaced[i])
             .filter_map(|&i| {
                 let n = seen[i].2?.neighbor.as_ref()?;
                 n.aggregation.is_some().then_some((seen[i].1.nic.as_str(), n))

@@ -232,6 +232,24 @@ impl RawSocket {
         )
     }
 
+    /// Makes the NIC pass every frame up, for as long as the socket is
+    /// open (the kernel counts such requests and undoes them at close): a
+    /// NIC filters VLANs no VLAN interface registered (virtio-net and many
+    /// hardware NICs do), and probe frames come on VLANs the node does not
+    /// have yet.
+    pub fn promiscuous(&self) -> io::Result<()> {
+        // SAFETY: packet_mreq is plain data.
+        let mut mr: libc::packet_mreq = unsafe { zeroed() };
+        mr.mr_ifindex = self.ifindex;
+        mr.mr_type = libc::PACKET_MR_PROMISC as u16;
+        setsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_ADD_MEMBERSHIP,
+            &mr,
+        )
+    }
+
     /// Sends one whole frame (header included) out of the NIC.
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
         // SAFETY: sockaddr_ll is plain data.

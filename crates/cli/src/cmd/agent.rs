@@ -67,7 +67,7 @@ pub struct GuardArgs {
     /// Checkpoint rollback timeout in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
-    /// Probes after the change: gateway, dns[:NAME], tcp:HOST:PORT, ping:ADDRESS (comma-separated).
+    /// Probes after the change: gateway, dns[:NAME], tcp:HOST:PORT, ping:ADDRESS, lldp (every bond port hears its switch; give --probe-timeout above the switch's LLDP interval) (comma-separated).
     #[arg(long, value_delimiter = ',')]
     probe: Vec<nodenet_agent::Probe>,
     /// Seconds each probe may take after the change.

@@ -40,7 +40,7 @@ fn hostname() -> String {
 
 fn write_or_print(output: Option<&Path>, text: &str) -> Result<(), super::Failure> {
     match output {
-        Some(p) => nodenet_model::write_atomic(p, text.as_bytes())
+        Some(p) => nodenet_model::write_atomic(p, format!("{text}\n").as_bytes())
             .map_err(|e| super::Failure::io(p.display().to_string(), e)),
         None => {
             println!("{text}");

@@ -219,6 +219,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
             }
         }
         let sock = RawSocket::open(&iface, ETHERTYPE).map_err(io)?;
+        sock.promiscuous().map_err(io)?;
         let mut frames = Vec::new();
         for vlan in std::iter::once(0).chain(pn.vlans.iter().copied()) {
             let probe = |full| Probe {
