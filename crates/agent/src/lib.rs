@@ -35,7 +35,7 @@ pub enum AgentError {
     },
     #[error("the kernel does not show the applied state after {seconds:.1} s; the previous state was restored:\n{diff}")]
     NotApplied { diff: String, seconds: f64 },
-    #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT or ping:ADDRESS)")]
+    #[error("bad probe `{0}` (use gateway, dns[:NAME], tcp:HOST:PORT, ping:ADDRESS or lldp)")]
     BadProbe(String),
     #[error("cannot reach NetworkManager over the system D-Bus (is NetworkManager running?): {0}")]
     NoNetworkManager(String),
@@ -108,15 +108,33 @@ pub enum Probe {
     Tcp(String, u16),
     Ping(IpAddr),
     /// Every port of every bond hears its LLDP neighbour (its switch
-    /// port is still up and cabled): listens up to the probe timeout.
-    Lldp,
+    /// port is still up and cabled): listens up to the probe timeout. The
+    /// ports are those of the bonds now and those named here: the bond
+    /// ports before the change, so a port the change took down or out of
+    /// its bond still counts.
+    Lldp(Vec<String>),
 }
 
 impl Probe {
     /// Whether the probe waits for frames the network sends on its own
     /// schedule (an LLDP interval), so it cannot be polled.
     pub fn listens(&self) -> bool {
-        matches!(self, Probe::Lldp)
+        matches!(self, Probe::Lldp(_))
+    }
+
+    /// The probe as it runs after the change: an LLDP probe also checks
+    /// the bond ports there are now, before it.
+    pub fn pinned(&self) -> Probe {
+        match self {
+            Probe::Lldp(ports) => {
+                let mut all = ports.clone();
+                all.extend(bond_ports());
+                all.sort();
+                all.dedup();
+                Probe::Lldp(all)
+            }
+            p => p.clone(),
+        }
     }
 }
 
@@ -126,7 +144,7 @@ impl std::str::FromStr for Probe {
         let bad = || AgentError::BadProbe(s.to_string());
         Ok(match s.split_once(':') {
             None if s == "gateway" => Probe::Gateway,
-            None if s == "lldp" => Probe::Lldp,
+            None if s == "lldp" => Probe::Lldp(Vec::new()),
             None if s == "dns" => Probe::Dns("localhost".into()),
             Some(("dns", name)) => Probe::Dns(name.to_string()),
             Some(("ping", ip)) => Probe::Ping(ip.parse().map_err(|_| bad())?),
@@ -146,7 +164,7 @@ impl std::fmt::Display for Probe {
             Probe::Dns(n) => write!(f, "dns:{n}"),
             Probe::Tcp(h, p) => write!(f, "tcp:{h}:{p}"),
             Probe::Ping(ip) => write!(f, "ping:{ip}"),
-            Probe::Lldp => write!(f, "lldp"),
+            Probe::Lldp(_) => write!(f, "lldp"),
         }
     }
 }
@@ -180,7 +198,11 @@ fn ping(addr: &str) -> bool {
 /// The kernel's bond ports: `/sys/class/net/<bond>/bonding/slaves`.
 fn bond_ports() -> Vec<String> {
     let mut ports = Vec::new();
-    for e in std::fs::read_dir("/sys/class/net").into_iter().flatten().flatten() {
+    for e in std::fs::read_dir("/sys/class/net")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         if let Ok(s) = std::fs::read_to_string(e.path().join("bonding/slaves")) {
             ports.extend(s.split_whitespace().map(str::to_string));
         }
@@ -189,9 +211,13 @@ fn bond_ports() -> Vec<String> {
     ports
 }
 
-/// Every bond port hears an LLDP neighbour within `within` (no bond: ok).
-fn lldp_neighbours_on_bond_ports(within: Duration) -> Result<(), String> {
-    let ports = bond_ports();
+/// Every bond port (and every one of `also`) hears an LLDP neighbour
+/// within `within` (no bond: ok).
+fn lldp_neighbours_on_bond_ports(also: &[String], within: Duration) -> Result<(), String> {
+    let mut ports = bond_ports();
+    ports.extend(also.iter().cloned());
+    ports.sort();
+    ports.dedup();
     if ports.is_empty() {
         return Ok(());
     }
@@ -200,6 +226,7 @@ fn lldp_neighbours_on_bond_ports(within: Duration) -> Result<(), String> {
         nics: ports,
         timeout: within,
         host: String::new(),
+        bring_up: false,
     };
     let obs = nodenet_wires::listen::listen(&opts, &NEVER).map_err(|e| e.to_string())?;
     let silent: Vec<&str> = obs
@@ -238,7 +265,7 @@ pub fn run_probe(p: &Probe, within: Duration) -> Result<(), String> {
                 .then_some(())
                 .ok_or(format!("no answer from {ip}")),
             // It listens for the whole time itself: no retry loop.
-            Probe::Lldp => return lldp_neighbours_on_bond_ports(within),
+            Probe::Lldp(ports) => return lldp_neighbours_on_bond_ports(ports, within),
             Probe::Dns(name) => (name.as_str(), 0)
                 .to_socket_addrs()
                 .map(|_| ())
@@ -350,9 +377,13 @@ pub fn apply(desired_json: &serde_json::Value, opts: &ApplyOptions) -> Result<Ap
     let mut probes = Vec::new();
     for p in &opts.probes {
         // A listening probe needs its time before the change as after.
-        let now = if p.listens() { opts.probe_timeout } else { Duration::ZERO };
+        let now = if p.listens() {
+            opts.probe_timeout
+        } else {
+            Duration::ZERO
+        };
         match run_probe(p, now) {
-            Ok(()) => probes.push(p.clone()),
+            Ok(()) => probes.push(p.pinned()),
             Err(why) => out.skipped.push((p.to_string(), why)),
         }
     }
@@ -854,8 +885,9 @@ mod tests {
     #[test]
     fn probe_syntax() {
         assert_eq!("gateway".parse::<Probe>().unwrap(), Probe::Gateway);
-        assert_eq!("lldp".parse::<Probe>().unwrap(), Probe::Lldp);
-        assert!(Probe::Lldp.listens() && !Probe::Gateway.listens());
+        assert_eq!("lldp".parse::<Probe>().unwrap(), Probe::Lldp(Vec::new()));
+        assert!(Probe::Lldp(Vec::new()).listens() && !Probe::Gateway.listens());
+        assert_eq!(Probe::Lldp(vec!["eth1".into()]).to_string(), "lldp");
         assert_eq!(
             "tcp:api.example.com:6443".parse::<Probe>().unwrap(),
             Probe::Tcp("api.example.com".into(), 6443)

@@ -134,10 +134,7 @@ pub fn expected(host: &Host) -> Vec<Expected> {
     // NICs only the intent names.
     for name in nic_names(&net) {
         if !out.iter().any(|e| e.nic == name) {
-            let span = net
-                .iface(&name)
-                .map(|i| i.name_span())
-                .unwrap_or(host.span);
+            let span = net.iface(&name).map(|i| i.name_span()).unwrap_or(host.span);
             out.push(Expected {
                 nic: name,
                 mac: None,
@@ -210,7 +207,10 @@ fn runs_over(net: &Network, upper: &str, nic: &str, depth: u32) -> bool {
         return vlan_base(i.node).is_some_and(|b| runs_over(net, &b, nic, depth + 1));
     }
     if i.is("bond") || i.is("linux-bridge") {
-        return i.ports.iter().any(|p| runs_over(net, &p.name, nic, depth + 1));
+        return i
+            .ports
+            .iter()
+            .any(|p| runs_over(net, &p.name, nic, depth + 1));
     }
     false
 }
@@ -346,11 +346,7 @@ mod tests {
 
     fn host(text: &str) -> Host {
         let loaded = nodenet_model::load_texts(vec![("c.yaml".into(), text.to_string())]);
-        assert!(
-            loaded.diagnostics.is_empty(),
-            "{:?}",
-            loaded.diagnostics
-        );
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
         loaded.inventory.hosts.into_iter().next().unwrap()
     }
 
@@ -393,13 +389,16 @@ hosts:
 
     #[test]
     fn a_native_vlan_carried_tagged_and_a_listed_mtu_too_small_are_found() {
-        let text = LACP
-            .replace("native: 1, mtu: 9000", "native: 120, mtu: 1500");
+        let text = LACP.replace("native: 1, mtu: 9000", "native: 120, mtu: 1500");
         let h = host(&text);
         let mut d = Vec::new();
         check_host(&h, &mut d);
         let codes: Vec<Code> = d.iter().map(|d| d.code).collect();
-        assert_eq!(codes, [Code::WiringNativeTagged, Code::WiringMtuBelowIntent], "{d:?}");
+        assert_eq!(
+            codes,
+            [Code::WiringNativeTagged, Code::WiringMtuBelowIntent],
+            "{d:?}"
+        );
         assert_eq!(d[0].span.unwrap().line, 5);
         assert_eq!(d[1].span.unwrap().line, 5);
     }

@@ -138,6 +138,29 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&broken).unwrap(),
     )
     .unwrap();
+    // A wrong port list: eth1 replaced by a dummy in the bond, and down.
+    // The bond stays up on eth0 and the gateway answers; only LLDP tells
+    // that a port of the bond has no switch behind it.
+    let mut port_down = day2.clone();
+    for i in port_down["interfaces"].as_sequence_mut().unwrap() {
+        if i["name"] == "eth1" {
+            i["state"] = "down".into();
+        }
+        if i["name"] == "bond0" {
+            i["link-aggregation"]["port"] = serde_yaml::from_str("[eth0, dummy0]").unwrap();
+        }
+    }
+    let dummy: serde_yaml::Value =
+        serde_yaml::from_str("{name: dummy0, type: dummy, state: up}").unwrap();
+    port_down["interfaces"]
+        .as_sequence_mut()
+        .unwrap()
+        .push(dummy);
+    fs::write(
+        node_cfg.join("port-down.yml"),
+        serde_yaml::to_string(&port_down).unwrap(),
+    )
+    .unwrap();
     // Day 2 through the Machine Config Operator: the worker MachineConfig
     // of the lab inventory with each state, and with a worker added.
     let worker9 = {
@@ -402,14 +425,44 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
     assert_eq!(node.boot_id().unwrap(), boot_id);
 
+    // 4b. `--probe lldp`: a wrong port list (eth1 replaced by a dummy)
+    //     keeps the gateway reachable over eth0, but a bond port hears no
+    //     switch: rolled back, eth1 back in the aggregation. (The
+    //     switch's lldpd sends every 2 s.)
+    let out = must(
+        &mut node,
+        "nodenet apply /run/cfg/port-down.yml --probe gateway,lldp --probe-timeout 6 --timeout 30 2>&1; [ $? = 1 ]",
+        "the apply that takes a bond port down was not refused",
+    );
+    assert!(
+        out.contains("probe `lldp` failed")
+            && out.contains("no LLDP neighbour within 6 s on bond port(s) dummy0")
+            && out.contains("restored"),
+        "{out}"
+    );
+    wait_for(
+        "re-aggregation after the LLDP probe's rollback",
+        Duration::from_secs(90),
+        || node.bond_aggregated("bond0").is_some(),
+    );
+    must(
+        &mut node,
+        "nodenet diff /run/cfg/day2.yml --live 2>&1",
+        "state after the LLDP probe's rollback differs",
+    );
+
     // --no-commit, then `nodenet rollback` from another process: the
     // VLAN and its profile are gone, VLAN 120 and the default route stay.
     let out = must(
         &mut node,
-        "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 60 2>&1 && ping -c 1 -W 3 192.168.130.1 && nodenet rollback 2>&1",
+        "nodenet apply /run/cfg/vlan130.yml --no-commit --timeout 60 --probe lldp --probe-timeout 6 2>&1 && ping -c 1 -W 3 192.168.130.1 && nodenet rollback 2>&1",
         "apply --no-commit then rollback",
     );
-    assert!(out.contains("checkpoint open"), "{out}");
+    // Both bond ports heard the switch after the change.
+    assert!(
+        out.contains("checkpoint open") && out.contains("probe lldp: ok"),
+        "{out}"
+    );
     must(
         &mut node,
         "[ ! -e /sys/class/net/bond0.130 ] && ! grep -rqs 'id=130' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.120.1 && nodenet diff /run/cfg/day2.yml --live 2>&1 || { ls /sys/class/net; grep -rl 'id=130' /etc/NetworkManager/system-connections; false; }",

@@ -99,8 +99,20 @@ fn inventory(modes: [&str; 2]) -> String {
     };
     format!(
         "nodenet: v1\nhosts:\n{}{}{}",
-        bonded("node-a", modes[0], 10, ["52:54:00:aa:00:01", "52:54:00:aa:00:02"], ["swp1", "swp2"]),
-        bonded("node-b", modes[1], 11, ["52:54:00:bb:00:01", "52:54:00:bb:00:02"], ["swp3", "swp4"]),
+        bonded(
+            "node-a",
+            modes[0],
+            10,
+            ["52:54:00:aa:00:01", "52:54:00:aa:00:02"],
+            ["swp1", "swp2"]
+        ),
+        bonded(
+            "node-b",
+            modes[1],
+            11,
+            ["52:54:00:bb:00:01", "52:54:00:bb:00:02"],
+            ["swp3", "swp4"]
+        ),
         format!(
             r#"- name: node-c
   nics:
@@ -133,7 +145,15 @@ struct Lab {
     a_nics: Vec<Nic>,
 }
 
-fn launch(img: &nodenet_lab::Image, dir: &Path, name: &str, role: &str, id: u8, nics: Vec<Nic>, files: &[(&str, &[u8])]) -> Vm {
+fn launch(
+    img: &nodenet_lab::Image,
+    dir: &Path,
+    name: &str,
+    role: &str,
+    id: u8,
+    nics: Vec<Nic>,
+    files: &[(&str, &[u8])],
+) -> Vm {
     let cfg = dir.join(format!("{name}-cfg"));
     let _ = fs::remove_dir_all(&cfg);
     fs::create_dir_all(&cfg).unwrap();
@@ -177,7 +197,15 @@ fn boot(dir: &Path, plan: &[u8]) -> Lab {
     let files = node_files(plan);
     let files: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (*n, d.as_slice())).collect();
     let sw_nics: Vec<Nic> = sw_a.into_iter().chain(sw_b).chain(sw_c).collect();
-    let mut switch = launch(&img, dir, "switch", "switch", 1, sw_nics, &[("switch.sh", SWITCH.as_bytes())]);
+    let mut switch = launch(
+        &img,
+        dir,
+        "switch",
+        "switch",
+        1,
+        sw_nics,
+        &[("switch.sh", SWITCH.as_bytes())],
+    );
     let mut nodes = vec![
         launch(&img, dir, "node-a", "bare", 2, a_nics.clone(), &files),
         launch(&img, dir, "node-b", "bare", 3, b_nics, &files),
@@ -206,7 +234,12 @@ fn sh(vm: &mut Vm, cmd: &str) -> String {
 /// shell), waits for all; each node's output file `out` as text.
 fn on_all(nodes: &mut [Vm], cmd: &str, out: &str) -> Vec<String> {
     for vm in nodes.iter_mut() {
-        sh(vm, &format!("rm -f {out} /tmp/bg.rc; ( ({cmd}) > /tmp/bg.log 2>&1; echo $? > /tmp/bg.rc ) & :"));
+        sh(
+            vm,
+            &format!(
+                "rm -f {out} /tmp/bg.rc; ( ({cmd}) > /tmp/bg.log 2>&1; echo $? > /tmp/bg.rc ) & :"
+            ),
+        );
     }
     nodes
         .iter_mut()
@@ -223,23 +256,41 @@ fn on_all(nodes: &mut [Vm], cmd: &str, out: &str) -> Vec<String> {
 fn links(nodes: &mut [Vm]) -> Vec<String> {
     nodes
         .iter_mut()
-        .map(|vm| sh(vm, "ip -o link | sed 's/NO-CARRIER,//; s/ qdisc [a-z_]*//; s/ state [A-Z]*//'"))
+        .map(|vm| {
+            sh(
+                vm,
+                "ip -o link | sed 's/NO-CARRIER,//; s/ qdisc [a-z_]*//; s/ state [A-Z]*//'",
+            )
+        })
         .collect()
 }
 
 /// LLDP on every node, written as observation files; `check --observed`
 /// over them: its wire findings (code, message, line).
-fn lldp_check(lab: &mut Lab, inv: &Path, tag: &str) -> (Vec<serde_json::Value>, Vec<(String, String, u64)>) {
-    let outs = on_all(&mut lab.nodes, "nodenet lldp --timeout 20 --format json -o /tmp/lldp.json", "/tmp/lldp.json");
+fn lldp_check(
+    lab: &mut Lab,
+    inv: &Path,
+    tag: &str,
+) -> (Vec<serde_json::Value>, Vec<(String, String, u64)>) {
+    let outs = on_all(
+        &mut lab.nodes,
+        "nodenet lldp --timeout 20 --format json -o /tmp/lldp.json",
+        "/tmp/lldp.json",
+    );
     let dir = lab.dir.join(format!("lldp-{tag}"));
     fs::create_dir_all(&dir).unwrap();
     let mut observations = Vec::new();
     for (vm, text) in lab.nodes.iter().zip(&outs) {
-        let v: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", vm.name));
+        let v: serde_json::Value =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", vm.name));
         fs::write(dir.join(format!("{}.json", vm.name)), text).unwrap();
         observations.push(v);
     }
-    let o = run(nodenet().args(["check", "--format", "json"]).arg(inv).arg("--observed").arg(&dir));
+    let o = run(nodenet()
+        .args(["check", "--format", "json"])
+        .arg(inv)
+        .arg("--observed")
+        .arg(&dir));
     let findings = json(&o)["diagnostics"]
         .as_array()
         .unwrap()
@@ -251,7 +302,11 @@ fn lldp_check(lab: &mut Lab, inv: &Path, tag: &str) -> (Vec<serde_json::Value>, 
         .map(|d| {
             (
                 d["code"].as_str().unwrap().to_string(),
-                format!("{} {}", d["message"].as_str().unwrap(), d["help"].as_str().unwrap_or_default()),
+                format!(
+                    "{} {}",
+                    d["message"].as_str().unwrap(),
+                    d["help"].as_str().unwrap_or_default()
+                ),
                 d["line"].as_u64().unwrap_or(0),
             )
         })
@@ -260,10 +315,18 @@ fn lldp_check(lab: &mut Lab, inv: &Path, tag: &str) -> (Vec<serde_json::Value>, 
 }
 
 /// netverify on every node at once; the report's findings and matrix.
-fn netverify(lab: &mut Lab, inv: &Path, tag: &str) -> (Vec<serde_json::Value>, Vec<(String, String)>, String, f64) {
+fn netverify(
+    lab: &mut Lab,
+    inv: &Path,
+    tag: &str,
+) -> (Vec<serde_json::Value>, Vec<(String, String)>, String, f64) {
     let before = links(&mut lab.nodes);
     let started = Instant::now();
-    let outs = on_all(&mut lab.nodes, "nodenet netverify run /run/cfg/plan.json -o /tmp/result.json", "/tmp/result.json");
+    let outs = on_all(
+        &mut lab.nodes,
+        "nodenet netverify run /run/cfg/plan.json -o /tmp/result.json",
+        "/tmp/result.json",
+    );
     let wall = started.elapsed().as_secs_f64();
     assert_eq!(links(&mut lab.nodes), before, "links as before the run");
     let dir = lab.dir.join(format!("netverify-{tag}"));
@@ -271,17 +334,32 @@ fn netverify(lab: &mut Lab, inv: &Path, tag: &str) -> (Vec<serde_json::Value>, V
     let mut results = Vec::new();
     for (vm, text) in lab.nodes.iter().zip(&outs) {
         fs::write(dir.join(format!("{}.json", vm.name)), text).unwrap();
-        results.push(serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", vm.name)));
+        results.push(
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", vm.name)),
+        );
     }
-    let o = run(nodenet().args(["netverify", "report", "--format", "json"]).arg(&dir).arg(inv));
+    let o = run(nodenet()
+        .args(["netverify", "report", "--format", "json"])
+        .arg(&dir)
+        .arg(inv));
     let findings = json(&o)["diagnostics"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_string(), d["message"].as_str().unwrap().to_string()))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let human = run(nodenet().args(["netverify", "report"]).arg(&dir).arg(inv));
-    (results, findings, String::from_utf8_lossy(&human.stdout).into_owned(), wall)
+    (
+        results,
+        findings,
+        String::from_utf8_lossy(&human.stdout).into_owned(),
+        wall,
+    )
 }
 
 /// The issue's proof, on three bare nodes and a VLAN-aware switch:
@@ -296,7 +374,12 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     let inv = tmp.path().join("inventory.yaml");
     fs::write(&inv, inventory(["active-backup", "active-backup"])).unwrap();
     let o = run(nodenet().args(["check", "--format", "json"]).arg(&inv));
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let plan = tmp.path().join("plan.json");
     let o = run(nodenet()
         .args(["netverify", "plan", "--mtu", "--window", "6"])
@@ -310,8 +393,22 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     //    NIC's port, nothing is found.
     let (obs, findings) = lldp_check(&mut lab, &inv, "right");
     assert_eq!(findings, [], "{obs:#?}");
-    let port = |o: &serde_json::Value, i: usize| o["nics"][i]["neighbor"]["port_id"]["value"].as_str().unwrap_or("-").to_string();
-    assert_eq!([port(&obs[0], 0), port(&obs[0], 1), port(&obs[1], 0), port(&obs[1], 1), port(&obs[2], 0)], ["swp1", "swp2", "swp3", "swp4", "swp5"]);
+    let port = |o: &serde_json::Value, i: usize| {
+        o["nics"][i]["neighbor"]["port_id"]["value"]
+            .as_str()
+            .unwrap_or("-")
+            .to_string()
+    };
+    assert_eq!(
+        [
+            port(&obs[0], 0),
+            port(&obs[0], 1),
+            port(&obs[1], 0),
+            port(&obs[1], 1),
+            port(&obs[2], 0)
+        ],
+        ["swp1", "swp2", "swp3", "swp4", "swp5"]
+    );
     for o in &obs {
         eprintln!("LLDP picture of {}: {} ms", o["host"], o["listened_ms"]);
         assert_eq!(o["nics"][0]["neighbor"]["max_frame_size"], 9018);
@@ -321,12 +418,26 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     //    and full-size (9000) frames.
     let (results, findings, matrix, wall) = netverify(&mut lab, &inv, "right");
     assert_eq!(findings, [], "{matrix}");
-    for seg in ["VLAN 110", "VLAN 120", "VLAN 130", "VLAN 140", "untagged (native VLAN 1)"] {
-        assert!(matrix.contains(&format!("{seg}: 20/20 directions pass")), "{seg}:\n{matrix}");
+    for seg in [
+        "VLAN 110",
+        "VLAN 120",
+        "VLAN 130",
+        "VLAN 140",
+        "untagged (native VLAN 1)",
+    ] {
+        assert!(
+            matrix.contains(&format!("{seg}: 20/20 directions pass")),
+            "{seg}:\n{matrix}"
+        );
     }
     for r in &results {
         for n in r["nics"].as_array().unwrap() {
-            let sent: u64 = n["sent"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+            let sent: u64 = n["sent"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum();
             let rate = sent as f64 / (r["window_ms"].as_f64().unwrap() / 1000.0);
             eprintln!("{} {}: {sent} frames, {rate:.1}/s", r["host"], n["name"]);
             assert!(rate <= 21.0, "{rate} frames/s over the plan's 20");
@@ -336,14 +447,29 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
 
     // 3. The switch changes: VLAN 120 off swp4 (node-b eth1), swp2
     //    (node-a eth1) at MTU 1500.
-    sh(&mut lab.switch, "bridge vlan del dev swp4 vid 120 && ip link set swp2 mtu 1500 && swp-lldp");
+    sh(
+        &mut lab.switch,
+        "bridge vlan del dev swp4 vid 120 && ip link set swp2 mtu 1500 && swp-lldp",
+    );
     let (_, findings) = lldp_check(&mut lab, &inv, "changed");
     let codes: Vec<&str> = findings.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(codes, ["lldp-mtu", "lldp-vlan-missing"], "{findings:#?}");
-    assert!(findings[0].1.contains("node-a: NIC eth1 runs MTU 9000"), "{findings:#?}");
-    assert!(findings[1].1.contains("node-b: NIC eth1: lab-switch port swp4 does not carry VLAN 120"), "{findings:#?}");
+    assert!(
+        findings[0].1.contains("node-a: NIC eth1 runs MTU 9000"),
+        "{findings:#?}"
+    );
+    assert!(
+        findings[1]
+            .1
+            .contains("node-b: NIC eth1: lab-switch port swp4 does not carry VLAN 120"),
+        "{findings:#?}"
+    );
     let (_, findings, matrix, _) = netverify(&mut lab, &inv, "changed");
-    let not_carried: Vec<&String> = findings.iter().filter(|f| f.0 == "netverify-vlan-not-carried").map(|f| &f.1).collect();
+    let not_carried: Vec<&String> = findings
+        .iter()
+        .filter(|f| f.0 == "netverify-vlan-not-carried")
+        .map(|f| &f.1)
+        .collect();
     let mut expected = vec![
         "VLAN 120 does not pass between node-a eth0 and node-b eth1 (in either direction)",
         "VLAN 120 does not pass between node-a eth1 and node-b eth1 (in either direction)",
@@ -354,14 +480,24 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     let mut got: Vec<&str> = not_carried.iter().map(|s| s.as_str()).collect();
     got.sort();
     assert_eq!(got, expected, "{matrix}");
-    let mtu: Vec<&String> = findings.iter().filter(|f| f.0 == "netverify-mtu").map(|f| &f.1).collect();
-    assert!(!mtu.is_empty() && mtu.iter().all(|m| m.contains("node-a eth1")), "{findings:#?}");
+    let mtu: Vec<&String> = findings
+        .iter()
+        .filter(|f| f.0 == "netverify-mtu")
+        .map(|f| &f.1)
+        .collect();
+    assert!(
+        !mtu.is_empty() && mtu.iter().all(|m| m.contains("node-a eth1")),
+        "{findings:#?}"
+    );
     let others: Vec<&(String, String)> = findings
         .iter()
         .filter(|f| f.0 != "netverify-mtu" && f.0 != "netverify-vlan-not-carried")
         .collect();
     assert_eq!(others, Vec::<&(String, String)>::new());
-    sh(&mut lab.switch, "bridge vlan add dev swp4 vid 120 && ip link set swp2 mtu 9000 && swp-lldp");
+    sh(
+        &mut lab.switch,
+        "bridge vlan add dev swp4 vid 120 && ip link set swp2 mtu 9000 && swp-lldp",
+    );
 
     // 4. node-a's two cables swapped in qemu (its NIC 0 on swp2's wire).
     let mut a = lab.nodes.remove(0);
@@ -369,7 +505,10 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     a = {
         let mut crossed = lab.a_nics.clone();
         crossed.swap(0, 1);
-        for (n, mac) in crossed.iter_mut().zip(["52:54:00:aa:00:01", "52:54:00:aa:00:02"]) {
+        for (n, mac) in crossed
+            .iter_mut()
+            .zip(["52:54:00:aa:00:01", "52:54:00:aa:00:02"])
+        {
             n.mac = mac.into();
         }
         let files = node_files(&fs::read(&plan).unwrap());
@@ -381,9 +520,16 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     lab.nodes.insert(0, a);
     let (_, findings) = lldp_check(&mut lab, &inv, "crossed");
     let codes: Vec<&str> = findings.iter().map(|f| f.0.as_str()).collect();
-    assert_eq!(codes, ["lldp-wrong-port", "lldp-wrong-port"], "{findings:#?}");
+    assert_eq!(
+        codes,
+        ["lldp-wrong-port", "lldp-wrong-port"],
+        "{findings:#?}"
+    );
     assert!(findings[0].1.contains("node-a: NIC eth0 is cabled to lab-switch port swp2, not to port swp1 looks swapped with NIC eth1"), "{findings:#?}");
-    assert!(findings[1].1.contains("looks swapped with NIC eth0"), "{findings:#?}");
+    assert!(
+        findings[1].1.contains("looks swapped with NIC eth0"),
+        "{findings:#?}"
+    );
 
     // 5. LACP: node-b's bond is 802.3ad; the switch aggregates swp3 only.
     let lacp = tmp.path().join("lacp.yaml");
@@ -396,12 +542,20 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
          && for v in 110 120 130 140; do bridge vlan add dev bond1 vid $v; done && swp-lldp",
     );
     let (_, findings) = lldp_check(&mut lab, &lacp, "lacp-one-port");
-    let agg: Vec<&(String, String, u64)> = findings.iter().filter(|f| f.0 == "lldp-aggregation").collect();
+    let agg: Vec<&(String, String, u64)> = findings
+        .iter()
+        .filter(|f| f.0 == "lldp-aggregation")
+        .collect();
     assert_eq!(agg.len(), 1, "{findings:#?}");
     assert!(agg[0].1.contains("node-b: bond0 is an 802.3ad bond but lab-switch port swp4 (eth1) is not in a link aggregation"), "{findings:#?}");
     sh(&mut lab.switch, "ip link set swp4 nomaster; ip link set swp4 down; ip link set swp4 master bond1; ip link set swp4 up; swp-lldp");
     let (obs, findings) = lldp_check(&mut lab, &lacp, "lacp-both");
-    assert!(findings.iter().all(|f| f.0 != "lldp-aggregation" && !f.1.contains("node-b")), "{findings:#?}");
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.0 != "lldp-aggregation" && !f.1.contains("node-b")),
+        "{findings:#?}"
+    );
     let agg_id = |i: usize| obs[1]["nics"][i]["neighbor"]["aggregation"].clone();
     assert_eq!(agg_id(0)["enabled"], true);
     assert_eq!(agg_id(0), agg_id(1));

@@ -86,7 +86,17 @@ fn observe(node: &Netns, dir: &Path) -> (std::process::Output, serde_json::Value
     let obs = dir.join("node-a.json");
     let o = run(node
         .command(env!("CARGO_BIN_EXE_nodenet"))
-        .args(["lldp", "-i", "eth0", "-i", "eth1", "--timeout", "20", "--host", "node-a"])
+        .args([
+            "lldp",
+            "-i",
+            "eth0",
+            "-i",
+            "eth1",
+            "--timeout",
+            "20",
+            "--host",
+            "node-a",
+        ])
         .args(["--format", "json", "-o"])
         .arg(&obs));
     let v = serde_json::from_str(&fs::read_to_string(&obs).unwrap_or_default()).unwrap_or_default();
@@ -116,7 +126,11 @@ fn lldp_hears_lldpd_on_every_nic_and_check_finds_crossed_cables_vlans_and_mtu() 
     let (o, v) = observe(&node, tmp.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // It stopped as soon as both NICs had a neighbour.
-    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
     let nic = |i: usize| &v["nics"][i];
     assert_eq!(nic(0)["name"], "eth0");
     assert_eq!(nic(0)["mac"], "52:54:00:aa:00:01");
@@ -141,15 +155,35 @@ fn lldp_hears_lldpd_on_every_nic_and_check_finds_crossed_cables_vlans_and_mtu() 
             .arg(observed))
     };
     let o = check(&tmp.path().join("node-a.json"));
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let d = lldp_findings(&o);
     let codes: Vec<&str> = d.iter().map(|x| x["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["lldp-wrong-port", "lldp-wrong-port"], "{d:#?}");
     assert_eq!(d[0]["line"], 5, "{:#?}", d[0]);
-    assert!(d[0]["message"].as_str().unwrap().contains("eth0 is cabled to sw1 port swp2, not to port swp1"), "{:#?}", d[0]);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("eth0 is cabled to sw1 port swp2, not to port swp1"),
+        "{:#?}",
+        d[0]
+    );
     let help = |i: usize| d[i]["help"].as_str().unwrap_or_default().to_string();
-    assert!(help(0).contains("looks swapped with NIC eth1"), "{:#?}", d[0]);
-    assert!(help(1).contains("looks swapped with NIC eth0"), "{:#?}", d[1]);
+    assert!(
+        help(0).contains("looks swapped with NIC eth1"),
+        "{:#?}",
+        d[0]
+    );
+    assert!(
+        help(1).contains("looks swapped with NIC eth0"),
+        "{:#?}",
+        d[1]
+    );
 
     // Cabled right: eth1 on swp2, which announces VLANs 110 and 120 and
     // frames of 1518 bytes; the inventory wants VLAN 130 and MTU 9000.
@@ -172,9 +206,20 @@ fn lldp_hears_lldpd_on_every_nic_and_check_finds_crossed_cables_vlans_and_mtu() 
         .collect();
     // VLAN 130 at its place in `vlans: [110, 130]`; the MTU at eth1's
     // `mtu: 9000` (eth0's port announces no frame size: not checked).
-    assert_eq!(found, [("lldp-vlan-missing", 6), ("lldp-mtu", 13)], "{d:#?}");
+    assert_eq!(
+        found,
+        [("lldp-vlan-missing", 6), ("lldp-mtu", 13)],
+        "{d:#?}"
+    );
     assert_eq!(d[0]["column"], 82, "{:#?}", d[0]);
-    assert!(d[1]["message"].as_str().unwrap().contains("at most 1518 bytes (MTU 1500)"), "{:#?}", d[1]);
+    assert!(
+        d[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1518 bytes (MTU 1500)"),
+        "{:#?}",
+        d[1]
+    );
 }
 
 /// tcpdump's capture of lldpd's frames decodes as listening does; a
@@ -197,14 +242,19 @@ fn lldp_decodes_a_tcpdump_capture_and_warns_per_damaged_frame() {
         .arg("ether proto 0x88cc"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(nodenet()
-        .args(["lldp", "--format", "json", "--nic", "eth0", "--host", "node-a", "--pcap"])
+        .args([
+            "lldp", "--format", "json", "--nic", "eth0", "--host", "node-a", "--pcap",
+        ])
         .arg(&cap));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = json(&o);
     assert_eq!(v["source"], format!("pcap:{}", cap.display()));
     assert_eq!(v["nics"][0]["frames"], 3);
     assert_eq!(v["nics"][0]["neighbor"]["port_id"]["value"], "swp1");
-    assert_eq!(v["nics"][0]["neighbor"]["system_description"], "nodenet test switch");
+    assert_eq!(
+        v["nics"][0]["neighbor"]["system_description"],
+        "nodenet test switch"
+    );
     assert!(v["warnings"].as_array().is_none(), "{v:#}");
 
     // Frame 2's LLDPDU cut (its record says fewer bytes), frame 3's
@@ -229,13 +279,28 @@ fn lldp_decodes_a_tcpdump_capture_and_warns_per_damaged_frame() {
     assert!(out.contains("capture -: sw1 port swp1"), "{out}");
     let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 2, "{out}");
-    assert!(warnings[0].starts_with("warning: frame 2: LLDPDU byte "), "{out}");
-    assert!(warnings[1].contains("frame 3: LLDPDU byte 0: TLV 1 must be the chassis id TLV"), "{out}");
+    assert!(
+        warnings[0].starts_with("warning: frame 2: LLDPDU byte "),
+        "{out}"
+    );
+    assert!(
+        warnings[1].contains("frame 3: LLDPDU byte 0: TLV 1 must be the chassis id TLV"),
+        "{out}"
+    );
 
-    fs::write(tmp.path().join("not.pcap"), "interfaces:\n- {name: eth0, type: ethernet}\n").unwrap();
-    let o = run(nodenet().args(["lldp", "--pcap"]).arg(tmp.path().join("not.pcap")));
+    fs::write(
+        tmp.path().join("not.pcap"),
+        "interfaces:\n- {name: eth0, type: ethernet}\n",
+    )
+    .unwrap();
+    let o = run(nodenet()
+        .args(["lldp", "--pcap"])
+        .arg(tmp.path().join("not.pcap")));
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a pcap file"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a pcap file"),
+        "{o:?}"
+    );
 }
 
 const TWO_NODES: &str = r#"nodenet: v1
@@ -279,8 +344,20 @@ fn netverify_between_two_nodes_over_veth_cables() {
         a.cable("eth0", &b, if crossed { "eth1" } else { "eth0" });
         a.cable("eth1", &b, if crossed { "eth0" } else { "eth1" });
         for (ns, host) in [(&a, "aa"), (&b, "bb")] {
-            ns.exec(&["link", "set", "eth0", "address", &format!("52:54:00:{host}:00:01")]);
-            ns.exec(&["link", "set", "eth1", "address", &format!("52:54:00:{host}:00:02")]);
+            ns.exec(&[
+                "link",
+                "set",
+                "eth0",
+                "address",
+                &format!("52:54:00:{host}:00:01"),
+            ]);
+            ns.exec(&[
+                "link",
+                "set",
+                "eth1",
+                "address",
+                &format!("52:54:00:{host}:00:02"),
+            ]);
         }
         // node-b's eth0 is up already, at MTU 1500; the rest is down.
         b.exec(&["link", "set", "eth0", "up"]);
@@ -327,15 +404,39 @@ fn netverify_between_two_nodes_over_veth_cables() {
     // Flags (UP or not) and MTU: what a run may change and must put back.
     let state = |ns: &Netns, l: &str| {
         let line = ns.link(l);
-        let flags = line.split(['<', '>']).nth(1).unwrap_or_default().replace("NO-CARRIER,", "");
-        let mtu = line.split(" mtu ").nth(1).and_then(|m| m.split(' ').next()).unwrap_or_default().to_string();
+        let flags = line
+            .split(['<', '>'])
+            .nth(1)
+            .unwrap_or_default()
+            .replace("NO-CARRIER,", "");
+        let mtu = line
+            .split(" mtu ")
+            .nth(1)
+            .and_then(|m| m.split(' ').next())
+            .unwrap_or_default()
+            .to_string();
         (flags, mtu)
     };
-    let links = || [state(&a, "eth0"), state(&a, "eth1"), state(&b, "eth0"), state(&b, "eth1")];
+    let links = || {
+        [
+            state(&a, "eth0"),
+            state(&a, "eth1"),
+            state(&b, "eth0"),
+            state(&b, "eth1"),
+        ]
+    };
     let before = links();
-    assert_eq!(before[2], ("BROADCAST,MULTICAST,UP".to_string(), "1500".to_string()));
+    assert_eq!(
+        before[2],
+        ("BROADCAST,MULTICAST,UP".to_string(), "1500".to_string())
+    );
     let o = run_both("straight");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert_eq!(json(&o)["diagnostics"], serde_json::json!([]));
     // The human report: every direction of every segment passes.
     let human = run(nodenet()
@@ -349,33 +450,82 @@ fn netverify_between_two_nodes_over_veth_cables() {
     assert!(text.contains("untagged: 2/2 directions pass"), "{text}");
     assert!(!text.contains(" m") && !text.contains(" -"), "{text}");
     let r: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(tmp.path().join("straight-node-b.json")).unwrap()).unwrap();
+        serde_json::from_str(&fs::read_to_string(tmp.path().join("straight-node-b.json")).unwrap())
+            .unwrap();
     let heard = &r["nics"][0]["heard"];
     assert!(
-        heard.as_array().unwrap().iter().any(|h| h["sent_vlan"] == 110 && h["seen_vlan"] == 110 && h["full_frames"].as_u64().unwrap() > 0),
+        heard
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["sent_vlan"] == 110
+                && h["seen_vlan"] == 110
+                && h["full_frames"].as_u64().unwrap() > 0),
         "{heard:#}"
     );
     // At most rate x window frames per NIC (20/s, 4 s, and one tick).
-    let sent: u64 = r["nics"][0]["sent"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let sent: u64 = r["nics"][0]["sent"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
     assert!((40..=81).contains(&sent), "{sent}");
-    assert_eq!(r["changed"], serde_json::json!(["eth1: brought up", "eth0: MTU raised from 1500"]));
+    assert_eq!(
+        r["changed"],
+        serde_json::json!(["eth1: brought up", "eth0: MTU raised from 1500"])
+    );
     assert_eq!(links(), before);
 
     wire(true);
     let o = run_both("crossed");
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let d = json(&o)["diagnostics"].as_array().unwrap().clone();
     let summary: Vec<(String, String)> = d
         .iter()
-        .map(|x| (x["code"].as_str().unwrap().to_string(), x["message"].as_str().unwrap().to_string()))
+        .map(|x| {
+            (
+                x["code"].as_str().unwrap().to_string(),
+                x["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let has = |code: &str, text: &str| summary.iter().any(|(c, m)| c == code && m.contains(text));
-    assert!(has("netverify-vlan-not-carried", "VLAN 110 does not pass between node-a eth0 and node-b eth0 (in either direction)"), "{summary:#?}");
-    assert!(has("netverify-vlan-not-carried", "VLAN 130 does not pass between node-a eth1 and node-b eth1"), "{summary:#?}");
-    assert!(has("netverify-other-segment", "node-b: NIC eth1 hears VLAN 110 from node-a eth0"), "{summary:#?}");
+    assert!(
+        has(
+            "netverify-vlan-not-carried",
+            "VLAN 110 does not pass between node-a eth0 and node-b eth0 (in either direction)"
+        ),
+        "{summary:#?}"
+    );
+    assert!(
+        has(
+            "netverify-vlan-not-carried",
+            "VLAN 130 does not pass between node-a eth1 and node-b eth1"
+        ),
+        "{summary:#?}"
+    );
+    assert!(
+        has(
+            "netverify-other-segment",
+            "node-b: NIC eth1 hears VLAN 110 from node-a eth0"
+        ),
+        "{summary:#?}"
+    );
     // Located at the VLAN's `id:` in the intent of node-a.
-    let vlan110 = d.iter().find(|x| x["message"].as_str().unwrap().starts_with("VLAN 110")).unwrap();
-    assert_eq!((vlan110["line"].as_u64(), vlan110["host"].as_str()), (Some(10), Some("node-a")));
+    let vlan110 = d
+        .iter()
+        .find(|x| x["message"].as_str().unwrap().starts_with("VLAN 110"))
+        .unwrap();
+    assert_eq!(
+        (vlan110["line"].as_u64(), vlan110["host"].as_str()),
+        (Some(10), Some("node-a"))
+    );
 }
 
 /// Bad inputs: a result of another plan, a plan that is not one, a host
@@ -386,25 +536,59 @@ fn netverify_refuses_what_it_cannot_use() {
     let inv = tmp.path().join("inventory.yaml");
     fs::write(&inv, TWO_NODES).unwrap();
     let plan = tmp.path().join("plan.json");
-    let o = run(nodenet().args(["netverify", "plan"]).arg(&inv).arg("-o").arg(&plan));
+    let o = run(nodenet()
+        .args(["netverify", "plan"])
+        .arg(&inv)
+        .arg("-o")
+        .arg(&plan));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = run(nodenet().args(["netverify", "run", "--host", "node-z"]).arg(&plan));
+    let o = run(nodenet()
+        .args(["netverify", "run", "--host", "node-z"])
+        .arg(&plan));
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("host `node-z` is not in the plan (it has node-a, node-b)"), "{o:?}");
-    let o = run(nodenet().args(["netverify", "run", "--host", "node-a"]).arg(&inv));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("host `node-z` is not in the plan (it has node-a, node-b)"),
+        "{o:?}"
+    );
+    let o = run(nodenet()
+        .args(["netverify", "run", "--host", "node-a"])
+        .arg(&inv));
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not JSON"), "{o:?}");
-    let o = run(nodenet().args(["netverify", "plan", "--rate", "5000"]).arg(&inv));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not JSON"),
+        "{o:?}"
+    );
+    let o = run(nodenet()
+        .args(["netverify", "plan", "--rate", "5000"])
+        .arg(&inv));
     assert_eq!(o.status.code(), Some(2));
     let o = run(nodenet().args(["netverify", "report"]).arg(&plan).arg(&inv));
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a netverify result"), "{o:?}");
-    let o = run(nodenet().args(["check"]).arg(&inv).arg("--observed").arg(&plan).args(["--format", "json"]));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a netverify result"),
+        "{o:?}"
+    );
+    let o = run(nodenet()
+        .args(["check"])
+        .arg(&inv)
+        .arg("--observed")
+        .arg(&plan)
+        .args(["--format", "json"]));
     assert_eq!(o.status.code(), Some(1));
     let d = json(&o)["diagnostics"].as_array().unwrap().clone();
-    let invalid: Vec<&serde_json::Value> = d.iter().filter(|x| x["code"] == "observed-invalid").collect();
+    let invalid: Vec<&serde_json::Value> = d
+        .iter()
+        .filter(|x| x["code"] == "observed-invalid")
+        .collect();
     assert_eq!(invalid.len(), 1, "{d:#?}");
-    assert!(invalid[0]["message"].as_str().unwrap().contains("not an LLDP observation"), "{d:#?}");
+    assert!(
+        invalid[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not an LLDP observation"),
+        "{d:#?}"
+    );
 }
 
 /// Probe frames are only what the issue allows: raw frames on the NIC,
@@ -420,7 +604,11 @@ fn netverify_alone_ends_on_time_and_restores_the_link() {
     let inv = tmp.path().join("inventory.yaml");
     fs::write(&inv, TWO_NODES).unwrap();
     let plan = tmp.path().join("plan.json");
-    let o = run(nodenet().args(["netverify", "plan", "--window", "2", "--rate", "50"]).arg(&inv).arg("-o").arg(&plan));
+    let o = run(nodenet()
+        .args(["netverify", "plan", "--window", "2", "--rate", "50"])
+        .arg(&inv)
+        .arg("-o")
+        .arg(&plan));
     assert!(o.status.success());
     let started = Instant::now();
     let o = run(a
@@ -431,11 +619,18 @@ fn netverify_alone_ends_on_time_and_restores_the_link() {
     assert!(started.elapsed() < Duration::from_secs(5));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["nics"][0]["interface"], "eth0");
-    assert_eq!(r["nics"][1]["interface"], serde_json::Value::Null, "no eth1 here");
+    assert_eq!(
+        r["nics"][1]["interface"],
+        serde_json::Value::Null,
+        "no eth1 here"
+    );
     assert_eq!(r["nics"][0]["heard"], serde_json::json!([]));
     let sent = r["nics"][0]["sent"].as_object().unwrap();
     let total: u64 = sent.values().map(|v| v.as_u64().unwrap()).sum();
     assert!(total <= 101, "{total} frames in 2 s at 50/s");
-    assert!(sent.contains_key("0") && sent.contains_key("110"), "{sent:?}");
+    assert!(
+        sent.contains_key("0") && sent.contains_key("110"),
+        "{sent:?}"
+    );
     assert!(!a.link("eth0").contains(",UP"), "{}", a.link("eth0"));
 }

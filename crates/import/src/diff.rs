@@ -165,7 +165,23 @@ fn fields(
         } else {
             d.clone()
         };
-        match (&d, actual.get(k)) {
+        // The kernel lists ports in its own order: a set, live.
+        let (d, a) = if only.is_some() && (path == "bridge.port" || path == "link-aggregation.port")
+        {
+            (sorted(&d), actual.get(k).map(sorted))
+        } else {
+            (d, actual.get(k).cloned())
+        };
+        // A NIC NetworkManager deactivated may keep its link up: the
+        // kernel cannot tell `down` from "no profile active" for it.
+        if only.is_some()
+            && path == "state"
+            && d == "down"
+            && desired.get("type").is_some_and(|t| t == "ethernet")
+        {
+            continue;
+        }
+        match (&d, a.as_ref()) {
             (J::Object(dm), Some(J::Object(am))) => fields(&path, dm, am, only, out),
             (d, Some(a)) if d == a => {}
             (d, a) => out.push(FieldChange {
@@ -174,6 +190,18 @@ fn fields(
                 desired: d.clone(),
             }),
         }
+    }
+}
+
+/// An array sorted (by its items' text), anything else as it is.
+fn sorted(v: &J) -> J {
+    match v {
+        J::Array(items) => {
+            let mut items = items.clone();
+            items.sort_by_key(|i| i.to_string());
+            J::Array(items)
+        }
+        other => other.clone(),
     }
 }
 
@@ -377,6 +405,28 @@ mod tests {
             stale.routes.removed,
             vec![canonical(&live(vec![old_route]), "x").unwrap()["routes"]["config"][0].clone()]
         );
+    }
+
+    /// The kernel lists a bond's ports in its own order, and keeps the
+    /// link of a NIC NetworkManager deactivated up: neither is a change.
+    #[test]
+    fn live_port_order_and_a_deactivated_nic_are_not_changes() {
+        let desired = json!({"interfaces": [
+            {"name": "bond0", "type": "bond", "link-aggregation": {"mode": "802.3ad", "port": ["eth0", "dummy0"]}},
+            {"name": "eth1", "type": "ethernet", "state": "down"}
+        ]});
+        let live = json!({"interfaces": [
+            {"name": "bond0", "type": "bond", "state": "up", "link-aggregation": {"mode": "802.3ad", "port": ["dummy0", "eth0"]}},
+            {"name": "eth1", "type": "ethernet", "state": "up"}
+        ]});
+        let d = diff_with(&desired, &live, Actual::Live).unwrap();
+        assert!(d.equal, "{}", render_text(&d));
+        // A missing port still is one; a complete comparison keeps order.
+        let short = json!({"interfaces": [
+            {"name": "bond0", "type": "bond", "state": "up", "link-aggregation": {"mode": "802.3ad", "port": ["eth0"]}},
+            {"name": "eth1", "type": "ethernet", "state": "up"}
+        ]});
+        assert!(!diff_with(&desired, &short, Actual::Live).unwrap().equal);
     }
 
     #[test]

@@ -594,8 +594,8 @@ pub fn cables(a_macs: &[&str], b_macs: &[&str]) -> (Vec<Nic>, Vec<Nic>) {
 
 /// The "switch" side of the lab's seed topology: a kernel 802.3ad bond of
 /// eth0+eth1 (fast LACP) with VLANs 110, 120 and 130, holding
-/// 192.168.<vlan>.1/24 on each, for `lab.role=switch` (the config disk's
-/// switch.sh).
+/// 192.168.<vlan>.1/24 on each, and lldpd announcing eth0 and eth1 every
+/// 2 s, for `lab.role=switch` (the config disk's switch.sh).
 pub const SWITCH_LACP_VLANS: &str =
     "ip link add bond0 type bond mode 802.3ad miimon 100 lacp_rate fast
 for i in eth0 eth1; do ip link set $i down; ip link set $i master bond0; done
@@ -605,6 +605,9 @@ for v in 110 120 130; do
     ip addr add 192.168.$v.1/24 dev bond0.$v
     ip link set bond0.$v up
 done
+mkdir -p /run/lldpd /etc/lldpd.d
+printf 'configure system hostname switch\nconfigure lldp tx-interval 2\n' > /etc/lldpd.d/lab.conf
+lldpd -I eth0,eth1
 ";
 
 fn tail(s: &str) -> String {

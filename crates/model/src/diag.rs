@@ -112,12 +112,12 @@ codes! {
     LldpNativeVlan = "lldp-native-vlan": "The switch port's port VLAN id is not the NIC's `native` VLAN.",
     LldpMtu = "lldp-mtu": "The switch port's maximum frame size is smaller than the MTU the host runs on the NIC.",
     LldpAggregation = "lldp-aggregation": "The ports of an 802.3ad bond are not in one link aggregation on the switch (aggregation off, or different aggregation ids on one switch); a warning when the switch aggregates the ports of a bond of another mode.",
-    ObservedInvalid = "observed-invalid": "An observation or result file is not one `nodenet lldp --format json` or `nodenet netverify run` wrote.",
-    ObservedUnmatched = "observed-unmatched": "An observation or result names a host (by name or NIC MACs) or NIC the inventory does not have (a warning).",
+    ObservedInvalid = "observed-invalid": "A `--observed` file is not an observation `nodenet lldp --format json` wrote.",
+    ObservedUnmatched = "observed-unmatched": "An observation names a host (by name or NIC MACs) or a cabled NIC the inventory does not have, or misses a NIC the inventory expects on a switch port (a warning).",
     // wire verification: `netverify report`
     NetverifyVlanNotCarried = "netverify-vlan-not-carried": "Probe frames on a planned VLAN did not pass between two NICs that both use it (the switch port of one lacks the VLAN, or the NICs are on different segments).",
     NetverifySilentNic = "netverify-silent-nic": "A NIC heard no probe frame at all and none of its frames was heard (unplugged, link down, or no VLAN in common with anyone).",
-    NetverifyOtherSegment = "netverify-other-segment": "A NIC heard probe frames of a VLAN (or an untagged segment) it does not use: cabled into another segment, or the switch port carries more than it should.",
+    NetverifyOtherSegment = "netverify-other-segment": "A NIC heard probe frames of a VLAN it does not use, or a VLAN's frames with another tag or untagged: cabled into another segment, or the switch port carries more than it should (a warning).",
     NetverifyMtu = "netverify-mtu": "Small probe frames passed between two NICs on a VLAN but full-size ones (the planned MTU) did not: an MTU on the path is smaller.",
     NetverifyNoResult = "netverify-no-result": "A host of the plan has no result among those given to `netverify report`, or ran on a NIC the node does not have (a warning).",
     // import

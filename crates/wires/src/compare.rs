@@ -49,11 +49,11 @@ fn host_of<'i>(inv: &'i Inventory, obs: &Observation) -> Option<&'i Host> {
 /// The observed NIC for an expectation: by MAC, else by name.
 fn nic_of<'o>(obs: &'o Observation, e: &Expected) -> Option<&'o NicObservation> {
     if let Some(mac) = &e.mac {
-        if let Some(n) = obs
-            .nics
-            .iter()
-            .find(|n| n.mac.as_deref().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
-        {
+        if let Some(n) = obs.nics.iter().find(|n| {
+            n.mac
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(mac))
+        }) {
             return Some(n);
         }
     }
@@ -71,8 +71,7 @@ fn same_switch(expected: &str, n: &Lldpdu) -> bool {
 
 fn same_port(expected: &str, n: &Lldpdu) -> bool {
     n.port_id.value.eq_ignore_ascii_case(expected)
-        || n
-            .port_description
+        || n.port_description
             .as_deref()
             .is_some_and(|d| d.eq_ignore_ascii_case(expected))
 }
@@ -102,7 +101,10 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
         for n in &o.obs.nics {
             let known = expected.iter().any(|e| {
                 e.nic == n.name
-                    || e.mac.as_deref().zip(n.mac.as_deref()).is_some_and(|(a, b)| a.eq_ignore_ascii_case(b))
+                    || e.mac
+                        .as_deref()
+                        .zip(n.mac.as_deref())
+                        .is_some_and(|(a, b)| a.eq_ignore_ascii_case(b))
             });
             if !known && n.neighbor.is_some() {
                 out.push(
@@ -136,7 +138,10 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
                 out.push(
                     Diagnostic::warning(
                         Code::ObservedUnmatched,
-                        format!("{h}: NIC {} is not in the node's observation (not on the node?)", e.nic),
+                        format!(
+                            "{h}: NIC {} is not in the node's observation (not on the node?)",
+                            e.nic
+                        ),
                     )
                     .at(e.span)
                     .host(h),
@@ -156,7 +161,12 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
                         Code::LldpNoNeighbor,
                         format!("{h}: NIC {} has no LLDP neighbour ({why})", e.nic),
                     )
-                    .at(e.port.as_ref().or(e.switch.as_ref()).map(|l| l.span).unwrap_or(e.span))
+                    .at(e
+                        .port
+                        .as_ref()
+                        .or(e.switch.as_ref())
+                        .map(|l| l.span)
+                        .unwrap_or(e.span))
                     .host(h),
                 );
             }
@@ -166,7 +176,9 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
         // Whose port this NIC landed on, for "swapped with".
         let landed_on = |seen: &[(&Host, Expected, Option<&NicObservation>)]| -> Option<usize> {
             seen.iter().enumerate().find_map(|(j, (_, other, _))| {
-                let (Some(s), Some(p)) = (&other.switch, &other.port) else { return None };
+                let (Some(s), Some(p)) = (&other.switch, &other.port) else {
+                    return None;
+                };
                 (j != i && same_switch(&s.value, n) && same_port(&p.value, n)).then_some(j)
             })
         };
@@ -177,7 +189,10 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
                 out.push(
                     Diagnostic::error(
                         Code::LldpWrongSwitch,
-                        format!("{h}: NIC {} is cabled to {heard}, not to switch {}", e.nic, s.value),
+                        format!(
+                            "{h}: NIC {} is cabled to {heard}, not to switch {}",
+                            e.nic, s.value
+                        ),
                     )
                     .at(s.span)
                     .host(h)
@@ -192,7 +207,10 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
                 out.push(
                     Diagnostic::error(
                         Code::LldpWrongPort,
-                        format!("{h}: NIC {} is cabled to {heard}, not to port {}", e.nic, p.value),
+                        format!(
+                            "{h}: NIC {} is cabled to {heard}, not to port {}",
+                            e.nic, p.value
+                        ),
                     )
                     .at(p.span)
                     .host(h)
@@ -300,7 +318,10 @@ fn aggregation(
     let mut bonds: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, (h, e, _)) in seen.iter().enumerate() {
         if let Some(b) = &e.bond {
-            bonds.entry((h.name.value.clone(), b.name.clone())).or_default().push(i);
+            bonds
+                .entry((h.name.value.clone(), b.name.clone()))
+                .or_default()
+                .push(i);
         }
     }
     let mut keys: Vec<_> = bonds.keys().cloned().collect();
@@ -317,7 +338,9 @@ fn aggregation(
             .filter(|&&i| !misplaced[i])
             .filter_map(|&i| {
                 let n = seen[i].2?.neighbor.as_ref()?;
-                n.aggregation.is_some().then_some((seen[i].1.nic.as_str(), n))
+                n.aggregation
+                    .is_some()
+                    .then_some((seen[i].1.nic.as_str(), n))
             })
             .collect();
         if lacp {
@@ -338,13 +361,18 @@ fn aggregation(
                     );
                 }
             }
-            let enabled: Vec<&(&str, &Lldpdu)> =
-                agg.iter().filter(|(_, n)| n.aggregation.is_some_and(|a| a.enabled)).collect();
+            let enabled: Vec<&(&str, &Lldpdu)> = agg
+                .iter()
+                .filter(|(_, n)| n.aggregation.is_some_and(|a| a.enabled))
+                .collect();
             for pair in enabled.windows(2) {
                 let (na, a) = pair[0];
                 let (nb, b) = pair[1];
                 let same_chassis = a.chassis_id == b.chassis_id;
-                let (ia, ib) = (a.aggregation.expect("f").port_id, b.aggregation.expect("f").port_id);
+                let (ia, ib) = (
+                    a.aggregation.expect("f").port_id,
+                    b.aggregation.expect("f").port_id,
+                );
                 if same_chassis && ia != ib {
                     out.push(
                         Diagnostic::error(
@@ -359,7 +387,10 @@ fn aggregation(
                     );
                 }
             }
-        } else if let Some((nic, n)) = agg.iter().find(|(_, n)| n.aggregation.is_some_and(|a| a.enabled)) {
+        } else if let Some((nic, n)) = agg
+            .iter()
+            .find(|(_, n)| n.aggregation.is_some_and(|a| a.enabled))
+        {
             out.push(
                 Diagnostic::warning(
                     Code::LldpAggregation,
@@ -400,23 +431,40 @@ hosts:
 
     fn inv() -> Inventory {
         let l = nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]);
-        assert!(l.diagnostics.iter().all(|d| !d.is_error()), "{:?}", l.diagnostics);
+        assert!(
+            l.diagnostics.iter().all(|d| !d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
         l.inventory
     }
 
     fn neighbour(port: &str, agg: u32) -> Lldpdu {
         Lldpdu {
-            chassis_id: Id { subtype: "mac".into(), value: "52:54:00:99:00:00".into() },
-            port_id: Id { subtype: "ifname".into(), value: port.into() },
+            chassis_id: Id {
+                subtype: "mac".into(),
+                value: "52:54:00:99:00:00".into(),
+            },
+            port_id: Id {
+                subtype: "ifname".into(),
+                value: port.into(),
+            },
             ttl: 120,
             port_description: None,
             system_name: Some("sw1".into()),
             system_description: None,
             management_addresses: Vec::new(),
             port_vlan_id: Some(1),
-            vlans: vec![Vlan { id: 110, name: "v110".into() }],
+            vlans: vec![Vlan {
+                id: 110,
+                name: "v110".into(),
+            }],
             max_frame_size: Some(1522),
-            aggregation: Some(Aggregation { capable: true, enabled: agg != 0, port_id: agg }),
+            aggregation: Some(Aggregation {
+                capable: true,
+                enabled: agg != 0,
+                port_id: agg,
+            }),
         }
     }
 
@@ -430,7 +478,10 @@ hosts:
             }
             obs.nics.push(o);
         }
-        Observed { obs, span: Span::default() }
+        Observed {
+            obs,
+            span: Span::default(),
+        }
     }
 
     fn codes(d: &[Diagnostic]) -> Vec<(Code, String)> {
@@ -462,7 +513,12 @@ hosts:
         let d = compare(&inv(), &[o]);
         assert_eq!(d.len(), 1, "{:?}", codes(&d));
         assert_eq!(d[0].code, Code::LldpAggregation);
-        assert!(d[0].message.contains("sw1 port swp2 (eth1) is not in a link aggregation"), "{}", d[0].message);
+        assert!(
+            d[0].message
+                .contains("sw1 port swp2 (eth1) is not in a link aggregation"),
+            "{}",
+            d[0].message
+        );
         assert_eq!(d[0].span.unwrap().line, 11, "at the bond's mode");
         let o = observed(
             "node-a",
@@ -494,13 +550,32 @@ hosts:
         let c: Vec<Code> = d.iter().map(|d| d.code).collect();
         assert_eq!(
             c,
-            [Code::ObservedUnmatched, Code::ObservedUnmatched, Code::LldpWrongSwitch, Code::LldpNoNeighbor],
+            [
+                Code::ObservedUnmatched,
+                Code::ObservedUnmatched,
+                Code::LldpWrongSwitch,
+                Code::LldpNoNeighbor
+            ],
             "{:?}",
             codes(&d)
         );
-        assert!(d[0].message.contains("NIC eth9 (52:54:00:aa:00:09) is cabled (to sw1)"), "{}", d[0].message);
-        assert!(d[1].message.contains("observation of `node-z`"), "{}", d[1].message);
-        assert!(d[2].message.contains("eth0 is cabled to sw2 port swp1, not to switch sw1"), "{}", d[2].message);
+        assert!(
+            d[0].message
+                .contains("NIC eth9 (52:54:00:aa:00:09) is cabled (to sw1)"),
+            "{}",
+            d[0].message
+        );
+        assert!(
+            d[1].message.contains("observation of `node-z`"),
+            "{}",
+            d[1].message
+        );
+        assert!(
+            d[2].message
+                .contains("eth0 is cabled to sw2 port swp1, not to switch sw1"),
+            "{}",
+            d[2].message
+        );
         assert!(!d[3].is_error(), "no neighbour is a warning");
 
         // The native VLAN: eth0 expects 1, its port says 20.
@@ -514,7 +589,13 @@ hosts:
             ],
         );
         let d = compare(&inv(), &[o]);
-        assert_eq!(codes(&d), [(Code::LldpNativeVlan, "node-a: NIC eth0: sw1 port swp1 has native VLAN 20, not 1".to_string())]);
+        assert_eq!(
+            codes(&d),
+            [(
+                Code::LldpNativeVlan,
+                "node-a: NIC eth0: sw1 port swp1 has native VLAN 20, not 1".to_string()
+            )]
+        );
     }
 
     #[test]
@@ -532,6 +613,12 @@ hosts:
         assert_eq!(d.len(), 1, "{:?}", codes(&d));
         assert_eq!(d[0].code, Code::LldpAggregation);
         assert!(!d[0].is_error());
-        assert!(d[0].message.contains("bond bond0 has mode active-backup, yet sw1 aggregates its port eth0 (swp1)"), "{}", d[0].message);
+        assert!(
+            d[0].message.contains(
+                "bond bond0 has mode active-backup, yet sw1 aggregates its port eth0 (swp1)"
+            ),
+            "{}",
+            d[0].message
+        );
     }
 }

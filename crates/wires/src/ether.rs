@@ -121,7 +121,10 @@ mod tests {
         assert!(parse(&u).unwrap().vlans.is_empty());
         assert_eq!(parse(&f[..13]), Err(EtherError::Short(13)));
         assert_eq!(parse(&f[..15]), Err(EtherError::Tag(12)));
-        assert_eq!(parse_mac("52:54:00:AB:cd:01"), Some([0x52, 0x54, 0, 0xab, 0xcd, 1]));
+        assert_eq!(
+            parse_mac("52:54:00:AB:cd:01"),
+            Some([0x52, 0x54, 0, 0xab, 0xcd, 1])
+        );
         assert_eq!(parse_mac("52:54:00:ab:cd"), None);
         assert_eq!(parse_mac("52:54:00:ab:cd:01:02"), None);
     }

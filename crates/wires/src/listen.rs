@@ -14,6 +14,9 @@ pub struct ListenOptions {
     pub timeout: Duration,
     /// The node's name in the observation (default: its host name).
     pub host: String,
+    /// Bring NICs that are down up for the listening (and down again
+    /// after). A probe after a change listens to the links as they are.
+    pub bring_up: bool,
 }
 
 /// Decodes one frame's LLDPDU, or says why it is not one.
@@ -22,7 +25,9 @@ fn lldpdu_of(frame: &[u8]) -> Result<Option<lldp::Lldpdu>, String> {
     if f.ethertype != lldp::ETHERTYPE {
         return Ok(None);
     }
-    lldp::parse(f.payload).map(Some).map_err(|e| format!("LLDPDU {e}"))
+    lldp::parse(f.payload)
+        .map(Some)
+        .map_err(|e| format!("LLDPDU {e}"))
 }
 
 /// Listens on every NIC until each has a neighbour or `timeout` passes.
@@ -44,7 +49,9 @@ pub fn listen(opts: &ListenOptions, stop: &AtomicBool) -> Result<Observation, Wi
     let mut obs = Observation::new(&opts.host, "listen");
     for n in &names {
         let io = |e| WiresError::Io(n.clone(), e);
-        guard.up(n).map_err(io)?;
+        if opts.bring_up {
+            guard.up(n).map_err(io)?;
+        }
         let s = RawSocket::open(n, lldp::ETHERTYPE).map_err(io)?;
         for group in std::iter::once(lldp::NEAREST_BRIDGE).chain(lldp::OTHER_GROUPS) {
             s.join(group).map_err(io)?;
@@ -65,7 +72,8 @@ pub fn listen(opts: &ListenOptions, stop: &AtomicBool) -> Result<Observation, Wi
         }
         // Short waits, so a signal is noticed quickly.
         let wait = (deadline - now).min(Duration::from_millis(200));
-        let ready = socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
+        let ready =
+            socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
         for i in ready {
             while let Some(r) = sockets[i]
                 .recv()
@@ -99,7 +107,12 @@ pub fn listen(opts: &ListenOptions, stop: &AtomicBool) -> Result<Observation, Wi
 /// one NIC named `nic`: every frame that is not a readable LLDPDU is a
 /// warning naming the frame; the file's own damage ends the reading with
 /// a warning, the frames before it are kept.
-pub fn from_pcap(bytes: &[u8], file: &str, host: &str, nic: &str) -> Result<Observation, WiresError> {
+pub fn from_pcap(
+    bytes: &[u8],
+    file: &str,
+    host: &str,
+    nic: &str,
+) -> Result<Observation, WiresError> {
     let capture = pcap::parse(bytes).map_err(|e| WiresError::Input(format!("{file}: {e}")))?;
     let mut obs = Observation::new(host, &format!("pcap:{file}"));
     let mut n = NicObservation::new(nic);
@@ -136,15 +149,31 @@ mod tests {
     #[test]
     fn a_capture_of_good_and_malformed_frames_keeps_the_good_and_warns_per_frame() {
         let du = lldp::encode(&lldp::tests_sample());
-        let good = ether::build(lldp::NEAREST_BRIDGE, [2, 0, 0, 0, 0, 1], 0, lldp::ETHERTYPE, &du);
-        let cut = ether::build(lldp::NEAREST_BRIDGE, [2, 0, 0, 0, 0, 1], 0, lldp::ETHERTYPE, &du[..9]);
+        let good = ether::build(
+            lldp::NEAREST_BRIDGE,
+            [2, 0, 0, 0, 0, 1],
+            0,
+            lldp::ETHERTYPE,
+            &du,
+        );
+        let cut = ether::build(
+            lldp::NEAREST_BRIDGE,
+            [2, 0, 0, 0, 0, 1],
+            0,
+            lldp::ETHERTYPE,
+            &du[..9],
+        );
         let arp = ether::build([0xff; 6], [2, 0, 0, 0, 0, 1], 0, 0x0806, &[0; 28]);
         let file = pcap::write(&[(1.0, &good), (2.0, &cut), (3.0, &arp), (4.0, &[1, 2, 3])]);
         let o = from_pcap(&file, "x.pcap", "node-a", "eth0").unwrap();
         assert_eq!(o.nics[0].frames, 1);
         assert_eq!(o.nics[0].neighbor.as_ref().unwrap().port_id.value, "swp3");
         assert_eq!(o.warnings.len(), 2, "{:?}", o.warnings);
-        assert!(o.warnings[0].starts_with("frame 2: LLDPDU byte "), "{:?}", o.warnings);
+        assert!(
+            o.warnings[0].starts_with("frame 2: LLDPDU byte "),
+            "{:?}",
+            o.warnings
+        );
         assert!(o.warnings[1].starts_with("frame 4: "), "{:?}", o.warnings);
         assert!(from_pcap(b"not a capture at all....", "y", "h", "n").is_err());
     }

@@ -254,7 +254,13 @@ pub fn parse(data: &[u8]) -> Result<Lldpdu, LldpError> {
             0 => break,
             1 | 2 => {
                 let Some((&sub, rest)) = v.split_first().filter(|(_, r)| !r.is_empty()) else {
-                    return Err(err(at, format!("{} TLV of {len} bytes (at least 2)", if kind == 1 { "chassis id" } else { "port id" })));
+                    return Err(err(
+                        at,
+                        format!(
+                            "{} TLV of {len} bytes (at least 2)",
+                            if kind == 1 { "chassis id" } else { "port id" }
+                        ),
+                    ));
                 };
                 if kind == 1 {
                     if chassis.is_some() {
@@ -287,7 +293,10 @@ pub fn parse(data: &[u8]) -> Result<Lldpdu, LldpError> {
                     if (2..=32).contains(&alen) && rest.len() >= alen {
                         du.management_addresses.push(address(&rest[..alen]));
                     } else {
-                        return Err(err(at, format!("management address of length {alen} in a TLV of {len} bytes")));
+                        return Err(err(
+                            at,
+                            format!("management address of length {alen} in a TLV of {len} bytes"),
+                        ));
                     }
                 }
             }
@@ -304,17 +313,17 @@ pub fn parse(data: &[u8]) -> Result<Lldpdu, LldpError> {
             du.ttl = t;
             Ok(du)
         }
-        _ => Err(err(
-            at,
-            "ends before the chassis id, port id and TTL TLVs",
-        )),
+        _ => Err(err(at, "ends before the chassis id, port id and TTL TLVs")),
     }
 }
 
 /// Organizationally specific TLVs of IEEE 802.1 and 802.3.
 fn organizational(du: &mut Lldpdu, v: &[u8]) -> Result<(), String> {
     let (Some(oui), Some(&sub)) = (v.get(0..3), v.get(3)) else {
-        return Err(format!("organizational TLV of {} bytes (at least 4)", v.len()));
+        return Err(format!(
+            "organizational TLV of {} bytes (at least 4)",
+            v.len()
+        ));
     };
     let body = &v[4..];
     let u16_at = |i: usize| body.get(i..i + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
@@ -325,14 +334,20 @@ fn organizational(du: &mut Lldpdu, v: &[u8]) -> Result<(), String> {
                 enabled: status & 2 != 0,
                 port_id: u32::from_be_bytes([*a, *b, *c, *d]),
             }),
-            _ => Err(format!("link aggregation TLV with {} bytes of data (5 expected)", body.len())),
+            _ => Err(format!(
+                "link aggregation TLV with {} bytes of data (5 expected)",
+                body.len()
+            )),
         }
     };
     match (oui, sub) {
         (o, 1) if o == OUI_8021 => {
             let id = u16_at(0).ok_or("port VLAN id TLV too short")?;
             if body.len() != 2 {
-                return Err(format!("port VLAN id TLV with {} bytes of data (2 expected)", body.len()));
+                return Err(format!(
+                    "port VLAN id TLV with {} bytes of data (2 expected)",
+                    body.len()
+                ));
             }
             // 0: the port does not support port-based VLANs.
             if id != 0 {
@@ -354,15 +369,16 @@ fn organizational(du: &mut Lldpdu, v: &[u8]) -> Result<(), String> {
             }
         }
         (o, 7) if o == OUI_8021 => du.aggregation = Some(aggregation(body)?),
-        (o, 3) if o == OUI_8023 => {
-            // The 802.1 TLV (802.1AX) wins when both are sent.
-            if du.aggregation.is_none() {
-                du.aggregation = Some(aggregation(body)?);
-            }
+        // The 802.1 TLV (802.1AX) wins when both are sent.
+        (o, 3) if o == OUI_8023 && du.aggregation.is_none() => {
+            du.aggregation = Some(aggregation(body)?);
         }
         (o, 4) if o == OUI_8023 => {
             if body.len() != 2 {
-                return Err(format!("maximum frame size TLV with {} bytes of data (2 expected)", body.len()));
+                return Err(format!(
+                    "maximum frame size TLV with {} bytes of data (2 expected)",
+                    body.len()
+                ));
             }
             du.max_frame_size = u16_at(0);
         }
@@ -389,7 +405,9 @@ pub fn encode(du: &Lldpdu) -> Vec<u8> {
             .collect();
         match parsed.filter(|m| m.len() == 6 && id.subtype == "mac") {
             Some(m) => [vec![mac_subtype], m].concat(),
-            None if id.subtype == "ifname" => [vec![name_subtype], id.value.as_bytes().to_vec()].concat(),
+            None if id.subtype == "ifname" => {
+                [vec![name_subtype], id.value.as_bytes().to_vec()].concat()
+            }
             None => [vec![7], id.value.as_bytes().to_vec()].concat(),
         }
     }
@@ -418,14 +436,25 @@ pub fn encode(du: &Lldpdu) -> Vec<u8> {
         tlv(&mut out, 8, &v);
     }
     if let Some(p) = du.port_vlan_id {
-        tlv(&mut out, 127, &[&OUI_8021[..], &[1], &p.to_be_bytes()].concat());
+        tlv(
+            &mut out,
+            127,
+            &[&OUI_8021[..], &[1], &p.to_be_bytes()].concat(),
+        );
     }
     for v in &du.vlans {
         let name = &v.name.as_bytes()[..v.name.len().min(32)];
         tlv(
             &mut out,
             127,
-            &[&OUI_8021[..], &[3], &v.id.to_be_bytes(), &[name.len() as u8], name].concat(),
+            &[
+                &OUI_8021[..],
+                &[3],
+                &v.id.to_be_bytes(),
+                &[name.len() as u8],
+                name,
+            ]
+            .concat(),
         );
     }
     if let Some(a) = du.aggregation {
@@ -437,7 +466,11 @@ pub fn encode(du: &Lldpdu) -> Vec<u8> {
         );
     }
     if let Some(m) = du.max_frame_size {
-        tlv(&mut out, 127, &[&OUI_8023[..], &[4], &m.to_be_bytes()].concat());
+        tlv(
+            &mut out,
+            127,
+            &[&OUI_8023[..], &[4], &m.to_be_bytes()].concat(),
+        );
     }
     tlv(&mut out, 0, &[]);
     out
@@ -529,9 +562,8 @@ mod tests {
         let mut swapped = good.clone();
         let c_len = usize::from(good[1]) + 2;
         let p_len = usize::from(good[c_len + 1]) + 2;
-        swapped[..c_len + p_len].copy_from_slice(
-            &[&good[c_len..c_len + p_len], &good[..c_len]].concat(),
-        );
+        swapped[..c_len + p_len]
+            .copy_from_slice(&[&good[c_len..c_len + p_len], &good[..c_len]].concat());
         let e = parse(&swapped).unwrap_err();
         assert_eq!(e.offset, 0);
         assert!(e.what.contains("chassis id"), "{e}");

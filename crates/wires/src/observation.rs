@@ -112,7 +112,11 @@ impl Observation {
         match v.get("kind").and_then(|k| k.as_str()) {
             Some(KIND) => {}
             Some(k) => return Err(format!("`kind: {k}`, not an LLDP observation ({KIND})")),
-            None => return Err(format!("no `kind` (an LLDP observation has `kind: {KIND}`)")),
+            None => {
+                return Err(format!(
+                    "no `kind` (an LLDP observation has `kind: {KIND}`)"
+                ))
+            }
         }
         serde_json::from_value(v).map_err(|e| format!("an LLDP observation, but {e}"))
     }
@@ -143,7 +147,11 @@ impl Observation {
                         n.switch_name(),
                         n.port_id
                     ));
-                    if let Some(d) = n.port_description.as_deref().filter(|d| *d != n.port_id.value) {
+                    if let Some(d) = n
+                        .port_description
+                        .as_deref()
+                        .filter(|d| *d != n.port_id.value)
+                    {
                         out.push_str(&format!(" ({d})"));
                     }
                     out.push('\n');
@@ -204,7 +212,7 @@ mod tests {
         assert_eq!(nic.neighbor.as_ref(), Some(&a));
         nic.heard(b.clone(), 30);
         assert_eq!(nic.neighbor.as_ref(), Some(&b));
-        assert_eq!(nic.others, [a.clone()]);
+        assert_eq!(nic.others, std::slice::from_ref(&a));
         let mut bye = b.clone();
         bye.ttl = 0;
         nic.heard(bye, 40);
@@ -220,13 +228,22 @@ mod tests {
         o.nics.push(nic);
         let text = serde_json::to_string_pretty(&o).unwrap();
         assert_eq!(Observation::from_json(&text).unwrap(), o);
-        assert!(Observation::from_json("{\"kind\":\"nodenet-netverify-result\"}")
+        assert!(
+            Observation::from_json("{\"kind\":\"nodenet-netverify-result\"}")
+                .unwrap_err()
+                .contains("not an LLDP observation")
+        );
+        assert!(Observation::from_json("[]")
             .unwrap_err()
-            .contains("not an LLDP observation"));
-        assert!(Observation::from_json("[]").unwrap_err().contains("no `kind`"));
-        assert!(Observation::from_json("nope").unwrap_err().contains("not JSON"));
+            .contains("no `kind`"));
+        assert!(Observation::from_json("nope")
+            .unwrap_err()
+            .contains("not JSON"));
         let t = o.table();
-        assert!(t.contains("eth0 -: lab-switch port swp3 (node-b eth0)"), "{t}");
+        assert!(
+            t.contains("eth0 -: lab-switch port swp3 (node-b eth0)"),
+            "{t}"
+        );
         assert!(t.contains("VLANs 110,120"), "{t}");
         assert!(t.contains("max frame 9018 (MTU 9000)"), "{t}");
     }

@@ -153,7 +153,8 @@ pub fn parse(b: &[u8]) -> Result<Capture<'_>, PcapError> {
             ));
             break;
         }
-        let (secs, frac, incl, orig) = (u32_at(at), u32_at(at + 4), u32_at(at + 8), u32_at(at + 12));
+        let (secs, frac, incl, orig) =
+            (u32_at(at), u32_at(at + 4), u32_at(at + 8), u32_at(at + 12));
         if incl > MAX_RECORD {
             stopped = Some(format!(
                 "frame {number} at byte {at}: captured length {incl} is over {MAX_RECORD} (a damaged file?)"
@@ -189,9 +190,7 @@ pub fn parse(b: &[u8]) -> Result<Capture<'_>, PcapError> {
 /// with their times: what `tcpdump -w` writes, for tests and fixtures.
 pub fn write(frames: &[(f64, &[u8])]) -> Vec<u8> {
     let mut out = Vec::new();
-    for x in [0xa1b2_c3d4u32] {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
     out.extend_from_slice(&4u16.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
@@ -269,17 +268,16 @@ mod tests {
         assert_eq!(f.src, [2, 0, 0, 0, 0, 9]);
         assert!(crate::lldp::parse(f.payload).is_ok());
         // SLL2 with a VLAN tag re-inserted after the header.
-        let mut sll2 = vec![0x81, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 9, 0, 0];
+        let mut sll2 = vec![
+            0x81, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 9, 0, 0,
+        ];
         sll2.extend_from_slice(&[0, 120, 0x88, 0xb5]);
         sll2.extend_from_slice(b"payload");
         let c2 = Capture {
             linktype: LINKTYPE_LINUX_SLL2,
             ..c
         };
-        let p2 = Packet {
-            data: &sll2,
-            ..p
-        };
+        let p2 = Packet { data: &sll2, ..p };
         let f = c2.frame(&p2).unwrap();
         assert_eq!(f.vlans, [120]);
         assert_eq!(f.ethertype, 0x88b5);

@@ -115,15 +115,16 @@ pub fn set_mtu(name: &str, mtu: u32) -> io::Result<()> {
 
 /// The interface's MAC address, from sysfs.
 pub fn mac(name: &str) -> io::Result<String> {
-    Ok(std::fs::read_to_string(format!("/sys/class/net/{name}/address"))?
-        .trim()
-        .to_ascii_lowercase())
+    Ok(
+        std::fs::read_to_string(format!("/sys/class/net/{name}/address"))?
+            .trim()
+            .to_ascii_lowercase(),
+    )
 }
 
 /// Whether the interface has carrier (a cable and a link partner).
 pub fn carrier(name: &str) -> bool {
-    std::fs::read_to_string(format!("/sys/class/net/{name}/carrier"))
-        .is_ok_and(|s| s.trim() == "1")
+    std::fs::read_to_string(format!("/sys/class/net/{name}/carrier")).is_ok_and(|s| s.trim() == "1")
 }
 
 /// The machine's physical NICs: interfaces backed by a device (not
@@ -193,7 +194,12 @@ impl RawSocket {
             len: prog.len() as u16,
             filter: prog.as_mut_ptr(),
         };
-        setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &fprog)?;
+        setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            &fprog,
+        )?;
         let one: libc::c_int = 1;
         setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_AUXDATA, &one)?;
         // SAFETY: sockaddr_ll is plain data.
@@ -336,7 +342,7 @@ impl RawSocket {
         }
         Ok(Some(Received {
             frame: buf,
-            outgoing: from.sll_pkttype == libc::PACKET_OUTGOING as u8,
+            outgoing: from.sll_pkttype == libc::PACKET_OUTGOING,
         }))
     }
 }
@@ -423,7 +429,11 @@ impl LinkGuard {
             .iter()
             .map(|n| format!("{n}: brought up"))
             .collect();
-        out.extend(self.mtus.iter().map(|(n, m)| format!("{n}: MTU raised from {m}")));
+        out.extend(
+            self.mtus
+                .iter()
+                .map(|(n, m)| format!("{n}: MTU raised from {m}")),
+        );
         out
     }
 
@@ -468,7 +478,9 @@ mod tests {
                 match i.code {
                     0x28 => {
                         let k = i.k as usize;
-                        let Some(b) = frame.get(k..k + 2) else { return 0 };
+                        let Some(b) = frame.get(k..k + 2) else {
+                            return 0;
+                        };
                         a = u32::from(u16::from_be_bytes([b[0], b[1]]));
                     }
                     0x15 => {

@@ -33,7 +33,10 @@ pub fn run(args: Args) -> ExitCode {
     phases.mark("load");
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     if !args.observed.is_empty() {
-        observed_diags.extend(nodenet_wires::compare::compare(&loaded.inventory, &observed));
+        observed_diags.extend(nodenet_wires::compare::compare(
+            &loaded.inventory,
+            &observed,
+        ));
         report.diagnostics.extend(observed_diags);
         nodenet_model::diag::sort(&mut report.diagnostics);
         phases.mark("compare observations");

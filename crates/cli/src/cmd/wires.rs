@@ -82,11 +82,17 @@ pub fn lldp(args: LldpArgs) -> ExitCode {
         Some(file) => {
             let bytes = match std::fs::read(file) {
                 Ok(b) => b,
-                Err(e) => return super::Failure::io(file.display().to_string(), e).report(args.format),
+                Err(e) => {
+                    return super::Failure::io(file.display().to_string(), e).report(args.format)
+                }
             };
             match listen::from_pcap(&bytes, &file.display().to_string(), &host, &args.nic) {
                 Ok(o) => o,
-                Err(e) => return super::Failure::usage(e).exit(super::PROBLEMS).report(args.format),
+                Err(e) => {
+                    return super::Failure::usage(e)
+                        .exit(super::PROBLEMS)
+                        .report(args.format)
+                }
             }
         }
         None => {
@@ -94,6 +100,7 @@ pub fn lldp(args: LldpArgs) -> ExitCode {
                 nics: args.interfaces.clone(),
                 timeout: Duration::from_secs(args.timeout),
                 host,
+                bring_up: true,
             };
             match listen::listen(&opts, stop_on_signals()) {
                 Ok(o) => o,
@@ -136,7 +143,8 @@ pub fn read_observed(
         match Observation::from_json(text) {
             Ok(obs) => observed.push(Observed { obs, span }),
             Err(e) => diags.push(
-                Diagnostic::error(nodenet_model::Code::ObservedInvalid, format!("{name}: {e}")).at(span),
+                Diagnostic::error(nodenet_model::Code::ObservedInvalid, format!("{name}: {e}"))
+                    .at(span),
             ),
         }
     }
@@ -263,7 +271,12 @@ fn plan(args: PlanArgs) -> ExitCode {
         return f.report(Format::Human);
     }
     let nics: usize = plan.hosts.iter().map(|h| h.nics.len()).sum();
-    let vlans: usize = plan.hosts.iter().flat_map(|h| &h.nics).map(|n| n.vlans.len()).sum();
+    let vlans: usize = plan
+        .hosts
+        .iter()
+        .flat_map(|h| &h.nics)
+        .map(|n| n.vlans.len())
+        .sum();
     eprintln!(
         "plan {}: {} host(s), {nics} NIC(s), {vlans} tagged VLAN(s) in all; {} s window, {} frames/s per NIC",
         plan.run,
@@ -277,7 +290,9 @@ fn plan(args: PlanArgs) -> ExitCode {
 fn run(args: RunArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&args.plan) {
         Ok(t) => t,
-        Err(e) => return super::Failure::io(args.plan.display().to_string(), e).report(Format::Human),
+        Err(e) => {
+            return super::Failure::io(args.plan.display().to_string(), e).report(Format::Human)
+        }
     };
     let plan = match netverify::Plan::from_json(&text) {
         Ok(p) => p,
@@ -340,8 +355,10 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         }
     }
     if inputs.is_empty() {
-        return super::Failure::usage("give the inventory too: `netverify report results/*.json INVENTORY`")
-            .report(args.format);
+        return super::Failure::usage(
+            "give the inventory too: `netverify report results/*.json INVENTORY`",
+        )
+        .report(args.format);
     }
     let loaded = match nodenet_model::load_files(&inputs) {
         Ok(l) => l,
@@ -349,7 +366,11 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     };
     let rep = match report::report(&results, &loaded.inventory) {
         Ok(r) => r,
-        Err(e) => return super::Failure::usage(e).exit(super::PROBLEMS).report(args.format),
+        Err(e) => {
+            return super::Failure::usage(e)
+                .exit(super::PROBLEMS)
+                .report(args.format)
+        }
     };
     if args.format == Format::Human {
         print!("{}", rep.matrix_text());

@@ -314,7 +314,8 @@ impl Netns {
     /// A veth cable: `a` in this namespace, `b` in `other`.
     pub fn cable(&self, a: &str, other: &Netns, b: &str) {
         self.ip(&[
-            "link", "add", a, "netns", &self.0, "type", "veth", "peer", "name", b, "netns", &other.0,
+            "link", "add", a, "netns", &self.0, "type", "veth", "peer", "name", b, "netns",
+            &other.0,
         ]);
     }
 }

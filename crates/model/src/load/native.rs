@@ -738,8 +738,11 @@ fn nic_wiring(d: &mut Decoder, item: &Node) -> Wiring {
             Some(id) if (1..=4094).contains(&id) => Some(Located::new(id as u16, v.span)),
             Some(id) => {
                 d.push(
-                    Diagnostic::error(Code::VlanIdRange, format!("VLAN id `{id}` is outside 1-4094"))
-                        .at(v.span),
+                    Diagnostic::error(
+                        Code::VlanIdRange,
+                        format!("VLAN id `{id}` is outside 1-4094"),
+                    )
+                    .at(v.span),
                 );
                 None
             }
@@ -756,7 +759,10 @@ fn nic_wiring(d: &mut Decoder, item: &Node) -> Wiring {
             _ => d.type_error(v, "vlans", "a list of VLAN ids"),
         }
     }
-    w.native = item.get("native").filter(|n| !n.is_null()).and_then(|n| vlan(d, n));
+    w.native = item
+        .get("native")
+        .filter(|n| !n.is_null())
+        .and_then(|n| vlan(d, n));
     if let Some(m) = item.get("mtu").filter(|n| !n.is_null()) {
         match m.as_i64() {
             Some(mtu) if (68..=65535).contains(&mtu) => {

@@ -90,7 +90,9 @@ impl Default for PlanOptions {
 /// or named by its intent) with the VLANs expected on their switch ports.
 pub fn plan(inv: &Inventory, opts: &PlanOptions) -> Result<Plan, String> {
     if opts.rate == 0 || opts.rate > MAX_RATE {
-        return Err(format!("--rate must be 1-{MAX_RATE} frames per second per NIC"));
+        return Err(format!(
+            "--rate must be 1-{MAX_RATE} frames per second per NIC"
+        ));
     }
     if opts.window_s == 0 || opts.window_s > MAX_WINDOW_S {
         return Err(format!("--window must be 1-{MAX_WINDOW_S} seconds"));
@@ -127,7 +129,11 @@ pub fn plan(inv: &Inventory, opts: &PlanOptions) -> Result<Plan, String> {
         all.sort_unstable();
         all.dedup();
         for n in hosts.iter_mut().flat_map(|h| h.nics.iter_mut()) {
-            n.vlans = all.iter().copied().filter(|v| Some(*v) != n.native).collect();
+            n.vlans = all
+                .iter()
+                .copied()
+                .filter(|v| Some(*v) != n.native)
+                .collect();
         }
     }
     hosts.retain(|h| !h.nics.is_empty());
@@ -163,14 +169,22 @@ impl Plan {
         match v.get("kind").and_then(|k| k.as_str()) {
             Some(PLAN_KIND) => {}
             Some(k) => return Err(format!("`kind: {k}`, not a netverify plan ({PLAN_KIND})")),
-            None => return Err(format!("no `kind` (a netverify plan has `kind: {PLAN_KIND}`)")),
+            None => {
+                return Err(format!(
+                    "no `kind` (a netverify plan has `kind: {PLAN_KIND}`)"
+                ))
+            }
         }
-        let p: Plan = serde_json::from_value(v).map_err(|e| format!("a netverify plan, but {e}"))?;
+        let p: Plan =
+            serde_json::from_value(v).map_err(|e| format!("a netverify plan, but {e}"))?;
         if p.rate == 0 || p.rate > MAX_RATE {
             return Err(format!("`rate: {}` is outside 1-{MAX_RATE}", p.rate));
         }
         if p.window_s == 0 || p.window_s > MAX_WINDOW_S {
-            return Err(format!("`window_s: {}` is outside 1-{MAX_WINDOW_S}", p.window_s));
+            return Err(format!(
+                "`window_s: {}` is outside 1-{MAX_WINDOW_S}",
+                p.window_s
+            ));
         }
         if p.run.len() != 16 || !p.run.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("`run: {}` is not 16 hex digits", p.run));
@@ -209,7 +223,11 @@ hosts:
 
     fn inv() -> Inventory {
         let l = nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]);
-        assert!(l.diagnostics.iter().all(|d| !d.is_error()), "{:?}", l.diagnostics);
+        assert!(
+            l.diagnostics.iter().all(|d| !d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
         l.inventory
     }
 
@@ -220,17 +238,42 @@ hosts:
         assert_eq!(a.nics[0].vlans, [110]);
         assert_eq!(a.nics[1].vlans, [120]);
         assert_eq!(a.nics[1].native, Some(10));
-        assert!(a.nics[0].untagged, "bond0 carries untagged traffic over eth0");
+        assert!(
+            a.nics[0].untagged,
+            "bond0 carries untagged traffic over eth0"
+        );
         assert!(a.nics[1].untagged, "a native VLAN is untagged");
-        assert!(!p.host("b").unwrap().nics[0].untagged, "only a VLAN on eth0");
+        assert!(
+            !p.host("b").unwrap().nics[0].untagged,
+            "only a VLAN on eth0"
+        );
         assert_eq!(a.nics[0].mtu, None);
-        let all = plan(&inv(), &PlanOptions { all_vlans: true, mtu: true, ..Default::default() }).unwrap();
+        let all = plan(
+            &inv(),
+            &PlanOptions {
+                all_vlans: true,
+                mtu: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(all.host("b").unwrap().nics[0].vlans, [110, 120, 130]);
         assert_eq!(all.host("a").unwrap().nics[0].mtu, Some(9000));
         assert_ne!(all.run, p.run);
         let text = serde_json::to_string(&p).unwrap();
         assert_eq!(Plan::from_json(&text).unwrap(), p);
-        assert!(Plan::from_json(&text.replace("\"rate\":20", "\"rate\":5000")).unwrap_err().contains("rate"));
-        assert!(plan(&inv(), &PlanOptions { rate: 0, ..Default::default() }).is_err());
+        assert!(
+            Plan::from_json(&text.replace("\"rate\":20", "\"rate\":5000"))
+                .unwrap_err()
+                .contains("rate")
+        );
+        assert!(plan(
+            &inv(),
+            &PlanOptions {
+                rate: 0,
+                ..Default::default()
+            }
+        )
+        .is_err());
     }
 }

@@ -96,6 +96,9 @@ fn run_bytes(run: &str) -> [u8; 8] {
     out
 }
 
+/// (sender host, sender NIC, sender MAC, VLAN sent, tag seen).
+type HeardKey = (String, String, String, u16, u16);
+
 /// Frames a NIC heard from one sender NIC on one VLAN.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Heard {
@@ -151,8 +154,16 @@ impl RunResult {
             serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         match v.get("kind").and_then(|k| k.as_str()) {
             Some(RESULT_KIND) => {}
-            Some(k) => return Err(format!("`kind: {k}`, not a netverify result ({RESULT_KIND})")),
-            None => return Err(format!("no `kind` (a netverify result has `kind: {RESULT_KIND}`)")),
+            Some(k) => {
+                return Err(format!(
+                    "`kind: {k}`, not a netverify result ({RESULT_KIND})"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "no `kind` (a netverify result has `kind: {RESULT_KIND}`)"
+                ))
+            }
         }
         serde_json::from_value(v).map_err(|e| format!("a netverify result, but {e}"))
     }
@@ -194,7 +205,12 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
                 .find(|(lm, _)| lm.eq_ignore_ascii_case(m))
                 .map(|(_, n)| n.clone())
         });
-        let iface = by_mac.or_else(|| local.iter().any(|(_, n)| *n == pn.name).then(|| pn.name.clone()));
+        let iface = by_mac.or_else(|| {
+            local
+                .iter()
+                .any(|(_, n)| *n == pn.name)
+                .then(|| pn.name.clone())
+        });
         let mut r = NicResult {
             name: pn.name.clone(),
             interface: iface.clone(),
@@ -231,11 +247,23 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
                 full,
                 seq: 0,
             };
-            frames.push(ether::build(BROADCAST, mac, vlan, ETHERTYPE, &encode(&probe(false), SMALL_PAYLOAD)));
+            frames.push(ether::build(
+                BROADCAST,
+                mac,
+                vlan,
+                ETHERTYPE,
+                &encode(&probe(false), SMALL_PAYLOAD),
+            ));
             if let (Some(mtu), None) = (pn.mtu, &full_error) {
                 // The payload fills the MTU: header and tag come on top,
                 // as they do for a full IP packet on a VLAN.
-                frames.push(ether::build(BROADCAST, mac, vlan, ETHERTYPE, &encode(&probe(true), mtu as usize)));
+                frames.push(ether::build(
+                    BROADCAST,
+                    mac,
+                    vlan,
+                    ETHERTYPE,
+                    &encode(&probe(true), mtu as usize),
+                ));
             }
         }
         r.send_error = full_error;
@@ -252,8 +280,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
     let mut next_send = start;
     let mut cursor = 0usize;
     let mut seq = 0u32;
-    let mut heard: Vec<BTreeMap<(String, String, String, u16, u16), (u32, u32)>> =
-        vec![BTreeMap::new(); nics.len()];
+    let mut heard: Vec<BTreeMap<HeardKey, (u32, u32)>> = vec![BTreeMap::new(); nics.len()];
     let mut foreign = 0u32;
     let refs: Vec<&RawSocket> = senders.iter().map(|(_, s, _)| s).collect();
     while !stop.load(Ordering::Relaxed) && Instant::now() < end {
@@ -276,7 +303,9 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
                     match sock.send(&f) {
                         Ok(()) => *nics[*ni].sent.entry(vlan).or_default() += 1,
                         Err(e) => {
-                            nics[*ni].send_error.get_or_insert(format!("sending on VLAN {vlan}: {e}"));
+                            nics[*ni]
+                                .send_error
+                                .get_or_insert(format!("sending on VLAN {vlan}: {e}"));
                         }
                     }
                 }
@@ -291,14 +320,20 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
         let wait = next_send
             .saturating_duration_since(Instant::now())
             .min(end.saturating_duration_since(Instant::now()));
-        let ready = socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
+        let ready =
+            socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
         for i in ready {
             let (ni, sock, _) = &senders[i];
-            while let Some(r) = sock.recv().map_err(|e| WiresError::Io(nics[*ni].name.clone(), e))? {
+            while let Some(r) = sock
+                .recv()
+                .map_err(|e| WiresError::Io(nics[*ni].name.clone(), e))?
+            {
                 if r.outgoing {
                     continue;
                 }
-                let Ok(f) = ether::parse(&r.frame) else { continue };
+                let Ok(f) = ether::parse(&r.frame) else {
+                    continue;
+                };
                 if f.ethertype != ETHERTYPE {
                     continue;
                 }
@@ -323,15 +358,17 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
     for (n, h) in nics.iter_mut().zip(heard) {
         n.heard = h
             .into_iter()
-            .map(|((host, nic, mac, sent_vlan, seen_vlan), (frames, full_frames))| Heard {
-                host,
-                nic,
-                mac,
-                sent_vlan,
-                seen_vlan,
-                frames,
-                full_frames,
-            })
+            .map(
+                |((host, nic, mac, sent_vlan, seen_vlan), (frames, full_frames))| Heard {
+                    host,
+                    nic,
+                    mac,
+                    sent_vlan,
+                    seen_vlan,
+                    frames,
+                    full_frames,
+                },
+            )
             .collect();
     }
     let errors = guard.restore();

@@ -108,7 +108,8 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
         }
     }
     let mut diagnostics = Vec::new();
-    let by_host: BTreeMap<&str, &RunResult> = results.iter().map(|r| (r.host.as_str(), r)).collect();
+    let by_host: BTreeMap<&str, &RunResult> =
+        results.iter().map(|r| (r.host.as_str(), r)).collect();
     // NICs that ran: in a result, and present on their node.
     let mut ran: BTreeSet<NicKey> = BTreeSet::new();
     for h in &plan.hosts {
@@ -119,7 +120,10 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                         Code::NetverifyNoResult,
                         format!("{}: no result: its pairs are not tested", h.name),
                     ),
-                    inv.hosts.iter().find(|x| x.name.value == h.name).map(|x| x.span),
+                    inv.hosts
+                        .iter()
+                        .find(|x| x.name.value == h.name)
+                        .map(|x| x.span),
                 )
                 .host(&h.name),
             ),
@@ -149,7 +153,11 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
         for n in &r.nics {
             for h in &n.heard {
                 let e = heard
-                    .entry(((h.host.clone(), h.nic.clone()), (r.host.clone(), n.name.clone()), h.sent_vlan))
+                    .entry((
+                        (h.host.clone(), h.nic.clone()),
+                        (r.host.clone(), n.name.clone()),
+                        h.sent_vlan,
+                    ))
                     .or_insert((h.seen_vlan, false));
                 e.1 |= h.full_frames > 0;
             }
@@ -158,7 +166,11 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
     let planned: BTreeMap<NicKey, &PlanNic> = plan
         .hosts
         .iter()
-        .flat_map(|h| h.nics.iter().map(move |n| ((h.name.clone(), n.name.clone()), n)))
+        .flat_map(|h| {
+            h.nics
+                .iter()
+                .map(move |n| ((h.name.clone(), n.name.clone()), n))
+        })
         .collect();
     // A NIC that heard nothing and was heard by no one.
     let silent: BTreeSet<NicKey> = ran
@@ -232,7 +244,11 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                     let mut d = with_location(
                         Diagnostic::error(
                             Code::NetverifyVlanNotCarried,
-                            format!("{seg} does not pass between {} and {} ({how})", who(a), who(b)),
+                            format!(
+                                "{seg} does not pass between {} and {} ({how})",
+                                who(a),
+                                who(b)
+                            ),
                         ),
                         here.as_ref().map(|x| x.0),
                     )
@@ -270,13 +286,24 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
     // switch port carrying more than it should.
     let mut told: BTreeSet<(NicKey, u16, u16)> = BTreeSet::new();
     for ((sender, receiver, sent), (seen, _)) in &heard {
-        let Some(rn) = planned.get(receiver) else { continue };
-        let plans = |v: u16| if v == 0 { rn.untagged } else { rn.vlans.contains(&v) };
+        let Some(rn) = planned.get(receiver) else {
+            continue;
+        };
+        let plans = |v: u16| {
+            if v == 0 {
+                rn.untagged
+            } else {
+                rn.vlans.contains(&v)
+            }
+        };
         let odd_tag = *seen != *sent;
         // Untagged frames between NICs that send nothing untagged of their
         // own are the native VLAN doing its job: no finding.
         let plain_untagged = *sent == 0 && *seen == 0;
-        if plain_untagged || (plans(*sent) && !odd_tag) || !told.insert((receiver.clone(), *sent, *seen)) {
+        if plain_untagged
+            || (plans(*sent) && !odd_tag)
+            || !told.insert((receiver.clone(), *sent, *seen))
+        {
             continue;
         }
         let what = match (*sent, *seen) {
@@ -391,7 +418,12 @@ hosts:
     /// Results in which everyone hears everyone on VLAN 110 (full-size
     /// frames too), but for the (sender, receiver) pairs in `lost` and
     /// the full-size frames of `small_only`.
-    fn results(p: &Plan, hosts: &[&str], lost: &[(&str, &str)], small_only: &[(&str, &str)]) -> Vec<RunResult> {
+    fn results(
+        p: &Plan,
+        hosts: &[&str],
+        lost: &[(&str, &str)],
+        small_only: &[(&str, &str)],
+    ) -> Vec<RunResult> {
         hosts
             .iter()
             .map(|me| RunResult {
@@ -416,7 +448,11 @@ hosts:
                             sent_vlan: 110,
                             seen_vlan: 110,
                             frames: 10,
-                            full_frames: if small_only.contains(&(*s, *me)) { 0 } else { 5 },
+                            full_frames: if small_only.contains(&(*s, *me)) {
+                                0
+                            } else {
+                                5
+                            },
                         })
                         .collect(),
                 }],
@@ -427,54 +463,108 @@ hosts:
     }
 
     fn found(r: &Report) -> Vec<(Code, String)> {
-        r.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect()
+        r.diagnostics
+            .iter()
+            .map(|d| (d.code, d.message.clone()))
+            .collect()
     }
 
     #[test]
     fn a_full_matrix_is_clean_and_one_lost_direction_is_named_and_located() {
-        let p = plan(&inv(), &PlanOptions { mtu: true, ..Default::default() }).unwrap();
+        let p = plan(
+            &inv(),
+            &PlanOptions {
+                mtu: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let r = report(&results(&p, &["a", "b", "c"], &[], &[]), &inv()).unwrap();
         assert!(r.diagnostics.is_empty(), "{:?}", found(&r));
         assert_eq!(r.matrix[&Segment::Tagged(110)].score(), (6, 6));
         let r = report(&results(&p, &["a", "b", "c"], &[("a", "c")], &[]), &inv()).unwrap();
         assert_eq!(
             found(&r),
-            [(Code::NetverifyVlanNotCarried, "VLAN 110 does not pass between a eth0 and c eth0 (from a eth0 to c eth0)".to_string())]
+            [(
+                Code::NetverifyVlanNotCarried,
+                "VLAN 110 does not pass between a eth0 and c eth0 (from a eth0 to c eth0)"
+                    .to_string()
+            )]
         );
         // At a's `id: 110`, with c's as the related place.
         let d = &r.diagnostics[0];
         assert_eq!(d.span.unwrap().line, 8);
         assert_eq!(d.related.as_ref().unwrap().0.line, 20);
         assert_eq!(r.matrix[&Segment::Tagged(110)].score(), (6, 5));
-        assert!(r.matrix_text().contains("VLAN 110: 5/6 directions pass"), "{}", r.matrix_text());
+        assert!(
+            r.matrix_text().contains("VLAN 110: 5/6 directions pass"),
+            "{}",
+            r.matrix_text()
+        );
     }
 
     #[test]
     fn silent_nics_missing_results_and_full_size_frames_lost() {
-        let p = plan(&inv(), &PlanOptions { mtu: true, ..Default::default() }).unwrap();
+        let p = plan(
+            &inv(),
+            &PlanOptions {
+                mtu: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         // c heard nobody and nobody heard c; b has no result.
-        let rs = results(&p, &["a", "c"], &[("a", "c"), ("c", "a"), ("b", "c")], &[("c", "a")]);
+        let rs = results(
+            &p,
+            &["a", "c"],
+            &[("a", "c"), ("c", "a"), ("b", "c")],
+            &[("c", "a")],
+        );
         let r = report(&rs, &inv()).unwrap();
         let codes: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();
-        assert_eq!(codes, [Code::NetverifyNoResult, Code::NetverifySilentNic], "{:?}", found(&r));
+        assert_eq!(
+            codes,
+            [Code::NetverifyNoResult, Code::NetverifySilentNic],
+            "{:?}",
+            found(&r)
+        );
         // Full-size frames from b to a lost, small ones pass.
         let rs = results(&p, &["a", "b", "c"], &[], &[("b", "a")]);
         let r = report(&rs, &inv()).unwrap();
         assert_eq!(
             found(&r),
-            [(Code::NetverifyMtu, "VLAN 110: small frames pass from b eth0 to a eth0 but 9000-byte frames do not".to_string())]
+            [(
+                Code::NetverifyMtu,
+                "VLAN 110: small frames pass from b eth0 to a eth0 but 9000-byte frames do not"
+                    .to_string()
+            )]
         );
-        assert_eq!(r.diagnostics[0].span.unwrap().line, 13, "at b's `mtu: 9000`");
+        assert_eq!(
+            r.diagnostics[0].span.unwrap().line,
+            13,
+            "at b's `mtu: 9000`"
+        );
         assert!(r.matrix_text().contains(" m"), "{}", r.matrix_text());
     }
 
     #[test]
     fn results_of_two_plans_are_refused() {
         let p = plan(&inv(), &PlanOptions::default()).unwrap();
-        let q = plan(&inv(), &PlanOptions { all_vlans: true, rate: 10, ..Default::default() }).unwrap();
+        let q = plan(
+            &inv(),
+            &PlanOptions {
+                all_vlans: true,
+                rate: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut rs = results(&p, &["a"], &[], &[]);
         rs.extend(results(&q, &["b"], &[], &[]));
-        assert!(report(&rs, &inv()).err().unwrap().contains("give the results of one plan"));
+        assert!(report(&rs, &inv())
+            .err()
+            .unwrap()
+            .contains("give the results of one plan"));
         assert!(report(&[], &inv()).is_err());
     }
 }
