@@ -97,8 +97,21 @@ fn inventory(modes: [&str; 2]) -> String {
             vlans("bond0")
         )
     };
+    let node_c = format!(
+        r#"- name: node-c
+  nics:
+  - {{name: eth0, mac: "52:54:00:cc:00:01", switch: lab-switch, port: swp5, native: 1}}
+  network:
+    interfaces:
+    - name: eth0
+      type: ethernet
+      mtu: 9000
+      ipv4: {{enabled: true, dhcp: false, address: [{{ip: 192.168.10.12, prefix-length: 24}}]}}
+{}"#,
+        vlans("eth0")
+    );
     format!(
-        "nodenet: v1\nhosts:\n{}{}{}",
+        "nodenet: v1\nhosts:\n{}{}{node_c}",
         bonded(
             "node-a",
             modes[0],
@@ -113,19 +126,6 @@ fn inventory(modes: [&str; 2]) -> String {
             ["52:54:00:bb:00:01", "52:54:00:bb:00:02"],
             ["swp3", "swp4"]
         ),
-        format!(
-            r#"- name: node-c
-  nics:
-  - {{name: eth0, mac: "52:54:00:cc:00:01", switch: lab-switch, port: swp5, native: 1}}
-  network:
-    interfaces:
-    - name: eth0
-      type: ethernet
-      mtu: 9000
-      ipv4: {{enabled: true, dhcp: false, address: [{{ip: 192.168.10.12, prefix-length: 24}}]}}
-{}"#,
-            vlans("eth0")
-        )
     )
 }
 
