@@ -430,13 +430,7 @@ hosts:
 "#;
 
     fn inv() -> Inventory {
-        let l = nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]);
-        assert!(
-            l.diagnostics.iter().all(|d| !d.is_error()),
-            "{:?}",
-            l.diagnostics
-        );
-        l.inventory
+        crate::test_inventory(INV)
     }
 
     fn neighbour(port: &str, agg: u32) -> Lldpdu {
@@ -601,7 +595,7 @@ hosts:
     #[test]
     fn a_bond_of_another_mode_on_an_aggregated_port_is_a_warning() {
         let text = INV.replace("mode: 802.3ad", "mode: active-backup");
-        let l = nodenet_model::load_texts(vec![("i.yaml".into(), text)]);
+        let inv = crate::test_inventory(&text);
         let o = observed(
             "node-a",
             vec![
@@ -609,7 +603,7 @@ hosts:
                 ("eth1", "52:54:00:aa:00:02", Some(neighbour("swp2", 7))),
             ],
         );
-        let d = compare(&l.inventory, &[o]);
+        let d = compare(&inv, &[o]);
         assert_eq!(d.len(), 1, "{:?}", codes(&d));
         assert_eq!(d[0].code, Code::LldpAggregation);
         assert!(!d[0].is_error());

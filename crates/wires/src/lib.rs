@@ -25,3 +25,32 @@ pub enum WiresError {
     #[error("could not put the NICs back as they were: {0}")]
     Restore(String),
 }
+
+/// Reads one of the JSON files the wire commands write, by its `kind`:
+/// anything else (another kind, no kind, not JSON) is refused with a
+/// message that says what the file is not.
+pub(crate) fn read_kind<T: serde::de::DeserializeOwned>(
+    text: &str,
+    kind: &str,
+    what: &str,
+) -> Result<T, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    match v.get("kind").and_then(|k| k.as_str()) {
+        Some(k) if k == kind => {}
+        Some(k) => return Err(format!("`kind: {k}`, not {what} ({kind})")),
+        None => return Err(format!("no `kind` ({what} has `kind: {kind}`)")),
+    }
+    serde_json::from_value(v).map_err(|e| format!("{what}, but {e}"))
+}
+
+/// An inventory from text for the unit tests, refusing one with errors.
+#[cfg(test)]
+pub(crate) fn test_inventory(text: &str) -> nodenet_model::Inventory {
+    let l = nodenet_model::load_texts(vec![("i.yaml".into(), text.into())]);
+    assert!(
+        l.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        l.diagnostics
+    );
+    l.inventory
+}

@@ -107,18 +107,7 @@ impl Observation {
 
     /// Reads an observation file, refusing anything else.
     pub fn from_json(text: &str) -> Result<Observation, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("kind").and_then(|k| k.as_str()) {
-            Some(KIND) => {}
-            Some(k) => return Err(format!("`kind: {k}`, not an LLDP observation ({KIND})")),
-            None => {
-                return Err(format!(
-                    "no `kind` (an LLDP observation has `kind: {KIND}`)"
-                ))
-            }
-        }
-        serde_json::from_value(v).map_err(|e| format!("an LLDP observation, but {e}"))
+        crate::read_kind(text, KIND, "an LLDP observation")
     }
 
     /// A human-readable table: per NIC, its neighbour's switch and port,

@@ -164,19 +164,7 @@ fn run_id(p: &Plan) -> String {
 
 impl Plan {
     pub fn from_json(text: &str) -> Result<Plan, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("kind").and_then(|k| k.as_str()) {
-            Some(PLAN_KIND) => {}
-            Some(k) => return Err(format!("`kind: {k}`, not a netverify plan ({PLAN_KIND})")),
-            None => {
-                return Err(format!(
-                    "no `kind` (a netverify plan has `kind: {PLAN_KIND}`)"
-                ))
-            }
-        }
-        let p: Plan =
-            serde_json::from_value(v).map_err(|e| format!("a netverify plan, but {e}"))?;
+        let p: Plan = crate::read_kind(text, PLAN_KIND, "a netverify plan")?;
         if p.rate == 0 || p.rate > MAX_RATE {
             return Err(format!("`rate: {}` is outside 1-{MAX_RATE}", p.rate));
         }
@@ -222,13 +210,7 @@ hosts:
 "#;
 
     fn inv() -> Inventory {
-        let l = nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]);
-        assert!(
-            l.diagnostics.iter().all(|d| !d.is_error()),
-            "{:?}",
-            l.diagnostics
-        );
-        l.inventory
+        crate::test_inventory(INV)
     }
 
     #[test]

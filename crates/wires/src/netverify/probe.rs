@@ -150,22 +150,7 @@ pub struct RunResult {
 
 impl RunResult {
     pub fn from_json(text: &str) -> Result<RunResult, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("kind").and_then(|k| k.as_str()) {
-            Some(RESULT_KIND) => {}
-            Some(k) => {
-                return Err(format!(
-                    "`kind: {k}`, not a netverify result ({RESULT_KIND})"
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "no `kind` (a netverify result has `kind: {RESULT_KIND}`)"
-                ))
-            }
-        }
-        serde_json::from_value(v).map_err(|e| format!("a netverify result, but {e}"))
+        crate::read_kind(text, RESULT_KIND, "a netverify result")
     }
 }
 

@@ -412,7 +412,7 @@ hosts:
 "#;
 
     fn inv() -> Inventory {
-        nodenet_model::load_texts(vec![("i.yaml".into(), INV.into())]).inventory
+        crate::test_inventory(INV)
     }
 
     /// Results in which everyone hears everyone on VLAN 110 (full-size
