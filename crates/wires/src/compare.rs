@@ -26,8 +26,9 @@ pub struct Observed {
 /// too), else by the most NIC MACs in common.
 fn host_of<'i>(inv: &'i Inventory, obs: &Observation) -> Option<&'i Host> {
     let first_boot = || inv.hosts.iter().filter(|h| h.scope() == Scope::FirstBoot);
-    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
-    if let Some(h) = first_boot().find(|h| short(&h.name.value) == short(&obs.host)) {
+    if let Some(h) =
+        first_boot().find(|h| crate::short_name(&h.name.value) == crate::short_name(&obs.host))
+    {
         return Some(h);
     }
     let macs: Vec<String> = obs.nics.iter().filter_map(|n| n.mac.clone()).collect();
@@ -62,10 +63,9 @@ fn nic_of<'o>(obs: &'o Observation, e: &Expected) -> Option<&'o NicObservation> 
 
 fn same_switch(expected: &str, n: &Lldpdu) -> bool {
     let e = expected.to_ascii_lowercase();
-    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
     n.system_name.as_deref().is_some_and(|s| {
         let s = s.to_ascii_lowercase();
-        s == e || short(&s) == e
+        s == e || crate::short_name(&s) == e
     }) || n.chassis_id.value.eq_ignore_ascii_case(expected)
 }
 

@@ -70,8 +70,8 @@ pub fn parse_from_type(
     }
 }
 
-/// `aa:bb:cc:dd:ee:ff`.
-pub fn mac_text(m: &[u8; 6]) -> String {
+/// `aa:bb:cc:dd:ee:ff` (any number of octets).
+pub fn mac_text(m: &[u8]) -> String {
     m.iter()
         .map(|x| format!("{x:02x}"))
         .collect::<Vec<_>>()

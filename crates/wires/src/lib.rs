@@ -26,6 +26,12 @@ pub enum WiresError {
     Restore(String),
 }
 
+/// A host or switch name without its domain, lower-cased: how names are
+/// compared (a node's `hostname` may be short or fully qualified).
+pub(crate) fn short_name(s: &str) -> String {
+    s.split('.').next().unwrap_or(s).to_ascii_lowercase()
+}
+
 /// Reads one of the JSON files the wire commands write, by its `kind`:
 /// anything else (another kind, no kind, not JSON) is refused with a
 /// message that says what the file is not.

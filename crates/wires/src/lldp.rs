@@ -13,6 +13,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
+use crate::ether::{mac_text, parse_mac};
+
 /// The LLDP EtherType.
 pub const ETHERTYPE: u16 = 0x88cc;
 /// Nearest-bridge group address, where switches send LLDP.
@@ -130,13 +132,6 @@ fn text(b: &[u8]) -> String {
         .collect()
 }
 
-fn mac(b: &[u8]) -> String {
-    b.iter()
-        .map(|x| format!("{x:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -151,7 +146,7 @@ fn address(b: &[u8]) -> String {
             o.copy_from_slice(a);
             Ipv6Addr::from(o).to_string()
         }
-        Some((6, a)) if a.len() == 6 => mac(a),
+        Some((6, a)) if a.len() == 6 => mac_text(a),
         _ => hex(b),
     }
 }
@@ -161,7 +156,7 @@ fn chassis_id(subtype: u8, v: &[u8]) -> Id {
         1 => ("chassis-component", text(v)),
         2 => ("ifalias", text(v)),
         3 => ("port-component", text(v)),
-        4 if v.len() == 6 => ("mac", mac(v)),
+        4 if v.len() == 6 => ("mac", mac_text(v)),
         5 => ("address", address(v)),
         6 => ("ifname", text(v)),
         7 => ("local", text(v)),
@@ -178,7 +173,7 @@ fn port_id(subtype: u8, v: &[u8]) -> Id {
     let (name, value) = match subtype {
         1 => ("ifalias", text(v)),
         2 => ("port-component", text(v)),
-        3 if v.len() == 6 => ("mac", mac(v)),
+        3 if v.len() == 6 => ("mac", mac_text(v)),
         4 => ("address", address(v)),
         5 => ("ifname", text(v)),
         6 => ("agent-circuit-id", hex(v)),
@@ -398,13 +393,8 @@ pub fn encode(du: &Lldpdu) -> Vec<u8> {
         out.extend_from_slice(&v[..len]);
     }
     fn id_bytes(id: &Id, mac_subtype: u8, name_subtype: u8) -> Vec<u8> {
-        let parsed: Option<Vec<u8>> = id
-            .value
-            .split(':')
-            .map(|x| u8::from_str_radix(x, 16).ok())
-            .collect();
-        match parsed.filter(|m| m.len() == 6 && id.subtype == "mac") {
-            Some(m) => [vec![mac_subtype], m].concat(),
+        match parse_mac(&id.value).filter(|_| id.subtype == "mac") {
+            Some(m) => [&[mac_subtype][..], &m].concat(),
             None if id.subtype == "ifname" => {
                 [vec![name_subtype], id.value.as_bytes().to_vec()].concat()
             }

@@ -32,10 +32,11 @@ fn stop_on_signals() -> &'static AtomicBool {
     &STOP
 }
 
+/// The node's host name, for the observation and the plan's host.
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into())
+    Some(nodenet_agent::hostname())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 fn write_or_print(output: Option<&Path>, text: &str) -> Result<(), super::Failure> {

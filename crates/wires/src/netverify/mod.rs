@@ -181,8 +181,9 @@ impl Plan {
     }
 
     pub fn host(&self, name: &str) -> Option<&PlanHost> {
-        let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
-        self.hosts.iter().find(|h| short(&h.name) == short(name))
+        self.hosts
+            .iter()
+            .find(|h| crate::short_name(&h.name) == crate::short_name(name))
     }
 }
 

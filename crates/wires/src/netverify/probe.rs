@@ -85,6 +85,26 @@ pub fn decode(b: &[u8]) -> Option<Probe> {
     })
 }
 
+/// A probe frame ready to send: its VLAN, and where its sequence number
+/// goes (set anew for each send).
+struct Outgoing {
+    bytes: Vec<u8>,
+    vlan: u16,
+    seq_at: usize,
+}
+
+impl Outgoing {
+    fn new(mac: [u8; 6], vlan: u16, payload: &[u8]) -> Outgoing {
+        let header = if vlan == 0 { 14 } else { 18 };
+        Outgoing {
+            bytes: ether::build(BROADCAST, mac, vlan, ETHERTYPE, payload),
+            vlan,
+            // After the magic, run id, VLAN and full-size flag.
+            seq_at: header + 15,
+        }
+    }
+}
+
 fn run_bytes(run: &str) -> [u8; 8] {
     let mut out = [0u8; 8];
     for (i, o) in out.iter_mut().enumerate() {
@@ -181,8 +201,11 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
         .collect();
     let mut guard = LinkGuard::default();
     let mut nics: Vec<NicResult> = Vec::new();
-    // (socket, frames to cycle through) per NIC that exists here.
-    let mut senders: Vec<(usize, RawSocket, Vec<Vec<u8>>)> = Vec::new();
+    // Per NIC that exists here: (its result's index, socket), and apart
+    // from the sockets (polled while a frame's sequence number is
+    // rewritten) the frames it cycles through.
+    let mut senders: Vec<(usize, RawSocket)> = Vec::new();
+    let mut outgoing: Vec<Vec<Outgoing>> = Vec::new();
     for pn in &me.nics {
         let by_mac = pn.mac.as_ref().and_then(|m| {
             local
@@ -232,27 +255,24 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
                 full,
                 seq: 0,
             };
-            frames.push(ether::build(
-                BROADCAST,
+            frames.push(Outgoing::new(
                 mac,
                 vlan,
-                ETHERTYPE,
                 &encode(&probe(false), SMALL_PAYLOAD),
             ));
             if let (Some(mtu), None) = (pn.mtu, &full_error) {
                 // The payload fills the MTU: header and tag come on top,
                 // as they do for a full IP packet on a VLAN.
-                frames.push(ether::build(
-                    BROADCAST,
+                frames.push(Outgoing::new(
                     mac,
                     vlan,
-                    ETHERTYPE,
                     &encode(&probe(true), mtu as usize),
                 ));
             }
         }
         r.send_error = full_error;
-        senders.push((nics.len(), sock, frames));
+        senders.push((nics.len(), sock));
+        outgoing.push(frames);
         nics.push(r);
     }
     let changed = guard.changed();
@@ -267,31 +287,24 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
     let mut seq = 0u32;
     let mut heard: Vec<BTreeMap<HeardKey, (u32, u32)>> = vec![BTreeMap::new(); nics.len()];
     let mut foreign = 0u32;
-    let refs: Vec<&RawSocket> = senders.iter().map(|(_, s, _)| s).collect();
+    let refs: Vec<&RawSocket> = senders.iter().map(|(_, s)| s).collect();
     while !stop.load(Ordering::Relaxed) && Instant::now() < end {
         let now = Instant::now();
         if now >= next_send {
             // One frame per NIC per tick: the rate holds per NIC.
-            for (ni, sock, frames) in &senders {
+            for ((ni, sock), frames) in senders.iter().zip(&mut outgoing) {
                 if frames.is_empty() {
                     continue;
                 }
-                let mut f = frames[cursor % frames.len()].clone();
-                let p = ether::parse(&f).ok().map(|x| 14 + 4 * x.vlans.len());
-                if let Some(payload_at) = p {
-                    // The sequence number, at its place in the payload.
-                    let at = payload_at + 15;
-                    if f.len() >= at + 4 {
-                        f[at..at + 4].copy_from_slice(&seq.to_be_bytes());
-                    }
-                    let vlan = u16::from_be_bytes([f[payload_at + 12], f[payload_at + 13]]);
-                    match sock.send(&f) {
-                        Ok(()) => *nics[*ni].sent.entry(vlan).or_default() += 1,
-                        Err(e) => {
-                            nics[*ni]
-                                .send_error
-                                .get_or_insert(format!("sending on VLAN {vlan}: {e}"));
-                        }
+                let at = cursor % frames.len();
+                let f = &mut frames[at];
+                f.bytes[f.seq_at..f.seq_at + 4].copy_from_slice(&seq.to_be_bytes());
+                match sock.send(&f.bytes) {
+                    Ok(()) => *nics[*ni].sent.entry(f.vlan).or_default() += 1,
+                    Err(e) => {
+                        nics[*ni]
+                            .send_error
+                            .get_or_insert(format!("sending on VLAN {}: {e}", f.vlan));
                     }
                 }
             }
@@ -308,7 +321,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
         let ready =
             socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
         for i in ready {
-            let (ni, sock, _) = &senders[i];
+            let (ni, sock) = &senders[i];
             while let Some(r) = sock
                 .recv()
                 .map_err(|e| WiresError::Io(nics[*ni].name.clone(), e))?

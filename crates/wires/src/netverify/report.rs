@@ -75,21 +75,36 @@ fn segments_of(n: &PlanNic) -> Vec<Segment> {
     s
 }
 
-/// Where to point for a NIC's segment: the VLAN's line, else the NIC's.
-fn locate(inv: &Inventory, host: &str, nic: &str, seg: Segment) -> Option<(Span, String)> {
-    let h = inv.hosts.iter().find(|h| h.name.value == host)?;
-    let e = wiring::expected(h).into_iter().find(|e| e.nic == nic)?;
-    let span = match seg {
-        Segment::Tagged(v) => e.vlans.iter().find(|x| x.id == v).map(|x| x.span),
-        Segment::Untagged(_) => e.native.as_ref().map(|n| n.span),
-    };
-    Some((span.unwrap_or(e.span), h.name.value.clone()))
-}
+/// Each planned NIC's expectations, worked out once, to locate findings:
+/// a segment at the VLAN's (or native VLAN's) line, else the NIC's.
+struct Places(BTreeMap<NicKey, wiring::Expected>);
 
-fn mtu_span(inv: &Inventory, host: &str, nic: &str) -> Option<Span> {
-    let h = inv.hosts.iter().find(|h| h.name.value == host)?;
-    let e = wiring::expected(h).into_iter().find(|e| e.nic == nic)?;
-    Some(e.mtu.map(|m| m.span).unwrap_or(e.span))
+impl Places {
+    fn of(inv: &Inventory, plan: &Plan) -> Places {
+        let mut map = BTreeMap::new();
+        for ph in &plan.hosts {
+            if let Some(h) = inv.hosts.iter().find(|h| h.name.value == ph.name) {
+                for e in wiring::expected(h) {
+                    map.insert((ph.name.clone(), e.nic.clone()), e);
+                }
+            }
+        }
+        Places(map)
+    }
+
+    fn segment(&self, host: &str, nic: &str, seg: Segment) -> Option<Span> {
+        let e = self.0.get(&(host.to_string(), nic.to_string()))?;
+        let span = match seg {
+            Segment::Tagged(v) => e.vlans.iter().find(|x| x.id == v).map(|x| x.span),
+            Segment::Untagged(_) => e.native.as_ref().map(|n| n.span),
+        };
+        Some(span.unwrap_or(e.span))
+    }
+
+    fn mtu(&self, host: &str, nic: &str) -> Option<Span> {
+        let e = self.0.get(&(host.to_string(), nic.to_string()))?;
+        Some(e.mtu.as_ref().map(|m| m.span).unwrap_or(e.span))
+    }
 }
 
 /// Merges the results (all of one plan) into a report; `inv` locates the
@@ -107,6 +122,7 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
             ));
         }
     }
+    let places = Places::of(inv, &plan);
     let mut diagnostics = Vec::new();
     let by_host: BTreeMap<&str, &RunResult> =
         results.iter().map(|r| (r.host.as_str(), r)).collect();
@@ -136,7 +152,7 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                                     Code::NetverifyNoResult,
                                     format!("{}: NIC {} is not on the node (no interface with its MAC or name)", h.name, n.name),
                                 ),
-                                locate(inv, &h.name, &n.name, Segment::Untagged(None)).map(|x| x.0),
+                                places.segment(&h.name, &n.name, Segment::Untagged(None)),
                             )
                             .host(&h.name),
                         );
@@ -173,9 +189,10 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
         })
         .collect();
     // A NIC that heard nothing and was heard by no one.
+    let heard_or_heard_of: BTreeSet<&NicKey> = heard.keys().flat_map(|(s, r, _)| [s, r]).collect();
     let silent: BTreeSet<NicKey> = ran
         .iter()
-        .filter(|k| !heard.keys().any(|(s, r, _)| s == *k || r == *k))
+        .filter(|k| !heard_or_heard_of.contains(k))
         .cloned()
         .collect();
     for (h, n) in &silent {
@@ -185,7 +202,7 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                     Code::NetverifySilentNic,
                     format!("{h}: NIC {n} heard no probe frame and none of its frames was heard"),
                 ),
-                locate(inv, h, n, Segment::Untagged(None)).map(|x| x.0),
+                places.segment(h, n, Segment::Untagged(None)),
             )
             .host(h)
             .help("unplugged, no link, or no VLAN in common with another NIC"),
@@ -239,8 +256,8 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                         (true, false) => format!("from {} to {}", who(b), who(a)),
                         _ => format!("from {} to {}", who(a), who(b)),
                     };
-                    let here = locate(inv, &a.0, &a.1, *seg);
-                    let there = locate(inv, &b.0, &b.1, *seg);
+                    let here = places.segment(&a.0, &a.1, *seg);
+                    let there = places.segment(&b.0, &b.1, *seg);
                     let mut d = with_location(
                         Diagnostic::error(
                             Code::NetverifyVlanNotCarried,
@@ -250,10 +267,10 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                                 who(b)
                             ),
                         ),
-                        here.as_ref().map(|x| x.0),
+                        here,
                     )
                     .host(&a.0);
-                    if let Some((s, _)) = there {
+                    if let Some(s) = there {
                         d = d.related(s, format!("{} plans it here", who(b)));
                     }
                     diagnostics.push(d);
@@ -271,7 +288,7 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                                             who(r)
                                         ),
                                     ),
-                                    mtu_span(inv, &s.0, &s.1),
+                                    places.mtu(&s.0, &s.1),
                                 )
                                 .host(&s.0)
                                 .help("a switch port or NIC on the path has a smaller MTU"),
@@ -322,7 +339,7 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                         receiver.0, receiver.1, sender.0, sender.1
                     ),
                 ),
-                locate(inv, &receiver.0, &receiver.1, Segment::Untagged(None)).map(|x| x.0),
+                places.segment(&receiver.0, &receiver.1, Segment::Untagged(None)),
             )
             .host(&receiver.0),
         );
