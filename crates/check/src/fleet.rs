@@ -319,13 +319,9 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
             }),
         );
     }
+    let used_credentials = inv.used_credentials();
     for (name, cred) in &inv.credentials {
-        let used = inv.hosts.iter().any(|h| {
-            h.bmc
-                .as_ref()
-                .and_then(|b| b.credentials.as_ref())
-                .is_some_and(|c| &c.value == name)
-        });
+        let used = used_credentials.contains(name.as_str());
         let found = cred.value.resolve_password();
         if !used || found.as_ref().is_some_and(|p| !p.expose().is_empty()) {
             continue;

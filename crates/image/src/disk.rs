@@ -15,8 +15,9 @@
 //! they refuse) are rewritten whole (`rewrite`): `qemu-img convert` to raw
 //! and back, gzip on all cores (gzp, pigz-style single member).
 
-mod gzip_splice;
-mod qcow2;
+// Public for the fuzz targets (`fuzz/`), which drive them directly.
+pub mod gzip_splice;
+pub mod qcow2;
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -82,7 +83,7 @@ pub struct Edit {
 /// Why an image cannot be patched in place (`Layout`: it is rewritten
 /// whole instead), or what is wrong with it either way (`Image`).
 #[derive(Debug)]
-enum Unpatchable {
+pub enum Unpatchable {
     Layout(String),
     Image(ImageError),
 }

@@ -218,7 +218,11 @@ pub fn embedded(f: &mut File, area: Area) -> Result<Vec<Member>, ImageError> {
 /// embedded Ignition config unless replaced or dropped; verifies by
 /// reading the area back.
 pub fn embed_in_place(path: &Path, e: &Embed) -> Result<usize, ImageError> {
-    let mut f = OpenOptions::new().read(true).write(true).open(path)?;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(ImageError::at(path))?;
     let (area, network) = embed_area(&mut f)?;
     if !e.keyfiles.is_empty() && !network {
         return Err(ImageError::NotCoreOsIso(
@@ -244,9 +248,10 @@ pub fn embed_in_place(path: &Path, e: &Embed) -> Result<usize, ImageError> {
     }
     let mut buf = payload.clone();
     buf.resize(area.length as usize, 0);
-    f.seek(SeekFrom::Start(area.offset))?;
-    f.write_all(&buf)?;
-    f.sync_data()?;
+    f.seek(SeekFrom::Start(area.offset))
+        .and_then(|_| f.write_all(&buf))
+        .and_then(|_| f.sync_data())
+        .map_err(ImageError::at(path))?;
     if read_at(&mut f, area.offset, buf.len())? != buf {
         return Err(ImageError::Verify(
             "the embed area does not read back as written".into(),
@@ -261,10 +266,11 @@ pub fn embed_to(input: &Path, out: &Path, e: &Embed) -> Result<usize, ImageError
     let dir = crate::dir_of(out);
     let tmp = tempfile::Builder::new()
         .prefix(".nodenet-iso-")
-        .tempfile_in(dir)?;
-    std::fs::copy(input, tmp.path())?;
+        .tempfile_in(dir)
+        .map_err(ImageError::at(out))?;
+    std::fs::copy(input, tmp.path()).map_err(ImageError::at(out))?;
     let n = embed_in_place(tmp.path(), e)?;
-    tmp.persist(out).map_err(|e| ImageError::Io(e.error))?;
+    tmp.persist(out).map_err(|e| ImageError::at(out)(e.error))?;
     Ok(n)
 }
 

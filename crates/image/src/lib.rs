@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 pub enum ImageError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// I/O on a named file (disk full, read-only, not a directory...).
+    #[error("{}: {source}", path.display())]
+    IoAt {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("not a CoreOS live ISO: {0}")]
     NotCoreOsIso(String),
     #[error("the payload ({payload} bytes) does not fit the embed area ({area} bytes)")]
@@ -39,7 +45,15 @@ pub enum ImageError {
 impl ImageError {
     /// Problems with the input (exit 1) versus I/O (exit 2).
     pub fn is_input_problem(&self) -> bool {
-        !matches!(self, ImageError::Io(_))
+        !matches!(self, ImageError::Io(_) | ImageError::IoAt { .. })
+    }
+
+    /// Names the file an I/O error happened on.
+    pub fn at(path: &Path) -> impl FnOnce(std::io::Error) -> ImageError + '_ {
+        move |source| ImageError::IoAt {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 
@@ -53,5 +67,5 @@ pub(crate) fn dir_of(path: &Path) -> &Path {
 
 /// Writes `data` to `path` atomically (temp file beside it, then rename).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
-    nodenet_model::write_atomic(path, data).map_err(ImageError::Io)
+    nodenet_model::write_atomic(path, data).map_err(ImageError::at(path))
 }

@@ -432,3 +432,15 @@ pub struct Inventory {
     /// agent-config's rendezvousIP.
     pub rendezvous_ip: Option<Located<IpAddr>>,
 }
+
+impl Inventory {
+    /// Names of the credentials some host's BMC uses (a set: an
+    /// install-config has one credential per host).
+    pub fn used_credentials(&self) -> std::collections::HashSet<&str> {
+        self.hosts
+            .iter()
+            .filter_map(|h| h.bmc.as_ref()?.credentials.as_ref())
+            .map(|c| c.value.as_str())
+            .collect()
+    }
+}

@@ -272,7 +272,7 @@ impl Rollout {
                 max_unavailable: p.max_unavailable.clone(),
                 state: p.state.clone(),
             };
-            by_file.entry(&p.file).or_default().push(policy.to_yaml());
+            by_file.entry(&p.file).or_default().push(policy.into_yaml());
         }
         let mut out: Vec<OutFile> = by_file
             .into_iter()

@@ -466,16 +466,19 @@ pub struct Policy {
 }
 
 impl Policy {
-    pub fn to_yaml(&self) -> String {
+    /// The policy as a YAML document. Takes the policy: its state is moved
+    /// into the document, not copied (a per-node policy for each of
+    /// 10,000 hosts).
+    pub fn into_yaml(self) -> String {
+        let mut spec = Map::new();
+        spec.insert("nodeSelector".into(), json!(self.selector));
+        spec.insert("maxUnavailable".into(), self.max_unavailable);
+        spec.insert("desiredState".into(), self.state);
         yaml(&json!({
             "apiVersion": "nmstate.io/v1",
             "kind": "NodeNetworkConfigurationPolicy",
             "metadata": {"name": self.name},
-            "spec": {
-                "nodeSelector": self.selector,
-                "maxUnavailable": self.max_unavailable,
-                "desiredState": self.state,
-            },
+            "spec": J::Object(spec),
         }))
     }
 }
@@ -523,28 +526,30 @@ pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
 /// one policy for the role, else one policy per node, selected by its
 /// Kubernetes node name.
 pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
-    let mut roles: BTreeMap<&'static str, Vec<(&Host, J, J)>> = BTreeMap::new();
-    for h in inv.hosts.iter() {
-        if let Some((c, r)) = split_state(inv, h) {
-            roles
-                .entry(h.role.value.pool())
-                .or_default()
-                .push((h, c, r));
-        }
+    use rayon::prelude::*;
+    // Each host's state is split (and later written) on every core.
+    let split: Vec<(&Host, [J; 2])> = inv
+        .hosts
+        .par_iter()
+        .filter_map(|h| split_state(inv, h).map(|(c, r)| (h, [c, r])))
+        .collect();
+    let mut roles: BTreeMap<&'static str, Vec<(&Host, [J; 2])>> = BTreeMap::new();
+    for (h, parts) in split {
+        roles
+            .entry(h.role.value.pool())
+            .or_default()
+            .push((h, parts));
     }
-    for (role, hosts) in roles {
+    for (role, mut hosts) in roles {
         let mut policies = Vec::new();
         let role_label = format!("node-role.kubernetes.io/{role}");
-        for cluster_part in [true, false] {
-            let part = |h: &(&Host, J, J)| {
-                if cluster_part {
-                    h.1.clone()
-                } else {
-                    h.2.clone()
-                }
-            };
+        for (part, cluster_part) in [(0, true), (1, false)] {
             let suffix = if cluster_part { "-cluster-network" } else { "" };
-            let states: Vec<J> = hosts.iter().map(part).collect();
+            // Each part is read once: moved out, not copied.
+            let states: Vec<J> = hosts
+                .iter_mut()
+                .map(|(_, parts)| std::mem::take(&mut parts[part]))
+                .collect();
             if states
                 .iter()
                 .all(|s| s.as_object().is_some_and(Map::is_empty))
@@ -568,10 +573,11 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                     .and_then(|d| {
                         hosts
                             .iter()
-                            .map(|(h, _, _)| h.labels.get(&d.value).cloned())
+                            .map(|(h, _)| h.labels.get(&d.value).cloned())
                             .collect()
                     });
                 let base = BTreeMap::from([(role_label.clone(), String::new())]);
+                let state = states.into_iter().next().unwrap_or_default();
                 match (domains, &inv.cluster.failure_domain) {
                     (Some(values), Some(key)) => {
                         for value in values {
@@ -581,19 +587,19 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                                 name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
                                 selector,
                                 max_unavailable: unavailable.clone(),
-                                state: states[0].clone(),
+                                state: state.clone(),
                             });
                         }
                     }
                     _ => policies.push(Policy {
                         name: format!("nodenet-{role}{suffix}"),
                         selector: base,
-                        max_unavailable: unavailable.clone(),
-                        state: states[0].clone(),
+                        max_unavailable: unavailable,
+                        state,
                     }),
                 }
             } else {
-                for ((h, _, _), state) in hosts.iter().zip(states) {
+                for ((h, _), state) in hosts.iter().zip(states) {
                     policies.push(Policy {
                         name: format!("nodenet-{}{suffix}", dns_label(short_name(h))),
                         selector: BTreeMap::from([
@@ -609,7 +615,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                 }
             }
         }
-        let text: Vec<String> = policies.iter().map(Policy::to_yaml).collect();
+        let text: Vec<String> = policies.into_par_iter().map(Policy::into_yaml).collect();
         out.push(OutFile::new(
             format!("nncp/nodenet-{role}.yaml"),
             text.join("---\n"),
@@ -670,15 +676,10 @@ pub type Passwords = BTreeMap<String, (String, Option<Secret>)>;
 /// one that is not available.
 pub fn resolve_passwords(inv: &Inventory, warnings: &mut Vec<Diagnostic>) -> Passwords {
     let mut out = Passwords::new();
+    let used = inv.used_credentials();
     for (name, cred) in &inv.credentials {
-        let used = inv.hosts.iter().any(|h| {
-            h.bmc
-                .as_ref()
-                .and_then(|b| b.credentials.as_ref())
-                .is_some_and(|c| &c.value == name)
-        });
         let password = cred.value.resolve_password();
-        if password.is_none() && used {
+        if password.is_none() && used.contains(name.as_str()) {
             let why = match &cred.value.password {
                 PasswordSource::Env(v) => format!("environment variable {v} is not set"),
                 PasswordSource::File(f) => format!("cannot read {f}"),

@@ -150,7 +150,8 @@ fn string(s: &str, out: &mut String) -> Option<()> {
         // A single-line string is written as serde_yaml writes it alone
         // (in block context its style does not depend on where it sits);
         // multi-line ones become block scalars, which do.
-        if s.contains(['\n', '\r']) || s.len() > 1000 {
+        // YAML 1.1 breaks lines at NEL, LS and PS too (libyaml does).
+        if s.contains(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']) || s.len() > 1000 {
             return None;
         }
         let alone = serde_yaml::to_string(s).ok()?;
@@ -494,5 +495,22 @@ mod tests {
         same(&json!({}));
         same(&json!([]));
         same(&json!([{}, [], {"a": [{"b": {"c": ["d"]}}]}]));
+    }
+
+    /// Found by fuzzing: a string with a Unicode line separator, which
+    /// libyaml breaks lines at, did not read back inside a mapping.
+    #[test]
+    fn unicode_line_breaks_read_back() {
+        for s in [
+            "a\u{2028}b: c",
+            "a\u{2029}b",
+            "a\u{85}b",
+            "x\u{2028}'0 \u{245}b",
+        ] {
+            let v = json!({ "name": s, "list": [s], s: s });
+            let back: J = serde_yaml::from_str(&to_string(&v)).unwrap();
+            assert_eq!(back, v);
+            same(&v);
+        }
     }
 }

@@ -151,15 +151,26 @@ fn address(b: &[u8]) -> String {
     }
 }
 
+/// An id as text; as hex when it has none (all NUL bytes), so that no
+/// id reads as empty (802.1AB: 1 to 255 octets).
+fn id_text(v: &[u8]) -> String {
+    let t = text(v);
+    if t.is_empty() {
+        hex(v)
+    } else {
+        t
+    }
+}
+
 fn chassis_id(subtype: u8, v: &[u8]) -> Id {
     let (name, value) = match subtype {
-        1 => ("chassis-component", text(v)),
-        2 => ("ifalias", text(v)),
-        3 => ("port-component", text(v)),
+        1 => ("chassis-component", id_text(v)),
+        2 => ("ifalias", id_text(v)),
+        3 => ("port-component", id_text(v)),
         4 if v.len() == 6 => ("mac", mac_text(v)),
         5 => ("address", address(v)),
-        6 => ("ifname", text(v)),
-        7 => ("local", text(v)),
+        6 => ("ifname", id_text(v)),
+        7 => ("local", id_text(v)),
         4 => ("mac", hex(v)),
         _ => ("reserved", hex(v)),
     };
@@ -171,13 +182,13 @@ fn chassis_id(subtype: u8, v: &[u8]) -> Id {
 
 fn port_id(subtype: u8, v: &[u8]) -> Id {
     let (name, value) = match subtype {
-        1 => ("ifalias", text(v)),
-        2 => ("port-component", text(v)),
+        1 => ("ifalias", id_text(v)),
+        2 => ("port-component", id_text(v)),
         3 if v.len() == 6 => ("mac", mac_text(v)),
         4 => ("address", address(v)),
-        5 => ("ifname", text(v)),
+        5 => ("ifname", id_text(v)),
         6 => ("agent-circuit-id", hex(v)),
-        7 => ("local", text(v)),
+        7 => ("local", id_text(v)),
         3 => ("mac", hex(v)),
         _ => ("reserved", hex(v)),
     };
@@ -515,6 +526,19 @@ mod tests {
     fn encode_then_parse_is_the_identity() {
         let du = sample();
         assert_eq!(parse(&encode(&du)).unwrap(), du);
+    }
+
+    /// Found by fuzzing: ids of NUL bytes read as empty text, which
+    /// encoded to a TLV too short to parse. They read as hex.
+    #[test]
+    fn ids_of_nul_bytes_read_as_hex_not_empty() {
+        let mut bytes = vec![0x02, 0x08, 0x01, 0, 0, 0, 0, 0, 0, 0];
+        bytes.extend([0x04, 0x03, 0x05, 0, 0]); // port id: ifname "\0\0"
+        bytes.extend([0x06, 0x02, 0x00, 0x78, 0x00, 0x00]);
+        let du = parse(&bytes).unwrap();
+        assert_eq!(du.chassis_id.value, "00000000000000");
+        assert_eq!(du.port_id.value, "0000");
+        assert!(parse(&encode(&du)).is_ok());
     }
 
     /// The LLDPDU lldpd 1.0.16 sent (captured with tcpdump): chassis MAC,

@@ -52,7 +52,17 @@ fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
 }
 
-fn read_table(file: &File, offset: u64, entries: u64) -> Result<Vec<u64>, String> {
+/// A table of `entries` big-endian u64s; refused (before allocating)
+/// when the header says it lies beyond the file.
+fn read_table(file: &File, file_len: u64, offset: u64, entries: u64) -> Result<Vec<u64>, String> {
+    if offset
+        .checked_add(entries.saturating_mul(8))
+        .is_none_or(|end| end > file_len)
+    {
+        return Err(format!(
+            "qcow2 table at {offset} ({entries} entries) lies beyond the end of the file"
+        ));
+    }
     let mut raw = vec![0u8; (entries * 8) as usize];
     file.read_exact_at(&mut raw, offset)
         .map_err(|e| format!("qcow2 table at {offset}: {e}"))?;
@@ -100,6 +110,13 @@ impl Qcow2 {
             autoclear = Some(be64(&h, 88));
         }
         let cluster = 1u64 << cluster_bits;
+        for (what, at) in [("L1 table", be64(&h, 40)), ("refcount table", be64(&h, 48))] {
+            if !at.is_multiple_of(cluster) || at < cluster {
+                return Err(format!(
+                    "qcow2 {what} offset {at} is not a cluster after the header"
+                ));
+            }
+        }
         let l1_size = be32(&h, 36) as u64;
         let l1_offset = be64(&h, 40);
         let refcount_table_offset = be64(&h, 48);
@@ -108,9 +125,9 @@ impl Qcow2 {
             cluster,
             size: be64(&h, 24),
             l2_entries: cluster / 8,
-            l1: read_table(file, l1_offset, l1_size)?,
+            l1: read_table(file, file_len, l1_offset, l1_size)?,
             l1_offset,
-            refcount_table: read_table(file, refcount_table_offset, refcount_entries)?,
+            refcount_table: read_table(file, file_len, refcount_table_offset, refcount_entries)?,
             refcount_table_offset,
             autoclear,
             file_len,
@@ -132,10 +149,28 @@ impl Qcow2 {
             return Ok(0);
         }
         if !self.l2_cache.contains_key(&l1i) {
-            let table = read_table(file, l2, self.l2_entries)?;
+            let l2 = self.cluster_at(l2, "L2 table")?;
+            let table = read_table(file, self.file_len, l2, self.l2_entries)?;
             self.l2_cache.insert(l1i, table);
         }
         Ok(self.l2_cache[&l1i][l2i as usize])
+    }
+
+    /// `offset` when it is a whole cluster inside the file and not the
+    /// header's: metadata pointing elsewhere is a damaged image, never
+    /// something to write through.
+    fn cluster_at(&self, offset: u64, what: &str) -> Result<u64, String> {
+        if !offset.is_multiple_of(self.cluster)
+            || offset < self.cluster
+            || offset
+                .checked_add(self.cluster)
+                .is_none_or(|end| end > self.file_len)
+        {
+            return Err(format!(
+                "qcow2 {what} at {offset} is not a cluster inside the file (a damaged image)"
+            ));
+        }
+        Ok(offset)
     }
 
     /// Where the guest cluster's data is.
@@ -148,7 +183,7 @@ impl Qcow2 {
         Ok(if e & ZERO != 0 || host == 0 {
             Backing::Zeros
         } else {
-            Backing::Host(host)
+            Backing::Host(self.cluster_at(host, "data cluster")?)
         })
     }
 
@@ -176,6 +211,9 @@ impl Qcow2 {
                 return Err("a cluster to change is compressed".into());
             }
             let host = e & OFFSET_MASK;
+            if host != 0 {
+                self.cluster_at(host, "data cluster")?;
+            }
             if host != 0 && e & COPIED == 0 {
                 return Err("a cluster to change is shared (refcount > 1)".into());
             }
@@ -224,7 +262,11 @@ impl Qcow2 {
                 self.refcount_table[t] = block;
                 p.set_u64(self.refcount_table_offset + 8 * t as u64, block);
             }
-            let entry = (self.refcount_table[t] & OFFSET_MASK) + 2 * (index % per_block);
+            let mut block = self.refcount_table[t] & OFFSET_MASK;
+            if !p.new_clusters.contains(&block) {
+                block = self.cluster_at(block, "refcount block")?;
+            }
+            let entry = block + 2 * (index % per_block);
             p.set(entry, &1u16.to_be_bytes());
             i += 1;
         }
@@ -271,5 +313,87 @@ impl Planner {
 
     fn set_u64(&mut self, at: u64, value: u64) {
         self.set(at, &value.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const CLUSTER: u64 = 4096;
+
+    /// A 4-cluster qcow2 v3 image: header, L1 table (1 entry), refcount
+    /// table (1 entry: the block in cluster 3). `l1_entry` and `l1_size`
+    /// are what the fuzzer found ways to make wrong.
+    fn image(l1_size: u32, l1_entry: u64) -> tempfile::NamedTempFile {
+        let mut b = vec![0u8; 4 * CLUSTER as usize];
+        b[..4].copy_from_slice(b"QFI\xfb");
+        b[4..8].copy_from_slice(&3u32.to_be_bytes());
+        b[20..24].copy_from_slice(&12u32.to_be_bytes());
+        b[24..32].copy_from_slice(&(64 * 1024u64).to_be_bytes());
+        b[36..40].copy_from_slice(&l1_size.to_be_bytes());
+        b[40..48].copy_from_slice(&CLUSTER.to_be_bytes());
+        b[48..56].copy_from_slice(&(2 * CLUSTER).to_be_bytes());
+        b[56..60].copy_from_slice(&1u32.to_be_bytes());
+        b[96..100].copy_from_slice(&4u32.to_be_bytes());
+        b[100..104].copy_from_slice(&104u32.to_be_bytes());
+        let l1 = CLUSTER as usize;
+        b[l1..l1 + 8].copy_from_slice(&l1_entry.to_be_bytes());
+        let rt = 2 * CLUSTER as usize;
+        b[rt..rt + 8].copy_from_slice(&(3 * CLUSTER).to_be_bytes());
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&b).unwrap();
+        f
+    }
+
+    fn change() -> (u64, Vec<u8>, std::ops::Range<usize>) {
+        (0, vec![0x5a; CLUSTER as usize], 0..1)
+    }
+
+    #[test]
+    fn a_sound_image_is_planned() {
+        let f = image(1, 0);
+        let mut q = Qcow2::open(f.as_file()).unwrap();
+        assert_eq!(q.backing(f.as_file(), 0).unwrap(), Backing::Zeros);
+        let (edits, appended) = q.plan(f.as_file(), &[change()]).unwrap();
+        // A data cluster and an L2 table appended; L1 and refcounts edited.
+        assert_eq!(appended.len(), 2 * CLUSTER as usize);
+        assert!(edits.iter().any(|e| e.at == CLUSTER), "{edits:?}");
+    }
+
+    #[test]
+    fn a_table_said_to_be_larger_than_the_file_is_refused_before_allocating() {
+        // Found by fuzzing: 2^28 L1 entries (2 GiB) in a 16 KiB file.
+        let f = image(1 << 28, 0);
+        let e = Qcow2::open(f.as_file()).unwrap_err();
+        assert!(e.contains("beyond the end of the file"), "{e}");
+    }
+
+    #[test]
+    fn metadata_pointing_outside_the_file_is_a_damaged_image_not_a_panic() {
+        // Found by fuzzing: an L2 table far past the end of the file.
+        let f = image(1, (1 << 40) | COPIED);
+        let mut q = Qcow2::open(f.as_file()).unwrap();
+        let e = q.backing(f.as_file(), 0).unwrap_err();
+        assert!(e.contains("damaged"), "{e}");
+        let e = q.plan(f.as_file(), &[change()]).unwrap_err();
+        assert!(e.contains("damaged"), "{e}");
+        // A refcount block past the end (found by fuzzing, after the
+        // first fix: an existing block is checked like any other).
+        let f = image(1, 0);
+        let mut b = std::fs::read(f.path()).unwrap();
+        b[2 * CLUSTER as usize..][..8].copy_from_slice(&(1u64 << 50).to_be_bytes());
+        std::fs::write(f.path(), &b).unwrap();
+        let mut q = Qcow2::open(f.as_file()).unwrap();
+        let e = q.plan(f.as_file(), &[change()]).unwrap_err();
+        assert!(e.contains("refcount block"), "{e}");
+        // Or inside the header's cluster, or not on a cluster boundary.
+        for bad in [(CLUSTER / 2) | COPIED, (CLUSTER + 512) | COPIED] {
+            let f = image(1, bad);
+            let mut q = Qcow2::open(f.as_file()).unwrap();
+            let e = q.plan(f.as_file(), &[change()]).unwrap_err();
+            assert!(e.contains("damaged"), "{bad:#x}: {e}");
+        }
     }
 }

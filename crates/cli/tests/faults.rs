@@ -1,0 +1,277 @@
+//! Faults of the machine, not of the input: a disk that fills up, a
+//! read-only filesystem, a file where a directory is expected, a symlink
+//! loop, an input that is a pipe. Each gives a clear error naming the path
+//! and exit 2, and leaves nothing half-written: the previous output stays
+//! as it was, or there is none.
+//!
+//! Real filesystems (tmpfs mounted with a size, or read-only), so the
+//! kernel gives the errors; CI runs as root (.ci/run).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{files_under, nodenet, repo, run, tool};
+
+/// A tmpfs mounted on a temp directory, unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(options: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let o = run(Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir.path()));
+        assert!(
+            o.status.success(),
+            "mount tmpfs (the fault tests run as root, as CI does): {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        Tmpfs { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, options: &str) {
+        let o = run(Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(self.path()));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// Leaves about `free` bytes free, with a file that fills the rest.
+    fn fill_leaving(&self, free: u64) {
+        let o = run(Command::new("df")
+            .args(["--output=avail", "-B1"])
+            .arg(self.path()));
+        let avail: u64 = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .expect("df --output=avail");
+        fs::write(
+            self.path().join("filler"),
+            vec![0u8; avail.saturating_sub(free) as usize],
+        )
+        .unwrap();
+    }
+
+    /// What is in the mount, apart from `except`.
+    fn entries(&self, except: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !except.contains(&n.as_str()))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn example() -> PathBuf {
+    repo().join("examples/lacp-vlan.yaml")
+}
+
+/// Every file under `dir`, by path, with its bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    files_under(dir)
+        .into_iter()
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_io_failure(o: &Output, path_part: &str, reason: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(path_part), "names `{path_part}`: {err}");
+    assert!(err.contains(reason), "says `{reason}`: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn render_on_a_full_disk_fails_and_keeps_the_previous_output() {
+    let fs_ = Tmpfs::mount("size=2m");
+    let out = fs_.path().join("out");
+    let tmp = tempfile::tempdir().unwrap();
+    let inventory = tmp.path().join("inventory.yaml");
+    let text = fs::read_to_string(example()).unwrap();
+    fs::write(&inventory, &text).unwrap();
+    let o = run(nodenet().arg("render").arg(&inventory).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = snapshot(&out);
+    assert!(before.len() > 10);
+
+    // The inventory changed, rendered again when the disk has little room.
+    fs::write(&inventory, text.replace("miimon: \"1\"", "miimon: \"100\"")).unwrap();
+    fs_.fill_leaving(16 * 1024);
+    let o = run(nodenet().arg("render").arg(&inventory).arg("-o").arg(&out));
+    assert_io_failure(
+        &o,
+        &fs_.path().display().to_string(),
+        "No space left on device",
+    );
+
+    // The previous render, whole; no temp directory left beside it.
+    assert_eq!(snapshot(&out), before);
+    assert_eq!(fs_.entries(&["filler"]), ["out"]);
+}
+
+#[test]
+fn render_to_a_read_only_filesystem_writes_nothing() {
+    let fs_ = Tmpfs::mount("size=1m");
+    fs_.remount("ro");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(example())
+        .arg("-o")
+        .arg(fs_.path().join("out")));
+    assert_io_failure(
+        &o,
+        &fs_.path().display().to_string(),
+        "Read-only file system",
+    );
+    assert!(fs_.entries(&[]).is_empty());
+}
+
+#[test]
+fn render_to_a_file_where_the_output_directory_goes_leaves_it_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    fs::write(&out, "not a directory\n").unwrap();
+    let o = run(nodenet().arg("render").arg(example()).arg("-o").arg(&out));
+    assert_io_failure(&o, "out", "Not a directory");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "not a directory\n");
+    let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temp directory left: {left:?}");
+}
+
+#[test]
+fn a_symlink_loop_is_named_alone_or_inside_a_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lp = tmp.path().join("loop.yaml");
+    std::os::unix::fs::symlink("loop.yaml", &lp).unwrap();
+    let o = run(nodenet().arg("check").arg(&lp));
+    assert_io_failure(&o, "loop.yaml", "Too many levels of symbolic links");
+
+    let dir = tmp.path().join("manifests");
+    fs::create_dir(&dir).unwrap();
+    fs::copy(example(), dir.join("inventory.yaml")).unwrap();
+    std::os::unix::fs::symlink("self.yaml", dir.join("self.yaml")).unwrap();
+    let o = run(nodenet().arg("check").arg(&dir));
+    assert_io_failure(&o, "self.yaml", "Too many levels of symbolic links");
+}
+
+#[test]
+fn an_inventory_read_from_a_pipe_checks_as_the_file_does() {
+    // As `nodenet check <(envsubst < install-config.yaml)` gives it: a FIFO.
+    // An out-of-range VLAN id, so there is a located error to compare.
+    let text = fs::read_to_string(example())
+        .unwrap()
+        .replace("id: 110", "id: 5000");
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let fifo = a.path().join("inventory.yaml");
+    assert!(run(Command::new("mkfifo").arg(&fifo)).status.success());
+    let writer = {
+        let (fifo, text) = (fifo.clone(), text.clone());
+        std::thread::spawn(move || fs::write(fifo, text).unwrap())
+    };
+    let piped = run(nodenet().args(["check", "--format", "json"]).arg(&fifo));
+    writer.join().unwrap();
+    let file = b.path().join("inventory.yaml");
+    fs::write(&file, &text).unwrap();
+    let plain = run(nodenet().args(["check", "--format", "json"]).arg(&file));
+    assert_eq!(piped.status.code(), Some(1), "{}", stderr(&piped));
+    assert_eq!(plain.status.code(), Some(1), "{}", stderr(&plain));
+    let located = |o: &Output| -> Vec<(String, u64, u64)> {
+        common::json(o)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap().to_string(),
+                    d["line"].as_u64().unwrap(),
+                    d["column"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let found = located(&piped);
+    assert!(
+        found.contains(&("vlan-id-range".into(), 56, 15)),
+        "{found:?}"
+    );
+    assert_eq!(found, located(&plain));
+}
+
+/// A small CoreOS-like live ISO (an embed area and the network feature).
+fn live_iso(dir: &Path) -> PathBuf {
+    let tree = dir.join("iso-tree");
+    fs::create_dir_all(tree.join("images")).unwrap();
+    fs::create_dir_all(tree.join("coreos")).unwrap();
+    fs::write(tree.join("images/ignition.img"), vec![0u8; 256 * 1024]).unwrap();
+    fs::write(
+        tree.join("coreos/features.json"),
+        "{\"live-initrd-network\": true}\n",
+    )
+    .unwrap();
+    let iso = dir.join("live.iso");
+    let o = run(Command::new(tool("xorriso"))
+        .args(["-as", "mkisofs", "-R", "-J", "-o"])
+        .arg(&iso)
+        .arg(&tree));
+    assert!(o.status.success(), "xorriso: {}", stderr(&o));
+    iso
+}
+
+#[test]
+fn iso_copy_on_a_full_disk_leaves_no_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let iso = live_iso(tmp.path());
+    let size = fs::metadata(&iso).unwrap().len();
+    let fs_ = Tmpfs::mount(&format!("size={}k", size / 1024 / 2));
+    let out = fs_.path().join("master-0.iso");
+    let o = run(nodenet()
+        .args(["image", "iso"])
+        .arg(example())
+        .args(["--host", "master-0"])
+        .arg(&iso)
+        .arg("-o")
+        .arg(&out));
+    assert_io_failure(&o, "master-0.iso", "No space left on device");
+    assert!(fs_.entries(&[]).is_empty(), "{:?}", fs_.entries(&[]));
+}
+
+#[test]
+fn iso_in_place_on_a_read_only_filesystem_is_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let iso = live_iso(tmp.path());
+    let fs_ = Tmpfs::mount("size=4m");
+    let target = fs_.path().join("live.iso");
+    fs::copy(&iso, &target).unwrap();
+    fs_.remount("ro");
+    let o = run(nodenet()
+        .args(["image", "iso"])
+        .arg(example())
+        .args(["--host", "master-0"])
+        .arg(&target)
+        .arg("--in-place"));
+    assert_io_failure(&o, "live.iso", "Read-only file system");
+    assert_eq!(fs::read(&target).unwrap(), fs::read(&iso).unwrap());
+}

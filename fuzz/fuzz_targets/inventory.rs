@@ -1,0 +1,23 @@
+//! Any text through the loader (every input kind nodenet reads) and the
+//! checker: diagnostics, never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    // The first line names the file (agent-config is recognised by name).
+    let (name, body) = match text.split_once('\n') {
+        Some((n, b)) if n.len() < 64 && !n.contains('/') && n.ends_with(".yaml") => (n, b),
+        _ => ("inventory.yaml", text),
+    };
+    let loaded = nodenet_model::load_texts(vec![(name.to_string(), body.to_string())]);
+    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    // Every diagnostic is located inside a file that exists.
+    for d in &report.diagnostics {
+        if let Some(span) = d.span {
+            assert!(loaded.sources.get(span.file).is_some(), "{d:?}");
+        }
+    }
+});
