@@ -275,3 +275,92 @@ fn iso_in_place_on_a_read_only_filesystem_is_untouched() {
     assert_io_failure(&o, "live.iso", "Read-only file system");
     assert_eq!(fs::read(&target).unwrap(), fs::read(&iso).unwrap());
 }
+
+/// The example's cluster with `n` hosts of its template, bonds with
+/// `miimon` as given: two versions of one inventory.
+fn fleet(n: usize, miimon: &str) -> String {
+    let text = fs::read_to_string(example()).unwrap();
+    let head = &text[..text.find("\nhosts:\n").unwrap()];
+    let mut out = head.replace("miimon: \"1\"", &format!("miimon: \"{miimon}\""));
+    out.push_str("\nhosts:\n");
+    for i in 0..n {
+        let (hi, lo) = (i / 256, i % 256);
+        out.push_str(&format!(
+            "- name: worker-{i}\n  template: node\n  role: worker\n  vars: {{uuid: 9b3e0a56-6f0c-4c8e-9d1b-{i:012}}}\n  nics: {{eno1: \"52:54:01:{hi:02x}:{lo:02x}:01\", eno2: \"52:54:01:{hi:02x}:{lo:02x}:02\", eno3: \"52:54:01:{hi:02x}:{lo:02x}:03\"}}\n"
+        ));
+    }
+    out
+}
+
+/// Every file under `dir` by its path inside `dir`.
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, b)| (p.strip_prefix(dir).unwrap().to_path_buf(), b))
+        .collect()
+}
+
+#[test]
+fn render_killed_at_any_point_leaves_the_old_tree_or_the_new_one_never_a_mix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inventory = tmp.path().join("inventory.yaml");
+    let versions = [fleet(600, "1"), fleet(600, "100")];
+    // The two complete renders, from the same input path (the manifest
+    // names it).
+    let mut complete = Vec::new();
+    let mut took = std::time::Duration::ZERO;
+    for (i, v) in versions.iter().enumerate() {
+        fs::write(&inventory, v).unwrap();
+        let dir = tmp.path().join(format!("complete-{i}"));
+        let t = std::time::Instant::now();
+        let o = run(nodenet().arg("render").arg(&inventory).arg("-o").arg(&dir));
+        took = took.max(t.elapsed());
+        assert!(o.status.success(), "{}", stderr(&o));
+        complete.push(tree(&dir));
+    }
+    assert_ne!(complete[0], complete[1]);
+    let out = tmp.path().join("out");
+    fs::write(&inventory, &versions[0]).unwrap();
+    assert!(
+        run(nodenet().arg("render").arg(&inventory).arg("-o").arg(&out))
+            .status
+            .success()
+    );
+
+    // 20 renders killed (SIGKILL) at points spread over a whole render,
+    // alternating the version being written.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut outcomes = [0usize; 2];
+    for round in 0..20 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let at = took.mul_f64((seed >> 11) as f64 / (1u64 << 53) as f64 * 1.1);
+        fs::write(&inventory, &versions[(round + 1) % 2]).unwrap();
+        let mut child = nodenet()
+            .args(["-q", "render"])
+            .arg(&inventory)
+            .arg("-o")
+            .arg(&out)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now = tree(&out);
+        let which = complete
+            .iter()
+            .position(|c| *c == now)
+            .unwrap_or_else(|| panic!("round {round}, killed after {at:?}: a mix"));
+        outcomes[which] += 1;
+    }
+    // A later render still works whatever the killed ones left.
+    fs::write(&inventory, &versions[1]).unwrap();
+    let o = run(nodenet().arg("render").arg(&inventory).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(tree(&out), complete[1]);
+    eprintln!(
+        "killed renders left version 0 {} times, version 1 {} times",
+        outcomes[0], outcomes[1]
+    );
+}

@@ -198,8 +198,29 @@ pub fn write_into_boot(
     if let Some(ign) = ignition {
         put("ignition", "config.ign", ign, 0o100600)?;
     }
+    // debugfs 1.47's `mkdir` of a directory that exists fails, but only
+    // after allocating an inode it never links: e2fsck then finds an
+    // unconnected directory. So only what is missing is made.
+    let root = tool(
+        program("debugfs").arg("-R").arg("ls -p /").arg(&device),
+        "debugfs (listing the boot filesystem)",
+    )?;
+    let exists = |dir: &str| {
+        root.lines().any(|l| {
+            l.split('/').nth(5) == Some(dir)
+                && l.split('/').nth(2).is_some_and(|m| m.starts_with("04"))
+        })
+    };
+    let mut header = String::new();
+    if !exists("coreos-firstboot-network") {
+        header.push_str(
+            "mkdir /coreos-firstboot-network\nsif /coreos-firstboot-network mode 040755\n",
+        );
+    }
+    if !exists("ignition") {
+        header.push_str("mkdir /ignition\n");
+    }
     let script = scratch.join("debugfs.cmds");
-    let header = "mkdir /coreos-firstboot-network\nsif /coreos-firstboot-network mode 040755\nmkdir /ignition\n";
     std::fs::write(&script, format!("{header}{cmds}"))?;
     tool(
         program("debugfs")
@@ -220,7 +241,7 @@ pub fn write_into_boot(
         )?;
         if back.as_bytes() != data.as_slice() {
             return Err(ImageError::Verify(format!(
-                "{name} does not read back from the boot filesystem"
+                "{name} does not read back from the boot filesystem (is the `boot` partition full?)"
             )));
         }
     }
@@ -292,6 +313,28 @@ pub fn inject(
             Ok(written)
         }
     }
+}
+
+/// The whole-rewrite path alone, the way `inject` falls back to: the
+/// independent reference the in-place patch is tested against.
+pub fn inject_by_rewriting(
+    input: &Path,
+    output: &Path,
+    keyfiles: &[(String, Vec<u8>)],
+    ignition: Option<&[u8]>,
+) -> Result<Written, ImageError> {
+    let job = Job {
+        input,
+        output,
+        detected: detect(input)?,
+        keyfiles,
+        ignition,
+        progress: &|_| {},
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix(".nodenet-disk-")
+        .tempdir_in(crate::dir_of(output))?;
+    rewrite(&job, scratch.path())
 }
 
 /// One run's request, the same for both ways.
