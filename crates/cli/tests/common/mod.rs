@@ -198,6 +198,10 @@ impl ImageServer {
             .collect()
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
     }
