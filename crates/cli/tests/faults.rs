@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{files_under, nodenet, repo, run, tool};
+use common::{build_iso, files_under, http, nodenet, repo, run};
 
 /// A tmpfs mounted on a temp directory, unmounted on drop.
 struct Tmpfs {
@@ -220,30 +220,10 @@ fn an_inventory_read_from_a_pipe_checks_as_the_file_does() {
     assert_eq!(found, located(&plain));
 }
 
-/// A small CoreOS-like live ISO (an embed area and the network feature).
-fn live_iso(dir: &Path) -> PathBuf {
-    let tree = dir.join("iso-tree");
-    fs::create_dir_all(tree.join("images")).unwrap();
-    fs::create_dir_all(tree.join("coreos")).unwrap();
-    fs::write(tree.join("images/ignition.img"), vec![0u8; 256 * 1024]).unwrap();
-    fs::write(
-        tree.join("coreos/features.json"),
-        "{\"live-initrd-network\": true}\n",
-    )
-    .unwrap();
-    let iso = dir.join("live.iso");
-    let o = run(Command::new(tool("xorriso"))
-        .args(["-as", "mkisofs", "-R", "-J", "-o"])
-        .arg(&iso)
-        .arg(&tree));
-    assert!(o.status.success(), "xorriso: {}", stderr(&o));
-    iso
-}
-
 #[test]
 fn iso_copy_on_a_full_disk_leaves_no_output() {
     let tmp = tempfile::tempdir().unwrap();
-    let iso = live_iso(tmp.path());
+    let iso = build_iso(tmp.path(), "live", true, true);
     let size = fs::metadata(&iso).unwrap().len();
     let fs_ = Tmpfs::mount(&format!("size={}k", size / 1024 / 2));
     let out = fs_.path().join("master-0.iso");
@@ -261,7 +241,7 @@ fn iso_copy_on_a_full_disk_leaves_no_output() {
 #[test]
 fn iso_in_place_on_a_read_only_filesystem_is_untouched() {
     let tmp = tempfile::tempdir().unwrap();
-    let iso = live_iso(tmp.path());
+    let iso = build_iso(tmp.path(), "live", true, true);
     let fs_ = Tmpfs::mount("size=4m");
     let target = fs_.path().join("live.iso");
     fs::copy(&iso, &target).unwrap();
@@ -427,23 +407,13 @@ fn serve_under_load_keeps_answering_with_flat_memory_and_no_fd_leak() {
             std::thread::spawn(move || {
                 let start = (i * 7_919_777) % ((32 << 20) - (64 << 10));
                 let end = start + (64 << 10) - 1;
-                let mut s = TcpStream::connect(&addr).unwrap();
-                s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-                write!(
-                    s,
-                    "GET /rhcos.raw HTTP/1.0\r\nRange: bytes={start}-{end}\r\n\r\n"
-                )
-                .unwrap();
-                let mut resp = Vec::new();
-                s.read_to_end(&mut resp).unwrap();
-                let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-                let head = String::from_utf8_lossy(&resp[..split]).into_owned();
-                assert!(
-                    head.starts_with("HTTP/1.0 206") || head.starts_with("HTTP/1.1 206"),
-                    "{head}"
+                let (status, head, body) = http(
+                    &addr,
+                    &format!("GET /rhcos.raw HTTP/1.0\r\nRange: bytes={start}-{end}\r\n\r\n"),
                 );
+                assert_eq!(status, 206, "{head}");
                 assert!(
-                    resp[split + 4..] == image[start as usize..=end as usize],
+                    body == image[start as usize..=end as usize],
                     "range {start}-{end}"
                 );
             })

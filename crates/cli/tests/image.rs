@@ -4,51 +4,11 @@
 mod common;
 
 use std::fs;
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::*;
-
-/// A minimal CoreOS-like live ISO (DESIGN.md's recipe): a 256 KiB zero
-/// embed area and, unless `network` is false, the feature flag.
-fn build_iso(dir: &Path, name: &str, network: bool, area: bool) -> PathBuf {
-    let tree = dir.join(format!("{name}-tree"));
-    fs::create_dir_all(tree.join("images")).unwrap();
-    fs::create_dir_all(tree.join("coreos")).unwrap();
-    if area {
-        fs::write(tree.join("images/ignition.img"), vec![0u8; 256 * 1024]).unwrap();
-    }
-    fs::write(tree.join("images/other.bin"), vec![0x5au8; 64 * 1024]).unwrap();
-    if network {
-        fs::write(
-            tree.join("coreos/features.json"),
-            "{\"live-initrd-network\": true}\n",
-        )
-        .unwrap();
-    }
-    let iso = dir.join(format!("{name}.iso"));
-    let o = run(Command::new(tool("xorriso"))
-        .args([
-            "-as",
-            "mkisofs",
-            "-V",
-            "COREOS",
-            "-rational-rock",
-            "-J",
-            "-joliet-long",
-            "-o",
-        ])
-        .arg(&iso)
-        .arg(&tree));
-    assert!(
-        o.status.success(),
-        "xorriso: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    iso
-}
 
 fn coreos_installer(args: &[&str], path: &Path) -> String {
     let o = run(Command::new(tool("coreos-installer")).args(args).arg(path));
@@ -782,18 +742,6 @@ fn pxe_append_to_refuses_unreadable_initramfs_with_located_error() {
         assert!(!o.status.success());
         assert!(String::from_utf8_lossy(&o.stderr).contains("traversal"));
     }
-}
-
-/// A raw HTTP/1.0 exchange (no client library normalising the path).
-fn http(addr: &str, request: &str) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp).unwrap();
-    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&resp[..split]).into_owned();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, head, resp[split + 4..].to_vec())
 }
 
 #[test]

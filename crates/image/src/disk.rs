@@ -205,10 +205,11 @@ pub fn write_into_boot(
         program("debugfs").arg("-R").arg("ls -p /").arg(&device),
         "debugfs (listing the boot filesystem)",
     )?;
+    // `ls -p` lines: /inode/mode/uid/gid/name/size/
     let exists = |dir: &str| {
         root.lines().any(|l| {
-            l.split('/').nth(5) == Some(dir)
-                && l.split('/').nth(2).is_some_and(|m| m.starts_with("04"))
+            let f: Vec<&str> = l.split('/').collect();
+            f.get(5) == Some(&dir) && f.get(2).is_some_and(|m| m.starts_with("04"))
         })
     };
     let mut header = String::new();
@@ -283,19 +284,15 @@ pub fn inject(
     ignition: Option<&[u8]>,
     progress: &dyn Fn(&str),
 ) -> Result<Written, ImageError> {
-    let detected = detect(input)?;
-    let dir = crate::dir_of(output);
-    let scratch = tempfile::Builder::new()
-        .prefix(".nodenet-disk-")
-        .tempdir_in(dir)?;
     let job = Job {
         input,
         output,
-        detected,
+        detected: detect(input)?,
         keyfiles,
         ignition,
         progress,
     };
+    let scratch = scratch_beside(output)?;
     let patched = patch(&job, scratch.path());
     // Its decompressed copy can be as big as the image: gone before a
     // rewrite makes its own.
@@ -305,14 +302,19 @@ pub fn inject(
         Err(Unpatchable::Image(e)) => Err(e),
         Err(Unpatchable::Layout(reason)) => {
             progress(&format!("{reason}: rewriting the whole image"));
-            let scratch = tempfile::Builder::new()
-                .prefix(".nodenet-disk-")
-                .tempdir_in(dir)?;
-            let mut written = rewrite(&job, scratch.path())?;
+            let mut written = rewrite(&job, scratch_beside(output)?.path())?;
             written.method = Method::Rewritten { reason };
             Ok(written)
         }
     }
+}
+
+/// A scratch directory on the output's filesystem (the final rename stays
+/// on it), gone when dropped.
+fn scratch_beside(output: &Path) -> Result<tempfile::TempDir, ImageError> {
+    Ok(tempfile::Builder::new()
+        .prefix(".nodenet-disk-")
+        .tempdir_in(crate::dir_of(output))?)
 }
 
 /// The whole-rewrite path alone, the way `inject` falls back to: the
@@ -331,10 +333,7 @@ pub fn inject_by_rewriting(
         ignition,
         progress: &|_| {},
     };
-    let scratch = tempfile::Builder::new()
-        .prefix(".nodenet-disk-")
-        .tempdir_in(crate::dir_of(output))?;
-    rewrite(&job, scratch.path())
+    rewrite(&job, scratch_beside(output)?.path())
 }
 
 /// One run's request, the same for both ways.

@@ -5,6 +5,8 @@
 
 pub mod sushy;
 
+use std::fs;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -328,4 +330,58 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
     }
+}
+
+/// A raw HTTP/1.0 exchange (no client library normalising the path), with
+/// its status, head and body; a 30 s read timeout.
+pub fn http(addr: &str, request: &str) -> (u16, String, Vec<u8>) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).unwrap();
+    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&resp[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head, resp[split + 4..].to_vec())
+}
+
+/// A minimal CoreOS-like live ISO (DESIGN.md's recipe): a 256 KiB zero
+/// embed area and, unless `network` is false, the feature flag.
+pub fn build_iso(dir: &Path, name: &str, network: bool, area: bool) -> PathBuf {
+    let tree = dir.join(format!("{name}-tree"));
+    fs::create_dir_all(tree.join("images")).unwrap();
+    fs::create_dir_all(tree.join("coreos")).unwrap();
+    if area {
+        fs::write(tree.join("images/ignition.img"), vec![0u8; 256 * 1024]).unwrap();
+    }
+    fs::write(tree.join("images/other.bin"), vec![0x5au8; 64 * 1024]).unwrap();
+    if network {
+        fs::write(
+            tree.join("coreos/features.json"),
+            "{\"live-initrd-network\": true}\n",
+        )
+        .unwrap();
+    }
+    let iso = dir.join(format!("{name}.iso"));
+    let o = run(Command::new(tool("xorriso"))
+        .args([
+            "-as",
+            "mkisofs",
+            "-V",
+            "COREOS",
+            "-rational-rock",
+            "-J",
+            "-joliet-long",
+            "-o",
+        ])
+        .arg(&iso)
+        .arg(&tree));
+    assert!(
+        o.status.success(),
+        "xorriso: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    iso
 }

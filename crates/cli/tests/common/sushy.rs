@@ -2,7 +2,6 @@
 //! 127.0.0.1, as the BMC emulator for the Redfish tests and the lab.
 
 use std::fs;
-use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -101,17 +100,14 @@ impl Emulator {
 
     /// GET a Redfish resource with basic auth (raw HTTP, our own client not involved).
     pub fn get(&self, path: &str) -> serde_json::Value {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         let auth = base64(&format!("admin:{PASSWORD}"));
-        write!(
-            s,
-            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n\r\n"
-        )
-        .unwrap();
-        let mut resp = Vec::new();
-        s.read_to_end(&mut resp).unwrap();
-        let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        serde_json::from_slice(&resp[split + 4..]).unwrap()
+        let (_, _, body) = http(
+            &format!("127.0.0.1:{}", self.port),
+            &format!(
+                "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n\r\n"
+            ),
+        );
+        serde_json::from_slice(&body).unwrap()
     }
 }
 
