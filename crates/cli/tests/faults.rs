@@ -449,3 +449,269 @@ fn serve_under_load_keeps_answering_with_flat_memory_and_no_fd_leak() {
         fds(pid)
     );
 }
+
+/// A seeded point in `[0, 1.1 × took)`: kills spread over a whole run and
+/// a little past it.
+fn kill_points(took: std::time::Duration, n: usize, mut seed: u64) -> Vec<std::time::Duration> {
+    (0..n)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            took.mul_f64((seed >> 11) as f64 / (1u64 << 53) as f64 * 1.1)
+        })
+        .collect()
+}
+
+/// Runs `cmd` and SIGKILLs it after `at` (if it still runs).
+fn kill_after(cmd: &mut Command, at: std::time::Duration) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(at);
+    let _ = child.kill();
+    child.wait().unwrap();
+}
+
+/// Scratch that runs of ours leave beside their outputs.
+fn scratch_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".nodenet-"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn keyfile(dir: &Path) -> PathBuf {
+    let kf = dir.join("eno1.nmconnection");
+    fs::write(
+        &kf,
+        "[connection]\nid=eno1\ntype=ethernet\ninterface-name=eno1\n\n[ipv4]\nmethod=auto\n",
+    )
+    .unwrap();
+    kf
+}
+
+/// `image disk` with debugfs's clock fixed, so that two complete runs
+/// give the same bytes.
+fn image_disk(kf: &Path, input: &Path, out: &Path) -> Command {
+    let mut c = nodenet();
+    c.env("E2FSPROGS_FAKE_TIME", "1700000000")
+        .args(["-q", "image", "disk", "--keyfile"])
+        .arg(kf)
+        .arg(input)
+        .arg("-o")
+        .arg(out);
+    c
+}
+
+/// `image disk` SIGKILLed at 20 seeded points, in place and with `-o`
+/// over an earlier output, for raw, qcow2 and gzip images: the file under
+/// the final name is always the old image or the complete new one, never
+/// a mix; the next run removes the scratch the killed ones left (a
+/// decompressed copy is as large as the image) and writes the same image.
+#[test]
+fn disk_image_killed_at_any_point_is_the_old_image_or_the_new_one_never_a_mix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, _, _) = common::build_disk(tmp.path(), 96);
+    let qcow2 = tmp.path().join("disk.qcow2");
+    common::sh(&format!(
+        "qemu-img convert -O qcow2 '{}' '{}'",
+        raw.display(),
+        qcow2.display()
+    ));
+    let gz = tmp.path().join("disk.raw.gz");
+    common::sh(&format!(
+        "gzip -1 -c '{}' > '{}'",
+        raw.display(),
+        gz.display()
+    ));
+    let kf = keyfile(tmp.path());
+    // The old and the new bytes of each image, and the longest run.
+    let mut took = std::time::Duration::ZERO;
+    let variants: Vec<(PathBuf, Vec<u8>, Vec<u8>)> = [raw, qcow2, gz]
+        .into_iter()
+        .map(|input| {
+            let name = input.file_name().unwrap().to_string_lossy().into_owned();
+            let reference = tmp.path().join(format!("new-{name}"));
+            let t = std::time::Instant::now();
+            let o = run(&mut image_disk(&kf, &input, &reference));
+            took = took.max(t.elapsed());
+            assert!(o.status.success(), "{}", stderr(&o));
+            let (old, new) = (fs::read(&input).unwrap(), fs::read(&reference).unwrap());
+            assert_ne!(old, new);
+            (input, old, new)
+        })
+        .collect();
+
+    let work = tmp.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let mut outcomes = [0usize; 2];
+    let mut scratch_left = 0;
+    for (round, at) in kill_points(took, 20, 0x2545_f491_4f6c_dd1d)
+        .into_iter()
+        .enumerate()
+    {
+        let (input, old, new) = &variants[round % variants.len()];
+        let in_place = round % 2 == 0;
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        let source = work.join(&name);
+        fs::write(&source, old).unwrap();
+        let target = if in_place {
+            source.clone()
+        } else {
+            // An earlier output of the same name, to be replaced.
+            let out = work.join(format!("out-{name}"));
+            fs::write(&out, old).unwrap();
+            out
+        };
+        kill_after(&mut image_disk(&kf, &source, &target), at);
+        let now = fs::read(&target).unwrap();
+        let which = [old, new]
+            .iter()
+            .position(|v| **v == now)
+            .unwrap_or_else(|| {
+                panic!(
+                    "round {round} ({name}, {}), killed after {at:?}: a mix",
+                    if in_place { "in place" } else { "-o" }
+                )
+            });
+        outcomes[which] += 1;
+        if !in_place {
+            assert_eq!(&fs::read(&source).unwrap(), old, "the input is untouched");
+        }
+        scratch_left = scratch_left.max(scratch_in(&work).len());
+    }
+    // A later run sweeps what the killed ones left and writes the same.
+    let (input, old, new) = &variants[2];
+    let source = work.join("again.raw.gz");
+    fs::write(&source, old).unwrap();
+    let o = run(&mut image_disk(&kf, &source, &source));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&fs::read(&source).unwrap(), new, "{}", input.display());
+    assert_eq!(scratch_in(&work), Vec::<String>::new());
+    eprintln!(
+        "killed `image disk` runs left the old image {} times, the new one {} times; \
+         at most {scratch_left} scratch entries at once, none after the next run",
+        outcomes[0], outcomes[1]
+    );
+}
+
+/// An inventory of `n` hosts, each with its own network, for `import
+/// --into` to read and write back whole.
+fn inventory_of(n: usize) -> String {
+    let mut s = String::from("nodenet: v1\nhosts:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "- name: host-{i}\n  network:\n    interfaces:\n    - name: eno1\n      type: ethernet\n      state: up\n      ipv4:\n        enabled: true\n        dhcp: false\n        address:\n        - ip: 10.{}.{}.{}\n          prefix-length: 16\n",
+            i / 65536,
+            (i / 256) % 256,
+            i % 256
+        ));
+    }
+    s
+}
+
+/// `import --into` SIGKILLed at 20 seeded points: the inventory is the old
+/// file or the new one, never a mix, and no scratch file stays after the
+/// next run.
+#[test]
+fn import_into_killed_at_any_point_leaves_the_old_inventory_or_the_new_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kf = keyfile(tmp.path());
+    let inventory = tmp.path().join("inventory.yaml");
+    let old = inventory_of(3000);
+    let import = |inv: &Path| {
+        let mut c = nodenet();
+        c.args(["-q", "import"])
+            .arg(&kf)
+            .arg("--into")
+            .arg(inv)
+            .args(["--host", "new-host"]);
+        c
+    };
+    let reference = tmp.path().join("reference.yaml");
+    fs::write(&reference, &old).unwrap();
+    let t = std::time::Instant::now();
+    let o = run(&mut import(&reference));
+    let took = t.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let new = fs::read_to_string(&reference).unwrap();
+    assert!(new.contains("new-host"), "{new}");
+    let mut outcomes = [0usize; 2];
+    for (round, at) in kill_points(took, 20, 0x0bad_5eed).into_iter().enumerate() {
+        fs::write(&inventory, &old).unwrap();
+        kill_after(&mut import(&inventory), at);
+        let now = fs::read_to_string(&inventory).unwrap();
+        let which = [&old, &new]
+            .iter()
+            .position(|v| **v == now)
+            .unwrap_or_else(|| panic!("round {round}, killed after {at:?}: a mix"));
+        outcomes[which] += 1;
+    }
+    fs::write(&inventory, &old).unwrap();
+    assert!(run(&mut import(&inventory)).status.success());
+    assert_eq!(fs::read_to_string(&inventory).unwrap(), new);
+    assert_eq!(scratch_in(tmp.path()), Vec::<String>::new());
+    eprintln!(
+        "killed imports (a run takes {took:?}) left the old inventory {} times, the new one {} times",
+        outcomes[0], outcomes[1]
+    );
+}
+
+/// `image disk` on a disk that fills up, with `-o` and in place: exit 2,
+/// the error names the output and the cause, the input is untouched,
+/// nothing is left but it.
+#[test]
+fn disk_image_on_a_full_disk_fails_cleanly_and_keeps_the_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (raw, _, _) = common::build_disk(tmp.path(), 16);
+    let kf = keyfile(tmp.path());
+    let fs_ = Tmpfs::mount("size=64m");
+    let input = fs_.path().join("disk.raw");
+    fs::copy(&raw, &input).unwrap();
+    let before = fs::read(&input).unwrap();
+    fs_.fill_leaving(2 << 20);
+    for out in [fs_.path().join("out.raw"), input.clone()] {
+        let o = run(&mut image_disk(&kf, &input, &out));
+        assert_io_failure(&o, &out.display().to_string(), "No space left on device");
+        assert_eq!(fs::read(&input).unwrap(), before, "the input is untouched");
+        assert_eq!(fs_.entries(&[]), ["disk.raw", "filler"]);
+    }
+}
+
+/// The agent's status record on a full disk: exit 2 naming the record,
+/// the previous record intact, no temp file left.
+#[test]
+fn status_record_on_a_full_disk_keeps_the_previous_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs_ = Tmpfs::mount("size=1m");
+    let record = fs_.path().join("status.json");
+    let o = run(nodenet()
+        .arg("service")
+        .arg("--dir")
+        .arg(tmp.path())
+        .arg("--status")
+        .arg(&record));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = fs::read(&record).unwrap();
+    assert!(
+        String::from_utf8_lossy(&before).contains("no-file"),
+        "{}",
+        String::from_utf8_lossy(&before)
+    );
+    fs_.fill_leaving(0);
+    let o = run(nodenet()
+        .arg("service")
+        .arg("--dir")
+        .arg(tmp.path())
+        .arg("--status")
+        .arg(&record));
+    assert_io_failure(&o, "status.json", "No space left on device");
+    assert_eq!(fs::read(&record).unwrap(), before);
+    assert_eq!(fs_.entries(&[]), ["filler", "status.json"]);
+}

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gzp::{deflate::Gzip, ZBuilder, ZWriter};
+use nodenet_model::scratch::{self, ScratchDir};
 use sha2::{Digest, Sha256};
 
 use crate::ImageError;
@@ -307,14 +308,33 @@ pub fn inject(
             Ok(written)
         }
     }
+    .map_err(|e| naming_output(e, output))
+}
+
+/// Scratch copies and the temp file live beside the output: a full or
+/// read-only filesystem there is the output's, and the error says so.
+fn naming_output(e: ImageError, output: &Path) -> ImageError {
+    use std::io::ErrorKind::{QuotaExceeded, ReadOnlyFilesystem, StorageFull};
+    match e {
+        ImageError::Io(source)
+            if matches!(
+                source.kind(),
+                StorageFull | ReadOnlyFilesystem | QuotaExceeded
+            ) =>
+        {
+            ImageError::IoAt {
+                path: output.to_path_buf(),
+                source,
+            }
+        }
+        e => e,
+    }
 }
 
 /// A scratch directory on the output's filesystem (the final rename stays
-/// on it), gone when dropped.
-fn scratch_beside(output: &Path) -> Result<tempfile::TempDir, ImageError> {
-    Ok(tempfile::Builder::new()
-        .prefix(".nodenet-disk-")
-        .tempdir_in(crate::dir_of(output))?)
+/// on it), gone when dropped, swept by a later run when this one is killed.
+fn scratch_beside(output: &Path) -> Result<ScratchDir, ImageError> {
+    scratch::dir_beside(output, scratch::Kind::Disk).map_err(ImageError::at(output))
 }
 
 /// The whole-rewrite path alone, the way `inject` falls back to: the

@@ -263,10 +263,7 @@ pub fn embed_in_place(path: &Path, e: &Embed) -> Result<usize, ImageError> {
 /// Embeds into a copy: the input is copied beside `out` (reflinked where
 /// the filesystem can), embedded, then renamed to `out`.
 pub fn embed_to(input: &Path, out: &Path, e: &Embed) -> Result<usize, ImageError> {
-    let dir = crate::dir_of(out);
-    let tmp = tempfile::Builder::new()
-        .prefix(".nodenet-iso-")
-        .tempfile_in(dir)
+    let tmp = nodenet_model::scratch::file_beside(out, nodenet_model::scratch::Kind::Iso)
         .map_err(ImageError::at(out))?;
     std::fs::copy(input, tmp.path()).map_err(ImageError::at(out))?;
     let n = embed_in_place(tmp.path(), e)?;

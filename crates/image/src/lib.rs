@@ -57,14 +57,6 @@ impl ImageError {
     }
 }
 
-/// The directory a file is (to be) in, where its temp files go so the
-/// final rename stays on one filesystem.
-pub(crate) fn dir_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
 /// Writes `data` to `path` atomically (temp file beside it, then rename).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
     nodenet_model::write_atomic(path, data).map_err(ImageError::at(path))

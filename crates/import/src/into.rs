@@ -4,7 +4,6 @@
 //! The inventory is rewritten through serde_yaml, so its comments and
 //! formatting are not kept (the README says so); the write is atomic.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_yaml::{Mapping, Value as Y};
@@ -75,12 +74,6 @@ pub fn add_host(
         }
     }
     let text = serde_yaml::to_string(&doc).expect("YAML serialises");
-    let dir = inventory
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(text.as_bytes()).map_err(io)?;
-    tmp.persist(inventory).map_err(|e| io(e.error))?;
+    nodenet_model::write_atomic(inventory, text.as_bytes()).map_err(io)?;
     Ok(replaced)
 }

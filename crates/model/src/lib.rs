@@ -6,6 +6,7 @@ pub mod diag;
 pub mod fields;
 pub mod inventory;
 pub mod load;
+pub mod scratch;
 pub mod template;
 pub mod yaml;
 
@@ -19,13 +20,7 @@ pub use yaml::{Node, Span, Value};
 /// either the old file or the new one, never a partial one.
 pub fn write_atomic(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".nodenet-")
-        .tempfile_in(dir)?;
+    let mut tmp = scratch::file_beside(path, scratch::Kind::File)?;
     tmp.write_all(data)?;
     tmp.as_file().sync_data()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -66,7 +66,7 @@ pub fn write_tree(
 /// [`Tree::commit`] swaps it in. Dropping it unfinished removes it.
 pub struct Tree {
     target: PathBuf,
-    tmp: tempfile::TempDir,
+    tmp: nodenet_model::scratch::ScratchDir,
     /// Files are created relative to this descriptor: no walk of the
     /// temporary directory's absolute path for each of 50,000 files.
     root: std::os::fd::OwnedFd,
@@ -83,13 +83,7 @@ impl Tree {
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&parent).map_err(|e| io_err(&parent, e))?;
-        let base = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".into());
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{base}.nodenet-"))
-            .tempdir_in(&parent)
+        let tmp = nodenet_model::scratch::dir_beside(dir, nodenet_model::scratch::Kind::Render)
             .map_err(|e| io_err(&parent, e))?;
         let root = rustix::fs::open(
             tmp.path(),
@@ -189,9 +183,9 @@ impl Tree {
         }
         fs::set_permissions(root, fs::Permissions::from_mode(0o755))
             .map_err(|e| io_err(root, e))?;
-        drop(self.root);
         let dir = self.target.as_path();
-        let tmp_path = self.tmp.keep();
+        // Locked until the swap is done: no other run's sweep takes it.
+        let (tmp_path, _lock) = self.tmp.keep();
         let result = if dir.exists() {
             // Swap in one step, then delete what was there.
             rustix::fs::renameat_with(

@@ -385,3 +385,75 @@ pub fn build_iso(dir: &Path, name: &str, network: bool, area: bool) -> PathBuf {
     );
     iso
 }
+
+/// A small CoreOS-like disk: GPT with `bios`, `boot` (ext4, label boot)
+/// and `root` (filled with a pattern), as raw; returns (raw, boot offset,
+/// boot length).
+pub fn build_disk(dir: &Path, root_mib: u64) -> (PathBuf, u64, u64) {
+    let raw = dir.join("disk.raw");
+    let staging = dir.join("staging");
+    fs::create_dir_all(staging.join("grub2")).unwrap();
+    fs::write(staging.join("grub2/grub.cfg"), "set timeout=1\n").unwrap();
+    let total = 16 + root_mib + 2;
+    sh(&format!("truncate -s {total}M '{}'", raw.display()));
+    sh(&format!(
+        "{} -o -n 1:2048:+1M -c 1:bios -n 2:0:+12M -c 2:boot -n 3:0:0 -c 3:root '{}' >/dev/null",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let info = sh(&format!(
+        "{} -i 2 '{}'",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let sector = |label: &str| -> u64 {
+        info.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (first, last) = (sector("First sector:"), sector("Last sector:"));
+    let boot = dir.join("boot.img");
+    sh(&format!(
+        "{} -q -F -L boot -d '{}' '{}' 12M",
+        tool("mkfs.ext4").display(),
+        staging.display(),
+        boot.display()
+    ));
+    sh(&format!(
+        "dd if='{}' of='{}' bs=512 seek={first} conv=notrunc status=none",
+        boot.display(),
+        raw.display()
+    ));
+    let info3 = sh(&format!(
+        "{} -i 3 '{}'",
+        tool("sgdisk").display(),
+        raw.display()
+    ));
+    let root_first: u64 = info3
+        .lines()
+        .find(|l| l.starts_with("First sector:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    // A recognisable root partition.
+    sh(&format!("yes nodenet-root-pattern | head -c {}M | dd of='{}' bs=512 seek={root_first} conv=notrunc status=none", root_mib, raw.display()));
+    (raw, first * 512, (last - first + 1) * 512)
+}
+
+pub fn sh(cmd: &str) -> String {
+    let o = run(Command::new("sh").arg("-c").arg(cmd));
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

@@ -1,0 +1,221 @@
+//! Scratch files and directories beside an output: made on the output's
+//! filesystem so the final rename is one step, and found again when a run
+//! was killed before it could remove them (a decompressed disk image in a
+//! stale scratch directory can be as large as the image).
+//!
+//! Each scratch holds an advisory lock (`flock`) for as long as its maker
+//! runs; the kernel drops it when the process dies, however it dies. A
+//! new scratch first removes, in the same directory, every scratch whose
+//! lock nobody holds. A lock, not a process id in the name, so that runs
+//! in other PID namespaces (containers sharing a directory) are safe.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{flock, FlockOperation};
+
+/// What a scratch is for; part of its name, and the only names
+/// [`sweep`] ever removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A file written whole, then renamed over its final name.
+    File,
+    /// A rendered tree, swapped in for the previous one.
+    Render,
+    /// Working copies of a disk image.
+    Disk,
+    /// A copy of an ISO being embedded into.
+    Iso,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::File, Kind::Render, Kind::Disk, Kind::Iso];
+
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Render => "render",
+            Kind::Disk => "disk",
+            Kind::Iso => "iso",
+        }
+    }
+}
+
+/// tempfile's random suffix length.
+const RANDOM: usize = 6;
+
+/// `.nodenet-<kind>-`, after `.<output name>` for renders so that people
+/// see which output a leftover belongs to.
+fn prefix(output: &Path, kind: Kind) -> String {
+    match (kind, output.file_name()) {
+        (Kind::Render, Some(base)) => {
+            format!(".{}.nodenet-{}-", base.to_string_lossy(), kind.tag())
+        }
+        _ => format!(".nodenet-{}-", kind.tag()),
+    }
+}
+
+/// Whether `name` is a scratch name some run of ours made.
+fn is_scratch(name: &str) -> bool {
+    Kind::ALL.iter().any(|k| {
+        let marker = format!(".nodenet-{}-", k.tag());
+        name.starts_with('.')
+            && name.rfind(&marker).is_some_and(|at| {
+                let random = &name[at + marker.len()..];
+                random.len() == RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
+            })
+    })
+}
+
+/// The directory `output` is (to be) in.
+pub fn dir_of(output: &Path) -> &Path {
+    output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+fn lock(file: &File) -> io::Result<()> {
+    flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
+}
+
+/// Removes the scratch in `dir` that no running process holds. Best
+/// effort: what cannot be removed stays for a later run.
+pub fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_scratch) {
+            continue;
+        }
+        // Never through a symlink.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if !(kind.is_dir() || kind.is_file()) {
+            continue;
+        }
+        let Ok(handle) = File::open(&path) else {
+            continue;
+        };
+        if lock(&handle).is_err() {
+            continue; // its maker still runs
+        }
+        let _ = if kind.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+    }
+}
+
+/// A scratch directory beside `output`, locked while this value lives;
+/// removed on drop unless [`ScratchDir::keep`] took it.
+pub struct ScratchDir {
+    tmp: tempfile::TempDir,
+    lock: File,
+}
+
+impl ScratchDir {
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Keeps the directory (the caller renames it away); the returned
+    /// handle holds the lock until it is dropped.
+    pub fn keep(self) -> (PathBuf, File) {
+        (self.tmp.keep(), self.lock)
+    }
+}
+
+/// Sweeps `output`'s directory, then makes a locked scratch directory in it.
+pub fn dir_beside(output: &Path, kind: Kind) -> io::Result<ScratchDir> {
+    let dir = dir_of(output);
+    sweep(dir);
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix(output, kind))
+        .rand_bytes(RANDOM)
+        .tempdir_in(dir)?;
+    let handle = File::open(tmp.path())?;
+    lock(&handle)?;
+    Ok(ScratchDir { tmp, lock: handle })
+}
+
+/// Sweeps `output`'s directory, then makes a locked scratch file in it
+/// (the lock lives with the file's handle, through `persist` too).
+pub fn file_beside(output: &Path, kind: Kind) -> io::Result<tempfile::NamedTempFile> {
+    let dir = dir_of(output);
+    sweep(dir);
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix(output, kind))
+        .rand_bytes(RANDOM)
+        .tempfile_in(dir)?;
+    lock(tmp.as_file())?;
+    Ok(tmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_names_are_scratch() {
+        for name in [
+            ".nodenet-file-a1B2c3",
+            ".nodenet-disk-zzzzzz",
+            ".out.nodenet-render-000000",
+            ".nodenet-iso-Abc123",
+        ] {
+            assert!(is_scratch(name), "{name}");
+        }
+        for name in [
+            "nodenet-file-a1B2c3",
+            ".nodenet-file-a1B2c",
+            ".nodenet-file-a1B2c3d",
+            ".nodenet-other-a1B2c3",
+            ".nodenet-file-a1B2c!",
+            ".nodenet-",
+            "inventory.yaml",
+        ] {
+            assert!(!is_scratch(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_held_scratch_survives_a_sweep_and_a_released_one_does_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("image.raw");
+        let held = dir_beside(&out, Kind::Disk).unwrap();
+        std::fs::write(held.path().join("image"), "x").unwrap();
+        let file = file_beside(&out, Kind::File).unwrap();
+        // Left by a run that died: the same names, nobody holding them.
+        let (left_dir, lock) = dir_beside(&out, Kind::Disk).unwrap().keep();
+        drop(lock);
+        let left_file = tmp.path().join(".nodenet-file-Zz9Zz9");
+        std::fs::write(&left_file, "partial").unwrap();
+        // Not ours: never removed.
+        let theirs = tmp.path().join(".nodenet-notes");
+        std::fs::write(&theirs, "mine").unwrap();
+        sweep(tmp.path());
+        assert!(held.path().join("image").exists());
+        assert!(file.path().exists());
+        assert!(!left_dir.exists());
+        assert!(!left_file.exists());
+        assert!(theirs.exists());
+    }
+
+    #[test]
+    fn a_symlink_named_like_scratch_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("precious");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("data"), "keep").unwrap();
+        std::os::unix::fs::symlink(&target, tmp.path().join(".nodenet-disk-abcdef")).unwrap();
+        sweep(tmp.path());
+        assert!(target.join("data").exists());
+    }
+}
