@@ -276,14 +276,13 @@ fn nmstatectl_per_host(args: &Args, out: &Path) -> Result<(f64, usize)> {
 }
 
 /// Every input shape: a scaling series (check and check+render, the time
-/// ratio per doubling), then the headline size with nmstatectl per host
-/// beside it; then the template render's files written alone, and import.
+/// ratio per doubling), then the headline size with its files written
+/// alone (the floor) and nmstatectl per host beside it; then import.
 fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
     let shapes: Vec<Shape> = Shape::ALL
         .into_iter()
         .filter(|s| args.shapes.is_empty() || args.shapes.iter().any(|k| k == s.key()))
         .collect();
-    let mut template_out = None;
     for shape in shapes {
         println!("\n{} ({}):", shape.label(), shape.key());
         println!(
@@ -320,14 +319,22 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 std::fs::remove_dir_all(&out)?;
                 continue;
             }
+            // What writing this render's files costs with nothing else to
+            // do: the floor under any check+render of this shape.
+            let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
+            println!(
+                "  files alone: {floor:.3} s ({files} files of this render written again from memory on every core, nothing else; {:.0} % of its check+render)",
+                floor / m.render * 100.0
+            );
             if shape != Shape::TemplateDhcp {
                 let (peer, sampled) = nmstatectl_per_host(args, &out)?;
                 let ours = m.render / n as f64;
                 println!(
-                    "  nmstatectl gc {:.3} ms/host (sample of {sampled}, one process each), nodenet check+render {:.3} ms/host: {:.1}x",
+                    "  nmstatectl gc {:.3} ms/host (sample of {sampled}, one process each), nodenet check+render {:.3} ms/host: {:.1}x (writing the files alone: {:.1}x)",
                     peer * 1e3,
                     ours * 1e3,
-                    peer / ours
+                    peer / ours,
+                    peer / (floor / n as f64)
                 );
             }
             if let Some(disk) = &args.disk_dir {
@@ -342,17 +349,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 );
                 std::fs::remove_dir_all(on_disk)?;
             }
-            if shape == Shape::Template {
-                template_out = Some((out, m.render));
-            }
         }
-    }
-    if let Some((out, render)) = template_out {
-        let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
-        println!(
-            "\nfiles alone: {floor:.3} s ({files} files of the template render written again, nothing else; {:.0} % of its check+render)",
-            floor / render * 100.0
-        );
     }
 
     if args.import_files > 0 {

@@ -20,20 +20,55 @@ pub enum Failure {
     Http { status: u16, message: String },
     #[error("cannot reach the BMC ({0})")]
     Unreachable(String),
-    #[error("no answer before the deadline")]
-    Timeout,
+    /// Connected, then the BMC closed or reset the connection before its
+    /// answer was complete.
+    #[error("the BMC closed the connection before a complete answer ({0})")]
+    Dropped(String),
+    /// No (complete) answer: `waited` from the first send until given
+    /// up; `deadline` when the last attempt was cut short by the host's
+    /// deadline rather than ending at the per-request timeout.
+    #[error("{}", timeout_text(*.waited, *.deadline))]
+    Timeout { waited: Duration, deadline: bool },
     #[error("{0}")]
     Protocol(String),
     #[error("{0}")]
     Inventory(String),
 }
 
-/// A failure at a named step (`powering off`, `inserting media`, ...).
+fn timeout_text(waited: Duration, deadline: bool) -> String {
+    let secs = |d: Duration| {
+        let s = d.as_secs_f64();
+        if s >= 1.0 {
+            format!("{s:.0} s")
+        } else {
+            format!("{s:.1} s")
+        }
+    };
+    if waited.is_zero() {
+        "the deadline passed before the request could be sent".into()
+    } else if deadline {
+        format!("no answer before the deadline (waited {})", secs(waited))
+    } else {
+        format!(
+            "no answer within {} per attempt (waited {})",
+            secs(redfish::REQUEST_TIMEOUT),
+            secs(waited)
+        )
+    }
+}
+
+/// A failure at a named step (`powering off`, `inserting media`, ...),
+/// with where it happened.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{step}: {failure}{}", hint(.failure))]
+#[error("{step}: {failure}{}{}", hint(.failure), context(.at.as_deref(), *.attempts))]
 pub struct BmcError {
     pub step: &'static str,
     pub failure: Failure,
+    /// The request that failed (`GET http://bmc/redfish/v1/...`), else
+    /// the BMC (`BMC http://bmc/...`); never credentials.
+    pub at: Option<String>,
+    /// How many times the request was sent (retries included).
+    pub attempts: u32,
 }
 
 fn hint(f: &Failure) -> &'static str {
@@ -44,9 +79,37 @@ fn hint(f: &Failure) -> &'static str {
     }
 }
 
+fn context(at: Option<&str>, attempts: u32) -> String {
+    match (at, attempts) {
+        (None, _) => String::new(),
+        (Some(at), 0 | 1) => format!(" [{at}]"),
+        (Some(at), n) => format!(" [{at}, {n} attempts]"),
+    }
+}
+
 impl BmcError {
     pub fn new(step: &'static str, failure: Failure) -> BmcError {
-        BmcError { step, failure }
+        BmcError {
+            step,
+            failure,
+            at: None,
+            attempts: 0,
+        }
+    }
+
+    /// The request that failed (`METHOD URL`) and how often it was sent.
+    pub fn sent(mut self, request: String, attempts: u32) -> BmcError {
+        self.at = Some(request);
+        self.attempts = attempts;
+        self
+    }
+
+    /// The BMC's address, unless the failed request already names it.
+    pub fn at_bmc(mut self, bmc: &str) -> BmcError {
+        if self.at.is_none() {
+            self.at = Some(format!("BMC {bmc}"));
+        }
+        self
     }
 }
 
@@ -396,15 +459,49 @@ pub fn provision_plan(image: &str) -> String {
 /// Where a host is while a command works on it: `(host, step)`.
 pub type Progress = dyn Fn(&str, &str) + Send + Sync;
 
+/// Past its deadline, a host's operation is given this long to end by
+/// itself (every request is already cut to the deadline) before it is
+/// dropped.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// Runs `op` with the host's deadline (`timeout` from now); whatever
+/// happens, returns by the deadline plus [`GRACE`], and every error names
+/// the BMC.
+async fn bounded<F>(
+    t: &Target,
+    timeout: Duration,
+    op: impl FnOnce(Instant) -> F,
+) -> Result<Status, BmcError>
+where
+    F: std::future::Future<Output = Result<Status, BmcError>>,
+{
+    let deadline = Instant::now() + timeout;
+    let r = tokio::time::timeout_at((deadline + GRACE).into(), op(deadline))
+        .await
+        .unwrap_or_else(|_| {
+            Err(BmcError::new(
+                "running",
+                Failure::Timeout {
+                    waited: timeout,
+                    deadline: true,
+                },
+            ))
+        });
+    r.map_err(|e| e.at_bmc(&t.bmc()))
+}
+
 pub async fn status(
     t: &Target,
     timeout: Duration,
     progress: &Progress,
 ) -> Result<Status, BmcError> {
-    progress(&t.host, "connecting");
-    let s = open(t, Instant::now() + timeout).await?;
-    progress(&t.host, "reading status");
-    s.status(&t.host).await
+    bounded(t, timeout, |deadline| async move {
+        progress(&t.host, "connecting");
+        let s = open(t, deadline).await?;
+        progress(&t.host, "reading status");
+        s.status(&t.host).await
+    })
+    .await
 }
 
 pub async fn power(
@@ -413,36 +510,42 @@ pub async fn power(
     timeout: Duration,
     progress: &Progress,
 ) -> Result<Status, BmcError> {
-    let say = |step: &str| progress(&t.host, step);
-    say("connecting");
-    let s = open(t, Instant::now() + timeout).await?;
-    match action {
-        Power::On => {
-            say("powering on");
-            s.reset("powering on", "On").await?;
-            say("waiting for power on");
-            s.wait_power("waiting for power on", "On").await?;
+    bounded(t, timeout, |deadline| async move {
+        let say = |step: &str| progress(&t.host, step);
+        say("connecting");
+        let s = open(t, deadline).await?;
+        match action {
+            Power::On => {
+                say("powering on");
+                s.reset("powering on", "On").await?;
+                say("waiting for power on");
+                s.wait_power("waiting for power on", "On").await?;
+            }
+            Power::Off => {
+                say("powering off");
+                s.reset("powering off", "ForceOff").await?;
+                say("waiting for power off");
+                s.wait_power("waiting for power off", "Off").await?;
+            }
+            Power::Restart => {
+                say("restarting");
+                s.reset("restarting", "ForceRestart").await?
+            }
         }
-        Power::Off => {
-            say("powering off");
-            s.reset("powering off", "ForceOff").await?;
-            say("waiting for power off");
-            s.wait_power("waiting for power off", "Off").await?;
-        }
-        Power::Restart => {
-            say("restarting");
-            s.reset("restarting", "ForceRestart").await?
-        }
-    }
-    s.status(&t.host).await
+        s.status(&t.host).await
+    })
+    .await
 }
 
 pub async fn eject(t: &Target, timeout: Duration, progress: &Progress) -> Result<Status, BmcError> {
-    progress(&t.host, "connecting");
-    let s = open(t, Instant::now() + timeout).await?;
-    progress(&t.host, "ejecting media");
-    s.eject().await?;
-    s.status(&t.host).await
+    bounded(t, timeout, |deadline| async move {
+        progress(&t.host, "connecting");
+        let s = open(t, deadline).await?;
+        progress(&t.host, "ejecting media");
+        s.eject().await?;
+        s.status(&t.host).await
+    })
+    .await
 }
 
 /// Power off, eject, insert `image`, one-time boot from CD, power on,
@@ -453,38 +556,41 @@ pub async fn provision(
     timeout: Duration,
     progress: &Progress,
 ) -> Result<Status, BmcError> {
-    let say = |step: &str| progress(&t.host, step);
-    say("connecting");
-    let s = open(t, Instant::now() + timeout).await?;
-    say("powering off");
-    let sys: System = s.client.get("reading the system", &s.system_path).await?;
-    if sys.power_state.as_deref() != Some("Off") {
-        s.reset("powering off", "ForceOff").await?;
-        s.wait_power("waiting for power off", "Off").await?;
-    }
-    say("ejecting old media");
-    s.eject().await?;
-    say("inserting media");
-    s.insert(image).await?;
-    say("setting boot override");
-    s.client
-        .patch("setting boot override", &s.system_path, json!({"Boot": {"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}))
-        .await?;
-    say("powering on");
-    s.reset("powering on", "On").await?;
-    s.wait_power("waiting for power on", "On").await?;
-    let st = s.status(&t.host).await?;
-    if !st.media_inserted || st.media_image != image {
-        return Err(BmcError::new(
-            "verifying",
-            Failure::Protocol(format!(
-                "the BMC reports media {:?} inserted={}",
-                st.media_image, st.media_inserted
-            )),
-        ));
-    }
-    say("done");
-    Ok(st)
+    bounded(t, timeout, |deadline| async move {
+        let say = |step: &str| progress(&t.host, step);
+        say("connecting");
+        let s = open(t, deadline).await?;
+        say("powering off");
+        let sys: System = s.client.get("reading the system", &s.system_path).await?;
+        if sys.power_state.as_deref() != Some("Off") {
+            s.reset("powering off", "ForceOff").await?;
+            s.wait_power("waiting for power off", "Off").await?;
+        }
+        say("ejecting old media");
+        s.eject().await?;
+        say("inserting media");
+        s.insert(image).await?;
+        say("setting boot override");
+        s.client
+            .patch("setting boot override", &s.system_path, json!({"Boot": {"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}))
+            .await?;
+        say("powering on");
+        s.reset("powering on", "On").await?;
+        s.wait_power("waiting for power on", "On").await?;
+        let st = s.status(&t.host).await?;
+        if !st.media_inserted || st.media_image != image {
+            return Err(BmcError::new(
+                "verifying",
+                Failure::Protocol(format!(
+                    "the BMC reports media {:?} inserted={}",
+                    st.media_image, st.media_inserted
+                )),
+            ));
+        }
+        say("done");
+        Ok(st)
+    })
+    .await
 }
 
 /// Runs `job` for every target, at most `parallel` at once; one host's
@@ -584,5 +690,69 @@ mod tests {
         );
         assert!(parse_address("ipmi://10.0.0.1").is_err());
         assert!(parse_address("redfish-virtualmedia://admin:pw@10.0.0.1/x").is_err());
+    }
+
+    #[test]
+    fn errors_say_where_and_how_often() {
+        let e = BmcError::new(
+            "reading the system",
+            Failure::Http {
+                status: 500,
+                message: "Internal error".into(),
+            },
+        )
+        .sent("GET http://10.0.0.1/redfish/v1/Systems/1".into(), 5);
+        assert_eq!(
+            e.to_string(),
+            "reading the system: the BMC answered 500: Internal error \
+             [GET http://10.0.0.1/redfish/v1/Systems/1, 5 attempts]"
+        );
+        let e = BmcError::new(
+            "powering on",
+            Failure::Timeout {
+                waited: Duration::from_millis(5990),
+                deadline: true,
+            },
+        )
+        .sent("POST http://10.0.0.1/x".into(), 1)
+        .at_bmc("http://10.0.0.1/redfish/v1/Systems/1");
+        assert_eq!(
+            e.to_string(),
+            "powering on: no answer before the deadline (waited 6 s) [POST http://10.0.0.1/x]"
+        );
+        let e = BmcError::new("verifying", Failure::Protocol("media not inserted".into()))
+            .at_bmc("http://10.0.0.1 (its only system)");
+        assert_eq!(
+            e.to_string(),
+            "verifying: media not inserted [BMC http://10.0.0.1 (its only system)]"
+        );
+        let e = BmcError::new(
+            "reading the system",
+            Failure::Http {
+                status: 401,
+                message: String::new(),
+            },
+        )
+        .sent("GET http://10.0.0.1/s".into(), 1);
+        assert_eq!(
+            e.to_string(),
+            "reading the system: the BMC answered 401 (wrong username or password?) [GET http://10.0.0.1/s]"
+        );
+        assert_eq!(
+            Failure::Timeout {
+                waited: Duration::from_secs(79),
+                deadline: false
+            }
+            .to_string(),
+            "no answer within 15 s per attempt (waited 79 s)"
+        );
+        assert_eq!(
+            Failure::Timeout {
+                waited: Duration::ZERO,
+                deadline: true
+            }
+            .to_string(),
+            "the deadline passed before the request could be sent"
+        );
     }
 }

@@ -96,11 +96,27 @@ pub struct Client {
     pub base: String,
     username: String,
     password: nodenet_model::Secret,
-    /// Each request is retried until this moment at the latest.
+    /// Each request is retried until this moment at the latest, and no
+    /// attempt waits past it.
     pub deadline: Instant,
 }
 
-const ATTEMPTS: u32 = 5;
+/// Sends of one Redfish call at most (the first and the retries).
+pub const ATTEMPTS: u32 = 5;
+/// The longest one attempt may take (connect, send, read the whole
+/// answer), when the deadline is further away.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A successful answer, read in full.
+pub struct Answer {
+    pub content_type: String,
+    pub body: Vec<u8>,
+    /// `METHOD URL` of the request (for messages; never credentials).
+    pub request: String,
+    /// How many sends it took.
+    pub attempts: u32,
+}
 
 impl Client {
     pub fn new(
@@ -118,8 +134,8 @@ impl Client {
         }
         let http = reqwest::Client::builder()
             .danger_accept_invalid_certs(insecure)
-            .timeout(Duration::from_secs(15))
-            .connect_timeout(Duration::from_secs(5))
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|e| BmcError::new("connecting", Failure::Protocol(e.to_string())))?;
         Ok(Client {
@@ -131,92 +147,165 @@ impl Client {
         })
     }
 
-    fn url(&self, path: &str) -> String {
-        if path.starts_with("http://") || path.starts_with("https://") {
-            path.to_string()
-        } else {
-            format!("{}{}", self.base, path)
+    /// The URL of a link the BMC gave. Links to another scheme, host or
+    /// port are refused: the request carries the BMC's credentials, which
+    /// must never go anywhere but the BMC the inventory names.
+    fn url(&self, path: &str) -> Result<String, Failure> {
+        if !(path.starts_with("http://") || path.starts_with("https://")) {
+            return Ok(format!("{}{}", self.base, path));
+        }
+        let origin = |u: &str| {
+            reqwest::Url::parse(u).ok().map(|u| {
+                (
+                    u.scheme().to_string(),
+                    u.host_str().map(str::to_string),
+                    u.port_or_known_default(),
+                )
+            })
+        };
+        match (origin(path), origin(&self.base)) {
+            (Some(link), Some(base)) if link == base => Ok(path.to_string()),
+            _ => Err(Failure::Protocol(format!(
+                "the BMC links to `{}`, outside its own address: not followed (it would be sent the BMC's credentials)",
+                one_line(path, 200)
+            ))),
         }
     }
 
-    /// One request with retries (connection errors and 5xx, exponential
-    /// backoff, never past the deadline); 4xx fail at once.
+    /// One request with retries (connection errors, dropped connections,
+    /// timeouts and 5xx; exponential backoff), at most [`ATTEMPTS`] sends
+    /// and never past the deadline: each attempt's timeout is cut to the
+    /// time left. 4xx fail at once. The answer's body is read within the
+    /// attempt, so a body that stalls or breaks off counts as that
+    /// attempt's failure.
     async fn send(
         &self,
         step: &'static str,
         method: reqwest::Method,
         path: &str,
         body: Option<&serde_json::Value>,
-    ) -> Result<reqwest::Response, BmcError> {
+    ) -> Result<Answer, BmcError> {
+        let url = self
+            .url(path)
+            .map_err(|failure| BmcError::new(step, failure))?;
+        let request = format!("{method} {url}");
         let mut delay = Duration::from_millis(250);
-        let mut last = Failure::Timeout;
-        for attempt in 0..ATTEMPTS {
-            if Instant::now() >= self.deadline {
+        let mut last = Failure::Timeout {
+            waited: Duration::ZERO,
+            deadline: true,
+        };
+        let mut attempts = 0;
+        let first = Instant::now();
+        while attempts < ATTEMPTS {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
                 break;
             }
+            attempts += 1;
+            let wait = REQUEST_TIMEOUT.min(left);
             let mut req = self
                 .http
-                .request(method.clone(), self.url(path))
+                .request(method.clone(), &url)
+                .timeout(wait)
                 .basic_auth(&self.username, Some(self.password.expose()))
                 .header("Accept", "application/json");
             if let Some(b) = body {
                 req = req.json(b);
             }
-            let url = self.url(path);
-            tracing::debug!(%method, %url, attempt, step, "redfish request");
-            let sent = req.send().await;
-            match &sent {
-                Ok(resp) => {
-                    tracing::debug!(%method, %url, status = resp.status().as_u16(), "redfish answer")
-                }
-                Err(e) => tracing::debug!(%method, %url, error = %e, "redfish request failed"),
-            }
-            match sent {
-                Ok(resp) if resp.status().is_success() => return Ok(resp),
-                Ok(resp) if resp.status().is_server_error() => {
-                    last = Failure::Http {
-                        status: resp.status().as_u16(),
-                        message: redfish_message(resp).await,
-                    };
-                }
+            tracing::debug!(%method, %url, attempt = attempts, step, "redfish request");
+            let answer = match req.send().await {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
+                    tracing::debug!(%method, %url, status, "redfish answer");
+                    let content_type = resp
+                        .headers()
+                        .get(reqwest::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    resp.bytes()
+                        .await
+                        .map(|b| (status, content_type, b.to_vec()))
+                }
+                Err(e) => Err(e),
+            };
+            match answer {
+                Ok((200..=299, content_type, body)) => {
+                    return Ok(Answer {
+                        content_type,
+                        body,
+                        request,
+                        attempts,
+                    })
+                }
+                Ok((status @ 500.., _, body)) => {
+                    last = Failure::Http {
+                        status,
+                        message: self.scrub(&redfish_message(&body)),
+                    };
+                }
+                Ok((status, _, body)) => {
                     return Err(BmcError::new(
                         step,
                         Failure::Http {
                             status,
-                            message: redfish_message(resp).await,
+                            message: self.scrub(&redfish_message(&body)),
                         },
-                    ));
+                    )
+                    .sent(request, attempts));
                 }
                 Err(e) => {
+                    tracing::debug!(%method, %url, error = %e, "redfish request failed");
                     last = if e.is_timeout() {
-                        Failure::Timeout
-                    } else {
+                        Failure::Timeout {
+                            waited: first.elapsed(),
+                            deadline: wait < REQUEST_TIMEOUT,
+                        }
+                    } else if e.is_connect() {
                         Failure::Unreachable(without_url(e))
+                    } else {
+                        Failure::Dropped(self.scrub(&innermost(&e)))
                     };
                 }
             }
-            if attempt + 1 < ATTEMPTS {
+            if attempts < ATTEMPTS {
                 let left = self.deadline.saturating_duration_since(Instant::now());
                 tokio::time::sleep(delay.min(left)).await;
                 delay *= 2;
             }
         }
-        Err(BmcError::new(step, last))
+        Err(BmcError::new(step, last).sent(request, attempts))
     }
 
+    /// GET and decode. A 200 that is not the JSON expected is a protocol
+    /// error, not retried (it would not get better).
     pub async fn get<T: DeserializeOwned>(
         &self,
         step: &'static str,
         path: &str,
     ) -> Result<T, BmcError> {
-        let resp = self.send(step, reqwest::Method::GET, path, None).await?;
-        resp.json::<T>().await.map_err(|e| {
+        let a = self.send(step, reqwest::Method::GET, path, None).await?;
+        serde_json::from_slice::<T>(&a.body).map_err(|e| {
+            let what = if a.body.iter().all(u8::is_ascii_whitespace) {
+                "an empty answer".to_string()
+            } else if serde_json::from_slice::<serde::de::IgnoredAny>(&a.body).is_ok() {
+                format!("JSON without the expected fields ({e})")
+            } else {
+                let ctype = if a.content_type.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}; ", one_line(&a.content_type, 60))
+                };
+                format!(
+                    "not JSON ({ctype}{e}): it begins `{}`",
+                    self.scrub(&one_line(&String::from_utf8_lossy(&a.body), 60))
+                )
+            };
             BmcError::new(
                 step,
-                Failure::Protocol(format!("unexpected answer from {path}: {e}")),
+                Failure::Protocol(format!("unexpected answer from {path}: {what}")),
             )
+            .sent(a.request, a.attempts)
         })
     }
 
@@ -241,6 +330,24 @@ impl Client {
             .await
             .map(|_| ())
     }
+
+    /// Text from the BMC, without the password or the Authorization
+    /// value, should a BMC echo them.
+    fn scrub(&self, text: &str) -> String {
+        let password = self.password.expose();
+        let auth = {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{password}", self.username))
+        };
+        let mut out = text.to_string();
+        for secret in [password, auth.as_str()] {
+            if !secret.is_empty() {
+                out = out.replace(secret, "***");
+            }
+        }
+        out
+    }
 }
 
 /// reqwest errors print the URL; ours must not carry credentials, and the
@@ -256,23 +363,115 @@ fn without_url(e: reqwest::Error) -> String {
     msg
 }
 
+/// The deepest cause of an error (hyper's `connection closed before
+/// message completed`, not reqwest's `error sending request for url`).
+fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(s) = cur.source() {
+        cur = s;
+    }
+    cur.to_string()
+}
+
+/// At most `max` characters of `s` on one line (control characters and
+/// runs of white space as one space), `…` when cut.
+pub fn one_line(s: &str, max: usize) -> String {
+    let words: Vec<&str> = s
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let joined = words.join(" ");
+    if joined.chars().count() > max {
+        let mut cut: String = joined.chars().take(max).collect();
+        cut.push('…');
+        cut
+    } else {
+        joined
+    }
+}
+
 /// The message of a Redfish error body (`error.@Message.ExtendedInfo`),
-/// else the body's first line.
-async fn redfish_message(resp: reqwest::Response) -> String {
-    let text = resp.text().await.unwrap_or_default();
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+/// else the body's first line; on one line.
+fn redfish_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
         let err = &v["error"];
         if let Some(m) = err["@Message.ExtendedInfo"][0]["Message"].as_str() {
-            return m.to_string();
+            return one_line(m, 300);
         }
         if let Some(m) = err["message"].as_str() {
-            return m.to_string();
+            return one_line(m, 300);
         }
     }
-    text.lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(200)
-        .collect()
+    let text = String::from_utf8_lossy(body);
+    one_line(text.lines().next().unwrap_or(""), 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_to_another_origin_are_not_followed() {
+        let c = Client::new(
+            "https://10.1.2.3:8000",
+            "admin",
+            nodenet_model::Secret::new("pw".into()),
+            false,
+            Instant::now(),
+        )
+        .unwrap();
+        assert_eq!(
+            c.url("/redfish/v1/Systems").unwrap(),
+            "https://10.1.2.3:8000/redfish/v1/Systems"
+        );
+        assert!(c.url("https://10.1.2.3:8000/redfish/v1/x").is_ok());
+        for other in [
+            "https://evil.example/redfish/v1/x",
+            "http://10.1.2.3:8000/redfish/v1/x",
+            "https://10.1.2.3:8443/redfish/v1/x",
+            "https://10.1.2.3/redfish/v1/x",
+        ] {
+            let e = c.url(other).unwrap_err().to_string();
+            assert!(e.contains("outside its own address"), "{other}: {e}");
+        }
+    }
+
+    #[test]
+    fn one_line_cuts_and_joins() {
+        assert_eq!(
+            one_line("<!DOCTYPE html>\n<html>\r\n\t<body>", 80),
+            "<!DOCTYPE html> <html> <body>"
+        );
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn redfish_messages() {
+        let body = br#"{"error": {"message": "generic", "@Message.ExtendedInfo": [{"Message": "Fan 3\nfailed"}]}}"#;
+        assert_eq!(redfish_message(body), "Fan 3 failed");
+        assert_eq!(
+            redfish_message(br#"{"error": {"message": "generic"}}"#),
+            "generic"
+        );
+        assert_eq!(
+            redfish_message(b"Service Unavailable\nmore"),
+            "Service Unavailable"
+        );
+    }
+
+    #[test]
+    fn echoed_secrets_are_scrubbed() {
+        let c = Client::new(
+            "http://127.0.0.1:9",
+            "admin",
+            nodenet_model::Secret::new("s3cret".to_string()),
+            false,
+            Instant::now(),
+        )
+        .unwrap();
+        assert_eq!(
+            c.scrub("got s3cret and Basic YWRtaW46czNjcmV0"),
+            "got *** and Basic ***"
+        );
+    }
 }

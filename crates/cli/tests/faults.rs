@@ -384,8 +384,8 @@ fn serve_under_load_keeps_answering_with_flat_memory_and_no_fd_leak() {
 
     // Clients that stall mid-download (read the headers, then nothing,
     // their window full) and clients that hang up. (Clients that stall
-    // mid-request, or idle on a kept-alive connection, are not here:
-    // RELIABILITY.md, "Not covered yet".)
+    // mid-request, or idle on a kept-alive connection, are in the image
+    // crate's tests/serve.rs, with short timeouts.)
     let mut stalled = Vec::new();
     for _ in 0..10 {
         let mut head = [0u8; 512];
