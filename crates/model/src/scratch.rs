@@ -8,6 +8,9 @@
 //! new scratch first removes, in the same directory, every scratch whose
 //! lock nobody holds. A lock, not a process id in the name, so that runs
 //! in other PID namespaces (containers sharing a directory) are safe.
+//! Between creating a scratch and locking it, its maker holds a shared
+//! lock on the directory, and a sweep needs it exclusively: a scratch is
+//! never taken for a dead run's in that instant.
 
 use std::fs::File;
 use std::io;
@@ -81,8 +84,9 @@ fn lock(file: &File) -> io::Result<()> {
 }
 
 /// Removes the scratch in `dir` that no running process holds. Best
-/// effort: what cannot be removed stays for a later run.
-pub fn sweep(dir: &Path) {
+/// effort: what cannot be removed stays for a later run. The caller holds
+/// the directory's lock exclusively.
+fn sweep(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -132,10 +136,22 @@ impl ScratchDir {
     }
 }
 
+/// Held while a scratch is made and locked (see the module's doc): the
+/// directory locked shared, after a sweep if it could be had exclusively.
+/// Where directories cannot be locked, nothing is swept.
+fn making_in(dir: &Path) -> Option<File> {
+    let handle = File::open(dir).ok()?;
+    if flock(&handle, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        sweep(dir);
+    }
+    flock(&handle, FlockOperation::LockShared).ok()?;
+    Some(handle)
+}
+
 /// Sweeps `output`'s directory, then makes a locked scratch directory in it.
 pub fn dir_beside(output: &Path, kind: Kind) -> io::Result<ScratchDir> {
     let dir = dir_of(output);
-    sweep(dir);
+    let _making = making_in(dir);
     let tmp = tempfile::Builder::new()
         .prefix(&prefix(output, kind))
         .rand_bytes(RANDOM)
@@ -149,7 +165,7 @@ pub fn dir_beside(output: &Path, kind: Kind) -> io::Result<ScratchDir> {
 /// (the lock lives with the file's handle, through `persist` too).
 pub fn file_beside(output: &Path, kind: Kind) -> io::Result<tempfile::NamedTempFile> {
     let dir = dir_of(output);
-    sweep(dir);
+    let _making = making_in(dir);
     let tmp = tempfile::Builder::new()
         .prefix(&prefix(output, kind))
         .rand_bytes(RANDOM)
@@ -206,6 +222,25 @@ mod tests {
         assert!(!left_dir.exists());
         assert!(!left_file.exists());
         assert!(theirs.exists());
+    }
+
+    #[test]
+    fn nothing_is_swept_while_another_scratch_is_being_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A maker holds the directory and has made its scratch, not yet
+        // locked it.
+        let maker = making_in(tmp.path()).unwrap();
+        let unlocked = tmp.path().join(".nodenet-file-AbC123");
+        std::fs::write(&unlocked, "being made").unwrap();
+        let other = file_beside(&tmp.path().join("x"), Kind::File).unwrap();
+        assert!(
+            unlocked.exists(),
+            "swept while its maker held the directory"
+        );
+        drop((maker, other));
+        // Once the maker is gone, the next one sweeps it.
+        let _next = file_beside(&tmp.path().join("x"), Kind::File).unwrap();
+        assert!(!unlocked.exists());
     }
 
     #[test]
