@@ -410,16 +410,20 @@ fn redfish_message(body: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn links_to_another_origin_are_not_followed() {
-        let c = Client::new(
-            "https://10.1.2.3:8000",
+    fn client(base: &str, password: &str) -> Client {
+        Client::new(
+            base,
             "admin",
-            nodenet_model::Secret::new("pw".into()),
+            nodenet_model::Secret::new(password.to_string()),
             false,
             Instant::now(),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn links_to_another_origin_are_not_followed() {
+        let c = client("https://10.1.2.3:8000", "pw");
         assert_eq!(
             c.url("/redfish/v1/Systems").unwrap(),
             "https://10.1.2.3:8000/redfish/v1/Systems"
@@ -461,14 +465,7 @@ mod tests {
 
     #[test]
     fn echoed_secrets_are_scrubbed() {
-        let c = Client::new(
-            "http://127.0.0.1:9",
-            "admin",
-            nodenet_model::Secret::new("s3cret".to_string()),
-            false,
-            Instant::now(),
-        )
-        .unwrap();
+        let c = client("http://127.0.0.1:9", "s3cret");
         assert_eq!(
             c.scrub("got s3cret and Basic YWRtaW46czNjcmV0"),
             "got *** and Basic ***"

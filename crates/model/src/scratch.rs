@@ -148,14 +148,17 @@ fn making_in(dir: &Path) -> Option<File> {
     Some(handle)
 }
 
+/// Names as [`is_scratch`] knows them.
+fn builder(prefix: &str) -> tempfile::Builder<'_, 'static> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix).rand_bytes(RANDOM);
+    b
+}
+
 /// Sweeps `output`'s directory, then makes a locked scratch directory in it.
 pub fn dir_beside(output: &Path, kind: Kind) -> io::Result<ScratchDir> {
-    let dir = dir_of(output);
-    let _making = making_in(dir);
-    let tmp = tempfile::Builder::new()
-        .prefix(&prefix(output, kind))
-        .rand_bytes(RANDOM)
-        .tempdir_in(dir)?;
+    let _making = making_in(dir_of(output));
+    let tmp = builder(&prefix(output, kind)).tempdir_in(dir_of(output))?;
     let handle = File::open(tmp.path())?;
     lock(&handle)?;
     Ok(ScratchDir { tmp, lock: handle })
@@ -164,12 +167,8 @@ pub fn dir_beside(output: &Path, kind: Kind) -> io::Result<ScratchDir> {
 /// Sweeps `output`'s directory, then makes a locked scratch file in it
 /// (the lock lives with the file's handle, through `persist` too).
 pub fn file_beside(output: &Path, kind: Kind) -> io::Result<tempfile::NamedTempFile> {
-    let dir = dir_of(output);
-    let _making = making_in(dir);
-    let tmp = tempfile::Builder::new()
-        .prefix(&prefix(output, kind))
-        .rand_bytes(RANDOM)
-        .tempfile_in(dir)?;
+    let _making = making_in(dir_of(output));
+    let tmp = builder(&prefix(output, kind)).tempfile_in(dir_of(output))?;
     lock(tmp.as_file())?;
     Ok(tmp)
 }
