@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use nodenet_model::{Inventory, Secret};
-use redfish::{Client, Collection, Manager, System, VirtualMedia};
+use redfish::{Client, Collection, Effect, Manager, System, VirtualMedia};
 
 /// What went wrong, without the host and step (see [`BmcError`]).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -31,6 +31,10 @@ pub enum Failure {
     Timeout { waited: Duration, deadline: bool },
     #[error("{0}")]
     Protocol(String),
+    /// A change was sent, the answer was lost, and whether the BMC made
+    /// it is unknown.
+    #[error("{failure}; the BMC may have acted: {why}")]
+    MayHaveActed { failure: Box<Failure>, why: String },
     #[error("{0}")]
     Inventory(String),
 }
@@ -364,8 +368,20 @@ impl Session {
             .as_ref()
             .map(|a| a.target.clone())
             .unwrap_or_else(|| format!("{}/Actions/ComputerSystem.Reset", self.system_path));
+        let system = self.system_path.as_str();
+        let effect = match kind {
+            "On" => Effect::Power {
+                system,
+                reached: &["On", "PoweringOn"],
+            },
+            "ForceOff" => Effect::Power {
+                system,
+                reached: &["Off", "PoweringOff"],
+            },
+            _ => Effect::Unreadable("a restart"),
+        };
         self.client
-            .post(step, &target, json!({ "ResetType": kind }))
+            .act(step, &target, json!({ "ResetType": kind }), effect)
             .await
     }
 
@@ -399,8 +415,12 @@ impl Session {
                 vm.actions.eject.map(|a| a.target).unwrap_or_else(|| {
                     format!("{}/Actions/VirtualMedia.EjectMedia", self.media_path)
                 });
+            let effect = Effect::Media {
+                media: &self.media_path,
+                image: None,
+            };
             self.client
-                .post("ejecting media", &target, json!({}))
+                .act("ejecting media", &target, json!({}), effect)
                 .await?;
         }
         Ok(())
@@ -416,11 +436,16 @@ impl Session {
             .insert
             .map(|a| a.target)
             .unwrap_or_else(|| format!("{}/Actions/VirtualMedia.InsertMedia", self.media_path));
+        let effect = Effect::Media {
+            media: &self.media_path,
+            image: Some(url),
+        };
         self.client
-            .post(
+            .act(
                 "inserting media",
                 &target,
                 json!({"Image": url, "Inserted": true, "WriteProtected": true}),
+                effect,
             )
             .await
     }

@@ -90,6 +90,25 @@ pub struct VirtualMedia {
     pub actions: MediaActions,
 }
 
+/// What an action POST changes, as a GET reads it back (see
+/// [`Client::act`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Effect<'a> {
+    /// The system at `system` reports one of the power states `reached`.
+    Power {
+        system: &'a str,
+        reached: &'a [&'a str],
+    },
+    /// The virtual media at `media` holds `image` (`None`: is empty).
+    Media {
+        media: &'a str,
+        image: Option<&'a str>,
+    },
+    /// Leaves nothing to read (a restart: the power is On before and
+    /// after); names the action for the message.
+    Unreadable(&'static str),
+}
+
 /// A BMC endpoint with its credentials.
 pub struct Client {
     http: reqwest::Client,
@@ -173,17 +192,21 @@ impl Client {
     }
 
     /// One request with retries (connection errors, dropped connections,
-    /// timeouts and 5xx; exponential backoff), at most [`ATTEMPTS`] sends
-    /// and never past the deadline: each attempt's timeout is cut to the
-    /// time left. 4xx fail at once. The answer's body is read within the
+    /// timeouts and 5xx; exponential backoff), at most `sends` sends and
+    /// never past the deadline: each attempt's timeout is cut to the time
+    /// left. 4xx fail at once. The answer's body is read within the
     /// attempt, so a body that stalls or breaks off counts as that
-    /// attempt's failure.
+    /// attempt's failure. Unless `idempotent`, only a request that never
+    /// reached the BMC (no connection) is sent again here: after any other
+    /// failure the BMC may have acted, and [`Client::act`] decides.
     async fn send(
         &self,
         step: &'static str,
         method: reqwest::Method,
         path: &str,
         body: Option<&serde_json::Value>,
+        sends: u32,
+        idempotent: bool,
     ) -> Result<Answer, BmcError> {
         let url = self
             .url(path)
@@ -196,7 +219,7 @@ impl Client {
         };
         let mut attempts = 0;
         let first = Instant::now();
-        while attempts < ATTEMPTS {
+        while attempts < sends {
             let left = self.deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -268,7 +291,10 @@ impl Client {
                     };
                 }
             }
-            if attempts < ATTEMPTS {
+            if !idempotent && !matches!(last, Failure::Unreachable(_)) {
+                break;
+            }
+            if attempts < sends {
                 let left = self.deadline.saturating_duration_since(Instant::now());
                 tokio::time::sleep(delay.min(left)).await;
                 delay *= 2;
@@ -284,7 +310,9 @@ impl Client {
         step: &'static str,
         path: &str,
     ) -> Result<T, BmcError> {
-        let a = self.send(step, reqwest::Method::GET, path, None).await?;
+        let a = self
+            .send(step, reqwest::Method::GET, path, None, ATTEMPTS, true)
+            .await?;
         serde_json::from_slice::<T>(&a.body).map_err(|e| {
             let what = if a.body.iter().all(u8::is_ascii_whitespace) {
                 "an empty answer".to_string()
@@ -309,15 +337,103 @@ impl Client {
         })
     }
 
-    pub async fn post(
+    /// A POST that changes the machine (a Reset, InsertMedia,
+    /// EjectMedia). Sending it twice is not harmless (a second power
+    /// cycle, media swapped under a booting host), so when a send may
+    /// have reached the BMC without a clear answer (no answer, a dropped
+    /// connection, a 5xx), the state `effect` names is read back first:
+    /// if it already shows the change, that is success; else the POST is
+    /// sent again, [`ATTEMPTS`] sends in all. An effect that cannot be
+    /// read back is never sent a second time.
+    pub async fn act(
         &self,
         step: &'static str,
         path: &str,
         body: serde_json::Value,
+        effect: Effect<'_>,
     ) -> Result<(), BmcError> {
-        self.send(step, reqwest::Method::POST, path, Some(&body))
-            .await
-            .map(|_| ())
+        let mut sent = 0;
+        let mut delay = Duration::from_millis(250);
+        loop {
+            let mut e = match self
+                .send(
+                    step,
+                    reqwest::Method::POST,
+                    path,
+                    Some(&body),
+                    ATTEMPTS - sent,
+                    false,
+                )
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            sent += e.attempts;
+            // The message counts every send of this action.
+            e.attempts = sent;
+            let unsure = match &e.failure {
+                Failure::Timeout { waited, .. } => !waited.is_zero(),
+                Failure::Dropped(_) => true,
+                Failure::Http { status, .. } => *status >= 500,
+                _ => false,
+            };
+            if !unsure {
+                return Err(e);
+            }
+            let maybe = |why: String| {
+                let mut e = e.clone();
+                e.failure = Failure::MayHaveActed {
+                    failure: Box::new(e.failure.clone()),
+                    why,
+                };
+                e
+            };
+            let acted = match effect {
+                Effect::Unreadable(what) => {
+                    return Err(maybe(format!(
+                        "{what} cannot be read back, so it is not sent again"
+                    )))
+                }
+                Effect::Power { system, reached } => self
+                    .get::<System>(step, system)
+                    .await
+                    .map(|s| reached.contains(&s.power_state.as_deref().unwrap_or(""))),
+                Effect::Media { media, image } => {
+                    self.get::<VirtualMedia>(step, media)
+                        .await
+                        .map(|vm| match image {
+                            Some(url) => {
+                                vm.inserted == Some(true) && vm.image.as_deref() == Some(url)
+                            }
+                            None => vm.inserted != Some(true),
+                        })
+                }
+            };
+            match acted {
+                Ok(true) => {
+                    tracing::debug!(
+                        step,
+                        attempts = sent,
+                        "the BMC acted though its answer was lost"
+                    );
+                    return Ok(());
+                }
+                Ok(false) => {}
+                Err(read) => {
+                    return Err(maybe(format!(
+                        "its state could not be read back ({})",
+                        read.failure
+                    )))
+                }
+            }
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if sent >= ATTEMPTS || left.is_zero() {
+                return Err(e);
+            }
+            tokio::time::sleep(delay.min(left)).await;
+            delay *= 2;
+        }
     }
 
     pub async fn patch(
@@ -326,9 +442,16 @@ impl Client {
         path: &str,
         body: serde_json::Value,
     ) -> Result<(), BmcError> {
-        self.send(step, reqwest::Method::PATCH, path, Some(&body))
-            .await
-            .map(|_| ())
+        self.send(
+            step,
+            reqwest::Method::PATCH,
+            path,
+            Some(&body),
+            ATTEMPTS,
+            true,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Text from the BMC, without the password or the Authorization

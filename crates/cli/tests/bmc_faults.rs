@@ -46,6 +46,9 @@ enum Fault {
     Close,
     /// Half a 200 answer (head and part of the body), then closes.
     HalfThenClose,
+    /// Does what the request asks, then closes without an answer (a
+    /// BMC whose web server dies after the action).
+    ActThenClose,
 }
 
 /// Which requests the fault hits; the others get sane Redfish answers.
@@ -67,11 +70,31 @@ struct Request {
 
 type Log = Arc<Mutex<Vec<Request>>>;
 
+/// What a fake BMC's machine is: its POSTs and GETs go through this.
+#[derive(Debug)]
+struct Machine {
+    power: &'static str,
+    /// The inserted image, if any.
+    image: Option<String>,
+}
+
+impl Default for Machine {
+    fn default() -> Machine {
+        Machine {
+            power: "Off",
+            image: None,
+        }
+    }
+}
+
+type Shared = Arc<Mutex<Machine>>;
+
 /// A misbehaving BMC on 127.0.0.1: stopped (and its threads joined) on drop.
 struct BadBmc {
     port: u16,
     fault: Fault,
     log: Log,
+    machine: Shared,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -82,8 +105,9 @@ impl BadBmc {
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let log: Log = Default::default();
+        let machine: Shared = Default::default();
         let stop = Arc::new(AtomicBool::new(false));
-        let (log2, stop2) = (log.clone(), stop.clone());
+        let (log2, stop2, machine2) = (log.clone(), stop.clone(), machine.clone());
         let thread = std::thread::spawn(move || {
             let born = Instant::now();
             let mut conns = Vec::new();
@@ -93,9 +117,9 @@ impl BadBmc {
             {
                 match listener.accept() {
                     Ok((s, _)) => {
-                        let (log, stop) = (log2.clone(), stop2.clone());
+                        let (log, stop, m) = (log2.clone(), stop2.clone(), machine2.clone());
                         conns.push(std::thread::spawn(move || {
-                            serve(s, fault, scope, &log, &stop, born)
+                            serve(s, fault, scope, &log, &m, &stop, born)
                         }));
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {
@@ -112,6 +136,7 @@ impl BadBmc {
             port,
             fault,
             log,
+            machine,
             stop,
             thread: Some(thread),
         }
@@ -177,6 +202,7 @@ fn serve(
     fault: Fault,
     scope: Scope,
     log: &Log,
+    machine: &Mutex<Machine>,
     stop: &AtomicBool,
     born: Instant,
 ) {
@@ -185,7 +211,7 @@ fn serve(
         .unwrap();
     let mut buf = Vec::new();
     for _ in 0..MAX_REQUESTS {
-        let Some((method, path)) = read_request(&mut s, &mut buf, stop, born) else {
+        let Some((method, path, body)) = read_request(&mut s, &mut buf, stop, born) else {
             return;
         };
         let index = {
@@ -207,7 +233,7 @@ fn serve(
                 &mut s,
                 "200 OK",
                 "application/json",
-                &healthy(&method, &path),
+                &healthy(&method, &path, &body, machine),
             )
             .is_err()
             {
@@ -252,6 +278,11 @@ fn serve(
                 }
             }
             Fault::Close => {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Fault::ActThenClose => {
+                healthy(&method, &path, &body, machine);
                 let _ = s.shutdown(std::net::Shutdown::Both);
                 return;
             }
@@ -307,7 +338,7 @@ fn read_request(
     buf: &mut Vec<u8>,
     stop: &AtomicBool,
     born: Instant,
-) -> Option<(String, String)> {
+) -> Option<(String, String, String)> {
     let mut chunk = [0u8; 4096];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -319,9 +350,10 @@ fn read_request(
                 .and_then(|(_, v)| v.trim().parse().ok())
                 .unwrap_or(0);
             if buf.len() >= end + 4 + len {
+                let body = String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).into_owned();
                 buf.drain(..end + 4 + len);
                 let mut first = head.lines().next()?.split_whitespace();
-                return Some((first.next()?.to_string(), first.next()?.to_string()));
+                return Some((first.next()?.to_string(), first.next()?.to_string(), body));
             }
         }
         if !alive(stop, born) || buf.len() > 1 << 20 {
@@ -347,19 +379,37 @@ fn reply(s: &mut TcpStream, status: &str, ctype: &str, body: &str) -> std::io::R
     s.flush()
 }
 
-/// What a sane, powered-off BMC answers (with an empty CD drive).
-fn healthy(method: &str, path: &str) -> String {
+/// What a sane BMC answers, from and to its machine (powered off with an
+/// empty CD drive at first): Reset and Insert/EjectMedia take effect at
+/// once.
+fn healthy(method: &str, path: &str, body: &str, machine: &Mutex<Machine>) -> String {
+    let mut m = machine.lock().unwrap();
+    if method == "POST" {
+        let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        if path.ends_with("/ComputerSystem.Reset") {
+            m.power = match body["ResetType"].as_str() {
+                Some("ForceOff") => "Off",
+                _ => "On",
+            };
+        } else if path.ends_with("/VirtualMedia.InsertMedia") {
+            m.image = body["Image"].as_str().map(str::to_string);
+        } else if path.ends_with("/VirtualMedia.EjectMedia") {
+            m.image = None;
+        }
+    }
     if method != "GET" {
         return "{}".into();
     }
     if path == SYSTEM {
         format!(
-            r##"{{"Id": "1", "PowerState": "Off", "Boot": {{}}, "VirtualMedia": {{"@odata.id": "{SYSTEM}/VirtualMedia"}}, "Actions": {{"#ComputerSystem.Reset": {{"target": "{SYSTEM}/Actions/ComputerSystem.Reset"}}}}}}"##
+            r##"{{"Id": "1", "PowerState": "{}", "Boot": {{}}, "VirtualMedia": {{"@odata.id": "{SYSTEM}/VirtualMedia"}}, "Actions": {{"#ComputerSystem.Reset": {{"target": "{SYSTEM}/Actions/ComputerSystem.Reset"}}}}}}"##,
+            m.power
         )
     } else if path == format!("{SYSTEM}/VirtualMedia") {
         format!(r#"{{"Members": [{{"@odata.id": "{SYSTEM}/VirtualMedia/Cd"}}]}}"#)
     } else if path == format!("{SYSTEM}/VirtualMedia/Cd") {
-        r#"{"Id": "Cd", "MediaTypes": ["CD", "DVD"], "Inserted": false, "Image": null}"#.into()
+        serde_json::json!({"Id": "Cd", "MediaTypes": ["CD", "DVD"], "Inserted": m.image.is_some(), "Image": m.image})
+            .to_string()
     } else {
         "{}".into()
     }
@@ -492,6 +542,9 @@ fn restart_beside_misbehaving_bmcs_fails_each_clearly_in_bounded_time() {
     let error500 = BadBmc::start(Fault::Error500, Scope::Every);
     let closing = BadBmc::start(Fault::Close, Scope::Every);
     let halfclose = BadBmc::start(Fault::HalfThenClose, Scope::Every);
+    // Sane until the restart itself, whose connection it closes.
+    let reset = "/Actions/ComputerSystem.Reset";
+    let restartclose = BadBmc::start(Fault::Close, Scope::Only("POST", reset));
     let bads = [
         ("silent", &silent),
         ("trickle", &trickle),
@@ -499,6 +552,7 @@ fn restart_beside_misbehaving_bmcs_fails_each_clearly_in_bounded_time() {
         ("error500", &error500),
         ("closing", &closing),
         ("halfclose", &halfclose),
+        ("restartclose", &restartclose),
     ];
     let inv = inventory(tmp.path(), &emu, &bads);
     // Above ATTEMPTS' backoff (0.25 + 0.5 + 1 + 2 s), below 15 s.
@@ -578,8 +632,25 @@ fn restart_beside_misbehaving_bmcs_fails_each_clearly_in_bounded_time() {
         &[step, "the BMC closed the connection", &get(&halfclose)],
     );
 
+    // A restart leaves nothing to read back (On before and after): sent
+    // once, and the line says the BMC may have done it.
+    assert_failed(
+        &out,
+        "restartclose",
+        &restartclose,
+        &[
+            "restarting: the BMC closed the connection",
+            "the BMC may have acted: a restart cannot be read back, so it is not sent again",
+            &format!(
+                "[POST http://127.0.0.1:{}{SYSTEM}{reset}]",
+                restartclose.port
+            ),
+        ],
+    );
+    assert_eq!(restartclose.count("POST", reset), 1);
+
     // Retries are bounded: one Redfish call (GET of the system) each.
-    for (_, b) in &bads {
+    for (_, b) in &bads[..6] {
         let reqs = b.requests();
         assert!(!reqs.is_empty(), "{:?}: no request", b.fault);
         assert!(
@@ -641,12 +712,17 @@ fn provision_beside_bmcs_failing_at_later_calls() {
     let insert500 = BadBmc::start(Fault::Error500, Scope::Only("POST", insert));
     let patchsilent = BadBmc::start(Fault::Silent, Scope::Only("PATCH", SYSTEM));
     let resetclose = BadBmc::start(Fault::Close, Scope::Only("POST", reset));
+    // These two do what they are asked and then close the connection.
+    let insertacts = BadBmc::start(Fault::ActThenClose, Scope::Only("POST", insert));
+    let resetacts = BadBmc::start(Fault::ActThenClose, Scope::Only("POST", reset));
     let bads = [
         ("collhalf", &collhalf),
         ("cdhtml", &cdhtml),
         ("insert500", &insert500),
         ("patchsilent", &patchsilent),
         ("resetclose", &resetclose),
+        ("insertacts", &insertacts),
+        ("resetacts", &resetacts),
     ];
     let inv = inventory(tmp.path(), &emu, &bads);
     // The healthy host waits for power on, which sushy's fake driver
@@ -752,16 +828,44 @@ fn provision_beside_bmcs_failing_at_later_calls() {
     assert_eq!(changes(&cdhtml), 0);
     assert_eq!(insert500.count("POST", insert), ATTEMPTS);
     assert_eq!(changes(&insert500), ATTEMPTS);
+    // Before each resend of a change (and after the last), its state is
+    // read: the CD 3 times before the insert (finding, ejecting,
+    // inserting), then 5; the system twice before the Reset, then 5.
+    assert_eq!(
+        insert500.count("GET", "/VirtualMedia/Cd"),
+        3 + ATTEMPTS,
+        "{:?}",
+        insert500.requests()
+    );
     assert!((1..=ATTEMPTS).contains(&patchsilent.count("PATCH", SYSTEM)));
     assert_eq!(patchsilent.count("POST", reset), 0);
     assert_eq!(resetclose.count("POST", reset), ATTEMPTS);
     assert_eq!(resetclose.count("PATCH", SYSTEM), 1);
     assert_eq!(
         resetclose.count("GET", SYSTEM),
-        2,
+        2 + ATTEMPTS,
         "{:?}",
         resetclose.requests()
     );
+    assert_eq!(resetclose.machine.lock().unwrap().power, "Off");
+
+    // A BMC that acted but whose answer was lost: the state read back
+    // shows the change, so it is not sent again and the host is done.
+    for (host, b, path) in [
+        ("insertacts", &insertacts, insert),
+        ("resetacts", &resetacts, reset),
+    ] {
+        let l = line(&out, host);
+        assert!(!l.contains("FAILED") && l.contains("On"), "{l}");
+        assert_eq!(b.count("POST", path), 1, "{host}: {:?}", b.requests());
+        let m = b.machine.lock().unwrap();
+        assert_eq!(m.power, "On", "{host}");
+        assert_eq!(
+            m.image.as_deref(),
+            Some(format!("{}/{host}.iso", srv.base()).as_str()),
+            "{host}"
+        );
+    }
 
     // The silent PATCH holds the host until its deadline, no longer.
     let reqs = patchsilent.requests();
