@@ -663,31 +663,6 @@ where
     })
 }
 
-/// Installs the log output on stderr for the `bmc` and `provision`
-/// commands: level from `NODENET_LOG` (`error`, `warn` (default), `info`,
-/// `debug`, `trace`). Requests and answers are logged at `debug` by method,
-/// URL and status; credentials are sent only in the Authorization header,
-/// which is never logged. Calling it twice is harmless.
-pub fn init_log() {
-    let level = match std::env::var("NODENET_LOG")
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "error" => tracing::Level::ERROR,
-        "info" => tracing::Level::INFO,
-        "debug" => tracing::Level::DEBUG,
-        "trace" => tracing::Level::TRACE,
-        _ => tracing::Level::WARN,
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_target(true)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

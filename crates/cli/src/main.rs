@@ -2,6 +2,7 @@
 //! stage crates.
 
 mod cmd;
+mod log;
 mod report;
 mod ui;
 
@@ -151,6 +152,7 @@ fn main() -> ExitCode {
     } else {
         ui::Verbosity::Normal
     });
+    log::init();
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),

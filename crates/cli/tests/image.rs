@@ -819,6 +819,53 @@ fn serve_gets_ranges_heads_and_refuses_traversal() {
     }
 }
 
+/// Out of file descriptors (RLIMIT_NOFILE 16, more idle clients than
+/// that), accept fails ten times a second: the server says so once, not
+/// in a flood, keeps running, and answers again once clients leave.
+#[test]
+fn serve_out_of_descriptors_warns_once_and_recovers() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("images");
+    fs::create_dir_all(&root).unwrap();
+    fs::write(root.join("m0.iso"), vec![7u8; 5000]).unwrap();
+    let server = ImageServer::start_with(&root, |cmd| {
+        // SAFETY: setrlimit only, between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 16,
+                    rlim_max: 16,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    let addr = server.addr.clone();
+    server.urls();
+    // Connections the kernel completes (backlog) while the server cannot
+    // accept them: held open and silent.
+    let idle: Vec<_> = (0..24)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    server.wait_for(|l| l.contains("serve: accept: Too many open files"), false);
+    // 1.5 s of failing accepts (about 15) make one warning.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let warnings = server
+        .stderr_lines()
+        .into_iter()
+        .filter(|l| l.contains("serve: accept"))
+        .count();
+    assert_eq!(warnings, 1, "{:?}", server.stderr_lines());
+    drop(idle);
+    // Once they are gone, a new client is served.
+    let (st, _, body) = http(&addr, "GET /m0.iso HTTP/1.0\r\n\r\n");
+    assert_eq!((st, body.len()), (200, 5000));
+}
+
 #[test]
 fn serve_logs_every_request_and_lists_only_what_it_serves() {
     let tmp = tempfile::tempdir().unwrap();

@@ -727,17 +727,42 @@ impl Drop for LiveGuard {
     }
 }
 
-/// A failed accept ends nothing: it is logged, and after a lack of
-/// descriptors or memory the loop pauses before trying again.
-fn accept_failed(e: &io::Error) {
-    use rustix::io::Errno;
-    tracing::warn!("serve: accept: {e}");
-    let scarce = matches!(
-        Errno::from_io_error(e),
-        Some(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM)
-    );
-    let pause = if scarce { 100 } else { 5 };
-    std::thread::sleep(Duration::from_millis(pause));
+/// A failed accept ends nothing: it is logged (once per
+/// [`ACCEPT_WARN_EVERY`] at most: out of descriptors, it fails ten times a
+/// second), and after a lack of descriptors or memory the loop pauses
+/// before trying again.
+#[derive(Default)]
+struct AcceptFailures {
+    last_warned: Option<Instant>,
+    unsaid: u64,
+}
+
+const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
+
+impl AcceptFailures {
+    fn failed(&mut self, e: &io::Error) {
+        use rustix::io::Errno;
+        if self
+            .last_warned
+            .is_none_or(|t| t.elapsed() >= ACCEPT_WARN_EVERY)
+        {
+            let more = match self.unsaid {
+                0 => String::new(),
+                n => format!(" ({n} more failed accepts since the last warning)"),
+            };
+            tracing::warn!("serve: accept: {e}{more}");
+            self.last_warned = Some(Instant::now());
+            self.unsaid = 0;
+        } else {
+            self.unsaid += 1;
+        }
+        let scarce = matches!(
+            Errno::from_io_error(e),
+            Some(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM)
+        );
+        let pause = if scarce { 100 } else { 5 };
+        std::thread::sleep(Duration::from_millis(pause));
+    }
 }
 
 /// A bound image server: it answers from [`ImageServer::run`] on, whatever
@@ -778,11 +803,12 @@ impl ImageServer {
             log: Box::new(log),
         });
         let live = Arc::new(AtomicUsize::new(0));
+        let mut accept_failures = AcceptFailures::default();
         loop {
             let (stream, peer) = match self.listener.accept() {
                 Ok(c) => c,
                 Err(e) => {
-                    accept_failed(&e);
+                    accept_failures.failed(&e);
                     continue;
                 }
             };

@@ -130,7 +130,6 @@ pub fn targets(
     select: &Select,
     format: Format,
 ) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
-    nodenet_bmc::init_log();
     let loaded = nodenet_model::load_files(std::slice::from_ref(inventory))
         .map_err(|e| super::Failure::from(e).report(format))?;
     let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);

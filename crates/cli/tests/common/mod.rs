@@ -132,7 +132,14 @@ fn collect(r: impl std::io::Read + Send + 'static) -> Lines {
 
 impl ImageServer {
     pub fn start(dir: &Path) -> ImageServer {
-        let mut child = nodenet()
+        Self::start_with(dir, |_| {})
+    }
+
+    /// Started with `configure` applied to its command first.
+    pub fn start_with(dir: &Path, configure: impl FnOnce(&mut Command)) -> ImageServer {
+        let mut cmd = nodenet();
+        configure(&mut cmd);
+        let mut child = cmd
             .arg("serve")
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
