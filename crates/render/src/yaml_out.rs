@@ -157,22 +157,25 @@ fn string(s: &str, out: &mut String) -> Option<()> {
         let alone = serde_yaml::to_string(s).ok()?;
         let alone = alone.strip_suffix('\n')?;
         if alone == s && yaml11_reads_as_non_string(s) {
-            out.push('\'');
-            out.push_str(s);
-            out.push('\'');
+            single_quoted(s, out);
         } else {
             out.push_str(alone);
         }
         return Some(());
     }
     if reads_as_non_string(s) || yaml11_reads_as_non_string(s) {
-        out.push('\'');
-        out.push_str(s);
-        out.push('\'');
+        single_quoted(s, out);
     } else {
         out.push_str(s);
     }
     Some(())
+}
+
+/// `s` single-quoted: a quote inside is doubled (`it's` → `'it''s'`).
+fn single_quoted(s: &str, out: &mut String) {
+    out.push('\'');
+    out.push_str(&s.replace('\'', "''"));
+    out.push('\'');
 }
 
 /// Whether a YAML 1.1 reader takes `s` (made of `[A-Za-z0-9._/:+-,;=%${}]`) for
@@ -180,7 +183,7 @@ fn string(s: &str, out: &mut String) -> Option<()> {
 /// (`1:20`, MAC addresses of decimal digits) or with `_` separators.
 fn yaml11_reads_as_non_string(s: &str) -> bool {
     // Every case below starts with one of these (most names do not).
-    if !s.starts_with(|c: char| c.is_ascii_digit() || "yYnNoO=+-".contains(c)) {
+    if !s.starts_with(|c: char| c.is_ascii_digit() || "yYnNoO=+-.<".contains(c)) {
         return false;
     }
     if matches!(
@@ -201,6 +204,7 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
             | "Off"
             | "OFF"
     ) || s == "="
+        || s == "<<"
     {
         return true;
     }
@@ -227,6 +231,36 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
         && digits.split('.').all(numeric)
     {
         return true;
+    }
+    // Numbers with `_` anywhere: PyYAML allows them in 0x, 0b and octal
+    // ints and in floats (`0x_a`, `.5_0`); go-yaml drops every `_` and
+    // then parses what is left as Go does (`0_e9` is a float).
+    // PyYAML's pattern even takes `0x_` (nothing but `_`) for an int.
+    if s.contains('_') {
+        let plain = s.replace('_', "");
+        let radix_int = |t: &str, underscores: bool| {
+            let body = t.trim_start_matches(['-', '+']);
+            [
+                ("0x", 16),
+                ("0X", 16),
+                ("0o", 8),
+                ("0O", 8),
+                ("0b", 2),
+                ("0B", 2),
+            ]
+            .iter()
+            .any(|(prefix, radix)| {
+                body.strip_prefix(prefix).is_some_and(|rest| {
+                    !rest.is_empty()
+                        && rest
+                            .chars()
+                            .all(|c| c.is_digit(*radix) || (underscores && c == '_'))
+                })
+            })
+        };
+        if radix_int(s, true) || radix_int(&plain, false) || reads_as_non_string(&plain) {
+            return true;
+        }
     }
     // Base 60: [0-9][0-9_]*(:[0-5]?[0-9])+, optionally .[0-9_]* at the end.
     let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
@@ -280,6 +314,12 @@ mod tests {
 
     /// Strings a YAML 1.1 reader would take for something else.
     const YAML11: &[&str] = &[
+        "<<",
+        "0x_a",
+        "0x_",
+        "-0b_1",
+        "0_e9",
+        ".5_0",
         "yes",
         "y",
         "Y",
@@ -499,6 +539,19 @@ mod tests {
 
     /// Found by fuzzing: a string with a Unicode line separator, which
     /// libyaml breaks lines at, did not read back inside a mapping.
+    /// A plain scalar with a quote inside that YAML 1.1 reads as a
+    /// timestamp: quoting it must double the quote (found by
+    /// tests/yaml_out_readers.rs).
+    #[test]
+    fn quotes_inside_strings_quoted_for_yaml11_are_doubled() {
+        let s = "2001-12-14t21:59:43.10-05:000b'null>!+";
+        let text = to_string(&json!({ "k": s }));
+        assert_eq!(text, "k: '2001-12-14t21:59:43.10-05:000b''null>!+'\n");
+        let v = json!({ "k": s, s: [s] });
+        let back: J = serde_yaml::from_str(&to_string(&v)).unwrap();
+        assert_eq!(back, v);
+    }
+
     #[test]
     fn unicode_line_breaks_read_back() {
         for s in [
