@@ -235,30 +235,34 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
     // Numbers with `_` anywhere: PyYAML allows them in 0x, 0b and octal
     // ints and in floats (`0x_a`, `.5_0`); go-yaml drops every `_` and
     // then parses what is left as Go does (`0_e9` is a float).
-    // PyYAML's pattern even takes `0x_` (nothing but `_`) for an int.
+    // PyYAML's pattern even takes `0x_` (nothing but `_`) for an int; Go
+    // (go-yaml) takes upper-case prefixes too (`0X1F`).
+    let radix_int = |t: &str, underscores: bool| {
+        let body = t.trim_start_matches(['-', '+']);
+        [
+            ("0x", 16),
+            ("0X", 16),
+            ("0o", 8),
+            ("0O", 8),
+            ("0b", 2),
+            ("0B", 2),
+        ]
+        .iter()
+        .any(|(prefix, radix)| {
+            body.strip_prefix(prefix).is_some_and(|rest| {
+                !rest.is_empty()
+                    && rest
+                        .chars()
+                        .all(|c| c.is_digit(*radix) || (underscores && c == '_'))
+            })
+        })
+    };
+    if radix_int(s, true) {
+        return true;
+    }
     if s.contains('_') {
         let plain = s.replace('_', "");
-        let radix_int = |t: &str, underscores: bool| {
-            let body = t.trim_start_matches(['-', '+']);
-            [
-                ("0x", 16),
-                ("0X", 16),
-                ("0o", 8),
-                ("0O", 8),
-                ("0b", 2),
-                ("0B", 2),
-            ]
-            .iter()
-            .any(|(prefix, radix)| {
-                body.strip_prefix(prefix).is_some_and(|rest| {
-                    !rest.is_empty()
-                        && rest
-                            .chars()
-                            .all(|c| c.is_digit(*radix) || (underscores && c == '_'))
-                })
-            })
-        };
-        if radix_int(s, true) || radix_int(&plain, false) || reads_as_non_string(&plain) {
+        if radix_int(&plain, false) || reads_as_non_string(&plain) {
             return true;
         }
     }
@@ -317,6 +321,9 @@ mod tests {
         "<<",
         "0x_a",
         "0x_",
+        "0X1F",
+        "-0B11",
+        "0O17",
         "-0b_1",
         "0_e9",
         ".5_0",
