@@ -24,21 +24,6 @@ use std::process::Command;
 
 use nodenet_image::disk::qcow2::{Backing, Qcow2};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -79,13 +64,13 @@ struct Tally {
     appended_bytes: u64,
 }
 
-fn one_case(dir: &Path, rng: &mut Rng, tally: &mut Tally) {
-    let cluster: u64 = [512, 1024, 4096, 4096, 65536][rng.below(5) as usize];
-    let size = cluster * (8 + rng.below(400));
+fn one_case(dir: &Path, rng: &mut fastrand::Rng, tally: &mut Tally) {
+    let cluster: u64 = [512, 1024, 4096, 4096, 65536][rng.u64(0..5) as usize];
+    let size = cluster * (8 + rng.u64(0..400));
     let img = dir.join("a.qcow2");
     let _ = std::fs::remove_file(&img);
     let mut opts = format!("cluster_size={cluster}");
-    let preallocated = rng.below(4) == 0;
+    let preallocated = rng.u64(0..4) == 0;
     if preallocated {
         opts += ",preallocation=metadata";
     }
@@ -98,19 +83,19 @@ fn one_case(dir: &Path, rng: &mut Rng, tally: &mut Tally) {
     let mut io = Command::new("qemu-io");
     io.args(["-f", "qcow2"]);
     // A compressed write only goes to a cluster not yet allocated: first.
-    let compressed = !preallocated && rng.below(5) == 0;
+    let compressed = !preallocated && rng.u64(0..5) == 0;
     if compressed {
-        let c = rng.below(size / cluster) * cluster;
+        let c = rng.u64(0..size / cluster) * cluster;
         io.args([
             "-c",
-            &format!("write -c -P {} {c} {cluster}", 1 + rng.below(255)),
+            &format!("write -c -P {} {c} {cluster}", 1 + rng.u64(0..255)),
         ]);
     }
-    for _ in 0..1 + rng.below(12) {
-        let off = rng.below(size);
-        let len = (1 + rng.below(cluster * 3)).min(size - off);
-        let cmd = match rng.below(9) {
-            0..=5 => format!("write -P {} {off} {len}", 1 + rng.below(255)),
+    for _ in 0..1 + rng.u64(0..12) {
+        let off = rng.u64(0..size);
+        let len = (1 + rng.u64(0..cluster * 3)).min(size - off);
+        let cmd = match rng.u64(0..9) {
+            0..=5 => format!("write -P {} {off} {len}", 1 + rng.u64(0..255)),
             6 | 7 => format!("write -z {off} {len}"),
             _ => format!("discard {off} {len}"),
         };
@@ -154,16 +139,16 @@ fn one_case(dir: &Path, rng: &mut Rng, tally: &mut Tally) {
     let mut changes = Vec::new();
     let mut expected = raw.clone();
     let mut picked = std::collections::BTreeSet::new();
-    for _ in 0..1 + rng.below(8) {
-        let c = rng.below(size / cluster);
+    for _ in 0..1 + rng.u64(0..8) {
+        let c = rng.u64(0..size / cluster);
         if !picked.insert(c) {
             continue;
         }
-        let start = rng.below(cluster) as usize;
-        let end = start + 1 + rng.below(cluster - start as u64) as usize;
+        let start = rng.u64(0..cluster) as usize;
+        let end = start + 1 + rng.u64(0..cluster - start as u64) as usize;
         let base = (c * cluster) as usize;
         for b in &mut expected[base + start..base + end] {
-            *b = rng.next() as u8;
+            *b = rng.u8(..);
         }
         let data = expected[base..base + cluster as usize].to_vec();
         changes.push((c, data, start..end));
@@ -212,7 +197,7 @@ fn one_case(dir: &Path, rng: &mut Rng, tally: &mut Tally) {
 fn qcow2_reader_and_planner_agree_with_qemu() {
     let cases = env_num("QCOW2_CASES", 60);
     let seed = env_num("QCOW2_SEED", 17);
-    let mut rng = Rng(seed.max(1));
+    let mut rng = fastrand::Rng::with_seed(seed);
     let tmp = tempfile::tempdir().unwrap();
     let mut tally = Tally::default();
     for _ in 0..cases {

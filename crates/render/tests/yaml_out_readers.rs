@@ -172,22 +172,6 @@ const KNOWN: &[&str] = &[
     "data:,hello%20world",
 ];
 
-/// A tiny seeded generator (xorshift64*), so a failing seed reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -197,11 +181,11 @@ fn env_num(name: &str, default: u64) -> u64 {
 
 fn strings() -> Vec<String> {
     let cases = env_num("YAML_READERS_CASES", 20_000) as usize;
-    let mut rng = Rng(env_num("YAML_READERS_SEED", 0x5eed_1e55).max(1));
+    let mut rng = fastrand::Rng::with_seed(env_num("YAML_READERS_SEED", 0x5eed_1e55));
     let mut out: Vec<String> = KNOWN.iter().map(|s| s.to_string()).collect();
     while out.len() < cases {
-        let n = 1 + rng.below(7);
-        out.push((0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect());
+        let n = 1 + rng.usize(..7);
+        out.push((0..n).map(|_| PIECES[rng.usize(..PIECES.len())]).collect());
     }
     if let Ok(dir) = std::env::var("YAML_OUT_CORPUS") {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
