@@ -504,6 +504,9 @@ impl Expander<'_> {
     }
 }
 
+/// The widest padding `${index:0N}` takes.
+const MAX_WIDTH: usize = 32;
+
 /// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex;
 /// `mac 52:54:00:00:00:00` → that MAC plus the number (hosts beyond 255).
 fn format_int(i: i64, f: &str) -> Option<String> {
@@ -528,10 +531,12 @@ fn format_int(i: i64, f: &str) -> Option<String> {
         Some(d) => (d, true),
         None => (f, false),
     };
+    // A padding wider than any name or MAC part needs is a typo (and
+    // Rust's formatter panics past 65,535).
     let width: usize = if digits.is_empty() {
         0
     } else {
-        digits.parse().ok()?
+        digits.parse().ok().filter(|w| *w <= MAX_WIDTH)?
     };
     Some(if hex {
         format!("{i:0width$x}")
@@ -595,6 +600,15 @@ mod tests {
             Some("52:54:00:01:01:00")
         );
         assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff:ff"), None);
+        // Found by the inventory fuzz target: a width past u16 panicked
+        // in the formatter.
+        assert_eq!(
+            format_int(7, "032").as_deref(),
+            Some(&*format!("{:032}", 7))
+        );
+        assert_eq!(format_int(7, "033"), None);
+        assert_eq!(format_int(7, "99999999x"), None);
+        assert_eq!(format_int(7, "18446744073709551616"), None);
         assert!(diags.is_empty(), "{diags:?}");
     }
 
