@@ -389,28 +389,12 @@ impl Client {
                 };
                 e
             };
-            let acted = match effect {
-                Effect::Unreadable(what) => {
-                    return Err(maybe(format!(
-                        "{what} cannot be read back, so it is not sent again"
-                    )))
-                }
-                Effect::Power { system, reached } => self
-                    .get::<System>(step, system)
-                    .await
-                    .map(|s| reached.contains(&s.power_state.as_deref().unwrap_or(""))),
-                Effect::Media { media, image } => {
-                    self.get::<VirtualMedia>(step, media)
-                        .await
-                        .map(|vm| match image {
-                            Some(url) => {
-                                vm.inserted == Some(true) && vm.image.as_deref() == Some(url)
-                            }
-                            None => vm.inserted != Some(true),
-                        })
-                }
-            };
-            match acted {
+            if let Effect::Unreadable(what) = effect {
+                return Err(maybe(format!(
+                    "{what} cannot be read back, so it is not sent again"
+                )));
+            }
+            match self.shows(step, effect).await {
                 Ok(true) => {
                     tracing::debug!(
                         step,
@@ -433,6 +417,26 @@ impl Client {
             }
             tokio::time::sleep(delay.min(left)).await;
             delay *= 2;
+        }
+    }
+
+    /// Whether the BMC's state shows `effect` (an unreadable one never
+    /// shows).
+    async fn shows(&self, step: &'static str, effect: Effect<'_>) -> Result<bool, BmcError> {
+        match effect {
+            Effect::Unreadable(_) => Ok(false),
+            Effect::Power { system, reached } => self
+                .get::<System>(step, system)
+                .await
+                .map(|s| reached.contains(&s.power_state.as_deref().unwrap_or(""))),
+            Effect::Media { media, image } => {
+                self.get::<VirtualMedia>(step, media)
+                    .await
+                    .map(|vm| match image {
+                        Some(url) => vm.inserted == Some(true) && vm.image.as_deref() == Some(url),
+                        None => vm.inserted != Some(true),
+                    })
+            }
         }
     }
 

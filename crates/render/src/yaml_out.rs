@@ -223,49 +223,22 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
             return true;
         }
     }
-    let digits = s.trim_start_matches(['-', '+']);
-    let numeric = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'_');
-    if digits.contains('_')
-        && digits.starts_with(|c: char| c.is_ascii_digit())
-        && digits.split('.').count() <= 2
-        && digits.split('.').all(numeric)
-    {
+    // PyYAML's int pattern takes `_` after a radix prefix (even `0x_`
+    // alone); Go, behind go-yaml, takes upper-case prefixes (`0X1F`).
+    if radix_int(s, &ANY_CASE_PREFIXES, true) {
         return true;
     }
-    // Numbers with `_` anywhere: PyYAML allows them in 0x, 0b and octal
-    // ints and in floats (`0x_a`, `.5_0`); go-yaml drops every `_` and
-    // then parses what is left as Go does (`0_e9` is a float).
-    // PyYAML's pattern even takes `0x_` (nothing but `_`) for an int; Go
-    // (go-yaml) takes upper-case prefixes too (`0X1F`).
-    let radix_int = |t: &str, underscores: bool| {
-        let body = t.trim_start_matches(['-', '+']);
-        [
-            ("0x", 16),
-            ("0X", 16),
-            ("0o", 8),
-            ("0O", 8),
-            ("0b", 2),
-            ("0B", 2),
-        ]
-        .iter()
-        .any(|(prefix, radix)| {
-            body.strip_prefix(prefix).is_some_and(|rest| {
-                !rest.is_empty()
-                    && rest
-                        .chars()
-                        .all(|c| c.is_digit(*radix) || (underscores && c == '_'))
-            })
-        })
-    };
-    if radix_int(s, true) {
-        return true;
-    }
+    // Numbers with `_` anywhere (`1_000`, `.5_0`, `0_e9`): go-yaml drops
+    // every `_` and parses what is left as Go does, and PyYAML's int and
+    // float patterns allow them.
     if s.contains('_') {
         let plain = s.replace('_', "");
-        if radix_int(&plain, false) || reads_as_non_string(&plain) {
+        if radix_int(&plain, &ANY_CASE_PREFIXES, false) || reads_as_non_string(&plain) {
             return true;
         }
     }
+    let digits = s.trim_start_matches(['-', '+']);
+    let numeric = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'_');
     // Base 60: [0-9][0-9_]*(:[0-5]?[0-9])+, optionally .[0-9_]* at the end.
     let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
     let mut parts = whole.split(':');
@@ -283,6 +256,32 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
         })
 }
 
+/// Radix prefixes of YAML's core schema, and of Go's integer syntax.
+const CORE_PREFIXES: [(&str, u32); 3] = [("0x", 16), ("0o", 8), ("0b", 2)];
+const ANY_CASE_PREFIXES: [(&str, u32); 6] = [
+    ("0x", 16),
+    ("0X", 16),
+    ("0o", 8),
+    ("0O", 8),
+    ("0b", 2),
+    ("0B", 2),
+];
+
+/// Whether `s` is a signed integer with one of `prefixes` and at least
+/// one more character, every one a digit of its radix (or `_`, if
+/// `underscores`).
+fn radix_int(s: &str, prefixes: &[(&str, u32)], underscores: bool) -> bool {
+    let body = s.trim_start_matches(['-', '+']);
+    prefixes.iter().any(|(prefix, radix)| {
+        body.strip_prefix(prefix).is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .chars()
+                    .all(|c| c.is_digit(*radix) || (underscores && c == '_'))
+        })
+    })
+}
+
 /// Whether YAML's core schema (as serde_yaml resolves plain scalars)
 /// reads `s`, made of `[A-Za-z0-9._/:+-,;=%${}]`, as other than a string.
 fn reads_as_non_string(s: &str) -> bool {
@@ -292,11 +291,8 @@ fn reads_as_non_string(s: &str) -> bool {
     ) {
         return true;
     }
-    let digits = s.trim_start_matches(['-', '+']);
-    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
-        if let Some(rest) = digits.strip_prefix(prefix) {
-            return !rest.is_empty() && rest.chars().all(|c| c.is_digit(radix));
-        }
+    if radix_int(s, &CORE_PREFIXES, false) {
+        return true;
     }
     // Rust's float syntax covers YAML's decimal ints and floats here
     // (no `_`); "inf"/"nan" words without digits are strings to serde_yaml.
