@@ -228,6 +228,16 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
     if radix_int(s, &ANY_CASE_PREFIXES, true) {
         return true;
     }
+    // go-yaml parses what follows `0b` (v2, v3) or `0o` (v3) as a signed
+    // number: `0b-1` is -1.
+    let body = s.trim_start_matches(['-', '+']);
+    if [("0b", 2), ("0o", 8)].iter().any(|(prefix, radix)| {
+        body.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix(['-', '+']))
+            .is_some_and(|rest| radix_int(&format!("{prefix}{rest}"), &[(prefix, *radix)], true))
+    }) {
+        return true;
+    }
     // Numbers with `_` anywhere (`1_000`, `.5_0`, `0_e9`): go-yaml drops
     // every `_` and parses what is left as Go does, and PyYAML's int and
     // float patterns allow them.
@@ -317,6 +327,8 @@ mod tests {
         "<<",
         "0x_a",
         "0x_",
+        "0b-1",
+        "0o-17",
         "0X1F",
         "-0B11",
         "0O17",
