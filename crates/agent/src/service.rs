@@ -1,17 +1,20 @@
 //! What `nodenet-apply.service` does on a node: it runs at boot and again
 //! whenever the Machine Config Operator restarts it after writing new
-//! files under /etc/nmstate/openshift (the node disruption policy that
-//! `nodenet render` writes). It applies the node's own file (else
-//! `cluster.yml`) only when its content differs from what was applied,
-//! and keeps a status record the MCO-side operator can read with
-//! `nodenet status`.
+//! files under /etc/nodenet/nmstate (the node disruption policy that
+//! `nodenet render` writes). It applies the node's own file (its short
+//! host name, as RHCOS matches `hostname -s`; else `cluster.yml`) only
+//! when its content differs from what was applied, and keeps a status
+//! record the MCO-side operator can read with `nodenet status`.
+//!
+//! The node's side effects (NetworkManager, the check of a file, the
+//! clock) are behind [`Node`], so this logic is tested without a node.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Probe;
+use crate::{Applied, AgentError, ApplyOptions, Probe};
 
 /// Where the record lives (StateDirectory=nodenet).
 pub const STATUS: &str = "/var/lib/nodenet/status.json";
@@ -143,13 +146,260 @@ pub fn boot_id() -> String {
         .unwrap_or_default()
 }
 
-/// Where the service looks, as OpenShift's MachineConfig path lays it
-/// out: `<dir>/<hostname>.yml`, else `<dir>/cluster.yml`.
+/// nodenet's own directory (`nodenet-apply.service`'s `--dir`).
+pub const DIR: &str = "/etc/nodenet/nmstate";
+
+/// Where the service looks, as render lays the files out and RHCOS names
+/// them: `<dir>/<short hostname>.yml` (`hostname -s`: an FQDN's first
+/// label), else `<dir>/cluster.yml`. An empty file is no file.
 pub fn file_for(dir: &Path, hostname: &str) -> Option<PathBuf> {
-    [format!("{hostname}.yml"), "cluster.yml".to_string()]
+    let short = nodenet_model::short_hostname(hostname);
+    [format!("{short}.yml"), "cluster.yml".to_string()]
         .into_iter()
         .map(|f| dir.join(f))
-        .find(|p| p.is_file())
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+}
+
+/// What the service needs from the node.
+pub trait Node {
+    /// The kernel's host name (an FQDN on some nodes).
+    fn hostname(&self) -> String;
+    /// Rolls back what a killed run left open; whether there was any.
+    fn rollback_if_pending(&mut self) -> Result<bool, AgentError>;
+    /// The state in `file` if `nodenet check` accepts it as a clean
+    /// NMState file.
+    fn desired(&mut self, file: &Path) -> Result<serde_json::Value, Refusal>;
+    fn apply(
+        &mut self,
+        desired: &serde_json::Value,
+        opts: &ApplyOptions,
+    ) -> Result<Applied, AgentError>;
+    /// The probes when none are given.
+    fn default_probes(&self) -> Vec<Probe>;
+    /// Now, RFC 3339.
+    fn now(&self) -> String;
+    fn boot_id(&self) -> String;
+}
+
+/// Why a file was not applied (nothing was).
+#[derive(Debug)]
+pub struct Refusal {
+    pub message: String,
+    /// What `nodenet check` found, to print.
+    pub findings: Option<(nodenet_model::SourceMap, Vec<nodenet_model::Diagnostic>)>,
+}
+
+pub struct ServiceOptions {
+    pub dir: PathBuf,
+    pub status: PathBuf,
+    /// Apply even a file whose content was applied already.
+    pub force: bool,
+    pub apply: ApplyOptions,
+}
+
+/// What one run did, for the CLI to tell.
+#[derive(Debug)]
+pub struct Report {
+    /// A change an earlier run left open was rolled back first.
+    pub rolled_back_left_open: bool,
+    /// The record of this run, as written.
+    pub run: Run,
+    pub applied: Option<Applied>,
+    pub refusal: Option<Refusal>,
+    /// How the apply failed, when it did.
+    pub error: Option<AgentError>,
+}
+
+impl Report {
+    /// NetworkManager could not be reached: nothing was tried.
+    pub fn unreachable(&self) -> bool {
+        self.error.as_ref().is_some_and(AgentError::is_unreachable)
+    }
+}
+
+/// A run that could not keep its record.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Unreachable(AgentError),
+}
+
+/// How an apply's failure ends the run: a rolled-back change (with the
+/// probe that failed), or a failure (the restore failing too, or nothing
+/// applied at all).
+pub fn outcome_of(e: &AgentError) -> (Outcome, Option<String>) {
+    let probe = match e.root_cause() {
+        AgentError::ProbeFailed { probe, .. } => Some(probe.clone()),
+        _ => None,
+    };
+    match e {
+        AgentError::RolledBack { .. } => (Outcome::RolledBack, probe),
+        _ => (Outcome::Failed, probe),
+    }
+}
+
+/// One run of the service: see the module.
+pub fn run(node: &mut impl Node, mut opts: ServiceOptions) -> Result<Report, ServiceError> {
+    let started = node.now();
+    let mut status = Status::read(&opts.status).map_err(io(&opts.status))?;
+    let mut report = Report {
+        rolled_back_left_open: false,
+        run: Run {
+            outcome: Outcome::NoFile,
+            file: None,
+            sha256: None,
+            failed_probe: None,
+            message: None,
+            started,
+            finished: String::new(),
+            boot_id: node.boot_id(),
+        },
+        applied: None,
+        refusal: None,
+        error: None,
+    };
+    decide(node, &mut opts, &mut status, &mut report)?;
+    report.run.finished = node.now();
+    status.last = Some(report.run.clone());
+    status.write(&opts.status).map_err(io(&opts.status))?;
+    Ok(report)
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ServiceError {
+    let path = path.display().to_string();
+    move |source| ServiceError::Io { path, source }
+}
+
+/// The run's steps, each ending it with its outcome in `report`.
+fn decide(
+    node: &mut impl Node,
+    opts: &mut ServiceOptions,
+    status: &mut Status,
+    report: &mut Report,
+) -> Result<(), ServiceError> {
+    // A run stopped mid-apply (the unit restarted) may have left its
+    // checkpoint open: rolled back before anything else.
+    match node.rollback_if_pending() {
+        Ok(left) => report.rolled_back_left_open = left,
+        Err(e) if e.is_unreachable() => return Err(ServiceError::Unreachable(e)),
+        Err(e) => {
+            report.run.outcome = Outcome::Failed;
+            report.run.message = Some(e.to_string());
+            report.error = Some(e);
+            return Ok(());
+        }
+    }
+    let host = node.hostname();
+    let Some(file) = file_for(&opts.dir, &host) else {
+        report.run.outcome = Outcome::NoFile;
+        report.run.message = Some(format!(
+            "no {}.yml or cluster.yml in {}",
+            nodenet_model::short_hostname(&host),
+            opts.dir.display()
+        ));
+        return Ok(());
+    };
+    let data = std::fs::read(&file).map_err(io(&file))?;
+    let sha = content_sha256(&data);
+    report.run.file = Some(file.display().to_string());
+    report.run.sha256 = Some(sha.clone());
+    if !opts.force && status.is_applied(&sha) {
+        report.run.outcome = Outcome::Unchanged;
+        return Ok(());
+    }
+    let desired = match node.desired(&file) {
+        Ok(d) => d,
+        Err(refusal) => {
+            report.run.outcome = Outcome::Refused;
+            report.run.message = Some(refusal.message.clone());
+            report.refusal = Some(refusal);
+            return Ok(());
+        }
+    };
+    if opts.apply.probes.is_empty() {
+        opts.apply.probes = node.default_probes();
+    }
+    match node.apply(&desired, &opts.apply) {
+        Ok(applied) => {
+            status.applied = Some(InPlace {
+                sha256: sha,
+                file: file.display().to_string(),
+                at: node.now(),
+            });
+            report.run.outcome = Outcome::Applied;
+            report.applied = Some(applied);
+        }
+        Err(e) => {
+            let (outcome, probe) = outcome_of(&e);
+            report.run.outcome = outcome;
+            report.run.failed_probe = probe;
+            report.run.message = Some(e.to_string());
+            report.error = Some(e);
+        }
+    }
+    Ok(())
+}
+
+/// The node itself: NetworkManager, `nodenet check`, the clock.
+pub struct System;
+
+impl Node for System {
+    fn hostname(&self) -> String {
+        crate::hostname()
+    }
+    fn rollback_if_pending(&mut self) -> Result<bool, AgentError> {
+        crate::rollback_if_pending()
+    }
+    fn desired(&mut self, file: &Path) -> Result<serde_json::Value, Refusal> {
+        desired_state(file)
+    }
+    fn apply(
+        &mut self,
+        desired: &serde_json::Value,
+        opts: &ApplyOptions,
+    ) -> Result<Applied, AgentError> {
+        crate::apply(desired, opts)
+    }
+    fn default_probes(&self) -> Vec<Probe> {
+        let kubeconfigs: Vec<&Path> = KUBECONFIGS.iter().map(Path::new).collect();
+        default_probes(&kubeconfigs)
+    }
+    fn now(&self) -> String {
+        now()
+    }
+    fn boot_id(&self) -> String {
+        boot_id()
+    }
+}
+
+/// The state in `file` if `nodenet check` accepts it as a clean NMState
+/// file (`nodenet apply` refuses what check rejects, too).
+pub fn desired_state(file: &Path) -> Result<serde_json::Value, Refusal> {
+    let loaded = nodenet_model::load_files(&[file]).map_err(|e| Refusal {
+        message: e.to_string(),
+        findings: None,
+    })?;
+    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    if report.has_errors() || loaded.inventory.kind != Some(nodenet_model::InputKind::NmState) {
+        return Err(Refusal {
+            message: format!(
+                "{} is not a clean NMState file (nodenet check); nothing was applied",
+                file.display()
+            ),
+            findings: Some((loaded.sources, report.diagnostics)),
+        });
+    }
+    Ok(loaded.inventory.hosts[0]
+        .network
+        .as_ref()
+        .map(|n| n.to_json())
+        .unwrap_or_default())
 }
 
 /// The probes the service runs when none are given, as kubernetes-nmstate
@@ -250,5 +500,158 @@ mod tests {
             default_probes(&[&dir.path().join("none")]),
             [Probe::Gateway]
         );
+    }
+
+    /// A node that does what it is told, and counts what it was asked.
+    struct Fake {
+        host: String,
+        applies: usize,
+        result: Option<AgentError>,
+        refuse: bool,
+    }
+
+    impl Fake {
+        fn new(host: &str) -> Fake {
+            Fake {
+                host: host.into(),
+                applies: 0,
+                result: None,
+                refuse: false,
+            }
+        }
+    }
+
+    impl Node for Fake {
+        fn hostname(&self) -> String {
+            self.host.clone()
+        }
+        fn rollback_if_pending(&mut self) -> Result<bool, AgentError> {
+            Ok(false)
+        }
+        fn desired(&mut self, _file: &Path) -> Result<serde_json::Value, Refusal> {
+            if self.refuse {
+                return Err(Refusal {
+                    message: "not clean".into(),
+                    findings: None,
+                });
+            }
+            Ok(serde_json::json!({"interfaces": []}))
+        }
+        fn apply(
+            &mut self,
+            _desired: &serde_json::Value,
+            opts: &ApplyOptions,
+        ) -> Result<Applied, AgentError> {
+            self.applies += 1;
+            assert_eq!(opts.probes, [Probe::Gateway], "the default probes are used");
+            match self.result.take() {
+                Some(e) => Err(e),
+                None => Ok(Applied::default()),
+            }
+        }
+        fn default_probes(&self) -> Vec<Probe> {
+            vec![Probe::Gateway]
+        }
+        fn now(&self) -> String {
+            "2026-11-26T00:00:00Z".into()
+        }
+        fn boot_id(&self) -> String {
+            "b".into()
+        }
+    }
+
+    fn options(dir: &Path) -> ServiceOptions {
+        ServiceOptions {
+            dir: dir.join("nmstate"),
+            status: dir.join("status.json"),
+            force: false,
+            apply: ApplyOptions {
+                timeout: std::time::Duration::from_secs(480),
+                probes: Vec::new(),
+                no_commit: false,
+                ephemeral: false,
+                probe_timeout: std::time::Duration::from_secs(120),
+            },
+        }
+    }
+
+    fn with_files(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("nmstate")).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join("nmstate").join(name), text).unwrap();
+        }
+        dir
+    }
+
+    /// RHCOS names the file by `hostname -s`; the kernel may hold an FQDN.
+    #[test]
+    fn an_fqdn_host_applies_its_short_named_file_then_finds_it_unchanged() {
+        let dir = with_files(&[("worker-0.yml", "interfaces: []\n"), ("cluster.yml", "x: 1\n")]);
+        let mut node = Fake::new("worker-0.ostest.example.com");
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::Applied);
+        assert!(r.run.file.as_deref().unwrap().ends_with("/worker-0.yml"));
+        assert_eq!(node.applies, 1);
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::Unchanged);
+        assert_eq!(node.applies, 1, "an unchanged file is not applied again");
+        let st = Status::read(&dir.path().join("status.json")).unwrap();
+        assert_eq!(st.last.unwrap().outcome, Outcome::Unchanged);
+        assert!(st.applied.unwrap().file.ends_with("/worker-0.yml"));
+    }
+
+    #[test]
+    fn cluster_yml_serves_hosts_without_a_file_and_empty_files_are_none() {
+        let dir = with_files(&[("worker-0.yml", ""), ("cluster.yml", "interfaces: []\n")]);
+        let mut node = Fake::new("worker-0");
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert!(r.run.file.as_deref().unwrap().ends_with("/cluster.yml"));
+        let empty = with_files(&[]);
+        let r = run(&mut Fake::new("worker-0"), options(empty.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::NoFile);
+        assert!(r.run.outcome.ok());
+    }
+
+    #[test]
+    fn a_refused_file_is_recorded_and_not_applied() {
+        let dir = with_files(&[("m0.yml", "interfaces: []\n")]);
+        let mut node = Fake::new("m0");
+        node.refuse = true;
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::Refused);
+        assert_eq!(node.applies, 0);
+        assert!(!r.run.outcome.ok());
+    }
+
+    /// The failed probe is what is recorded, also when restoring the
+    /// previous state failed too (then the run failed, not rolled back).
+    #[test]
+    fn a_failed_probe_is_recorded_whether_or_not_the_restore_worked() {
+        let probe = || AgentError::ProbeFailed {
+            probe: "gateway".into(),
+            why: "no answer from 192.168.110.1".into(),
+        };
+        let dir = with_files(&[("m0.yml", "interfaces: []\n")]);
+        let mut node = Fake::new("m0");
+        node.result = Some(AgentError::RolledBack {
+            cause: Box::new(probe()),
+            seconds: 1.5,
+        });
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::RolledBack);
+        assert_eq!(r.run.failed_probe.as_deref(), Some("gateway"));
+        assert!(r.run.message.as_deref().unwrap().contains("restored in 1.50 s"));
+        node.result = Some(AgentError::RestoreFailed {
+            cause: Box::new(probe()),
+            restore: Box::new(AgentError::Nmstate("D-Bus: gone".into())),
+        });
+        let r = run(&mut node, options(dir.path())).unwrap();
+        assert_eq!(r.run.outcome, Outcome::Failed);
+        assert_eq!(r.run.failed_probe.as_deref(), Some("gateway"));
+        let m = r.run.message.unwrap();
+        assert!(m.contains("probe `gateway` failed") && m.contains("restoring the previous state failed too"), "{m}");
+        // Nothing was ever applied.
+        assert!(Status::read(&dir.path().join("status.json")).unwrap().applied.is_none());
     }
 }

@@ -348,10 +348,13 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         out.push(
             Diagnostic::warning(
                 Code::CredentialsUnresolved,
-                format!("password of credentials `{name}` is not available ({why}): the BMC Secrets of scale-out/ would have none"),
+                format!(
+                    "password of credentials `{name}` is not available ({why}): the BMC Secrets of scale-out/ carry the placeholder ${{{var}}} instead",
+                    var = nodenet_model::password_var(name, Some(&cred.value))
+                ),
             )
             .at(cred.span)
-            .help(format!("{fix}; `render` refuses to write a BMC Secret without a password (the baremetal-operator rejects it)")),
+            .help(format!("{fix}, or fill the placeholder before applying them (`envsubst < scale-out/<host>.yaml | oc apply -f -`): the baremetal-operator rejects a BMC Secret without a password")),
         );
     }
 }

@@ -5,10 +5,12 @@
 //! of hosts that differ only in addresses, see `shapes.rs`), whose keyfiles
 //! the render stage reuses; fleet rules run once afterwards.
 
+pub mod br_ex;
 pub mod fleet;
 pub mod host;
 pub mod network;
 pub mod nmstate_bridge;
+pub mod node_agent;
 mod shapes;
 pub mod traffic;
 pub mod wiring;
@@ -51,15 +53,14 @@ impl Report {
 
     /// `render` writes what installers and operators read next: the
     /// warnings about output they would reject become errors, so nothing
-    /// is written. A cluster without hosts (openshift-install), a BMC
-    /// Secret without its password (the baremetal-operator), and, when the
-    /// inputs are the agent installer's, an agent-config.yaml without a
-    /// rendezvous IP.
+    /// is written. A cluster without hosts (openshift-install), and, when
+    /// the inputs are the agent installer's, an agent-config.yaml without
+    /// a rendezvous IP.
     pub fn refuse_for_render(&mut self, inv: &Inventory) {
         let agent = fleet::for_agent_installer(inv);
         for d in &mut self.diagnostics {
             let refused = match d.code {
-                Code::NoHosts | Code::CredentialsUnresolved => true,
+                Code::NoHosts => true,
                 Code::RendezvousIpMissing => agent,
                 _ => false,
             };
@@ -93,6 +94,15 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
         .collect();
     host::check_host(host, &targets, node, &net, &mut diags);
     fleet::check_host_in_cluster(inv, host, &net, &mut diags);
+    match (host.scope(), host.written_to.as_deref()) {
+        (Scope::FirstBoot, _) => br_ex::check_host(host, &inv.cluster, &mut diags),
+        (_, Some(file)) if file.starts_with(br_ex::OPENSHIFT_DIR) => {
+            let mut found = Vec::new();
+            br_ex::check_contract(node, file, &inv.cluster, host.name.span, &mut found);
+            diags.extend(found.into_iter().map(|d| d.host(host.name.value.clone())));
+        }
+        _ => {}
+    }
     Prepared {
         diags,
         addresses: net.addresses,
@@ -106,7 +116,7 @@ fn targets_of<'a>(inv: &'a Inventory, host: &Host) -> Vec<&'a Host> {
     if host.scope() != Scope::Partial {
         return Vec::new();
     }
-    let short = |n: &str| n.split('.').next().unwrap_or(n).to_string();
+    let short = |n: &str| nodenet_model::short_hostname(n).to_string();
     let name = short(&host.name.value);
     inv.hosts
         .iter()
@@ -199,7 +209,18 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         diagnostics.extend(diags);
         hosts.push(report);
     }
+    // A derived br-ex is judged by nmstate once per shape of hosts.
+    let mut seen_shapes = std::collections::HashSet::new();
+    let firsts: Vec<usize> = (0..hosts.len())
+        .filter(|&i| hosts[i].shape.is_some_and(|s| seen_shapes.insert(s)))
+        .collect();
+    let derived: Vec<Diagnostic> = firsts
+        .into_par_iter()
+        .filter_map(|i| br_ex::judge_derived(host_at(i), &inv.cluster))
+        .collect();
+    diagnostics.extend(derived);
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
+    node_agent::check(inv, &mut diagnostics);
     // The expected cabling (`nics:` switch, port, VLANs, MTU) against itself.
     let wiring: Vec<Diagnostic> = inv
         .hosts

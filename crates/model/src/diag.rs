@@ -54,7 +54,7 @@ codes! {
     TemplateVariable = "template-variable": "A `${...}` placeholder names no known value.",
     PoolExhausted = "pool-exhausted": "An IP pool has fewer free addresses than the hosts that draw from it.",
     CredentialsUnknown = "credentials-unknown": "A BMC refers to credentials not defined in the inventory.",
-    CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available (a warning from check; render refuses: the baremetal-operator rejects a BMC Secret without a password).",
+    CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available (a warning: render writes a `${VAR}` placeholder in the BMC Secrets, to fill with envsubst; the baremetal-operator rejects a BMC Secret without a password).",
     // nmstate itself
     NmstateError = "nmstate-error": "nmstate rejected the host's network state.",
     NmstateWarning = "nmstate-warning": "nmstate warned about the host's network state.",
@@ -100,6 +100,15 @@ codes! {
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
     PolicyOverlap = "policy-overlap": "Two NodeNetworkConfigurationPolicies that can select the same node name the same interface (each would undo the other).",
     CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",
+    // OpenShift as its nodes run it
+    BrExMissing = "br-ex-missing": "A state for /etc/nmstate/openshift defines no br-ex: RHCOS applies it and marks it applied, configure-ovs.sh then skips, and the node has no br-ex (OVN-Kubernetes cannot start).",
+    BrExInvalid = "br-ex-invalid": "br-ex is defined, but not as OpenShift needs it: an ovs-bridge `br-ex` whose ports are the uplink and `br-ex`, an ovs-interface `br-ex` holding the node's addresses (copying the uplink's MAC: a warning otherwise), or br-ex cannot be derived from the intent.",
+    RestartUnitMissing = "restart-unit-missing": "A MachineConfiguration's node disruption policy restarts or reloads a unit that no MachineConfig among the inputs provides (the node goes Degraded when the MCO restarts a unit that does not exist).",
+    ObjectTooLarge = "object-too-large": "A rendered object, or a MachineConfigPool's MachineConfigs together, would pass etcd's limits (1 MiB kept per object; the MCO merges a pool's MachineConfigs into one).",
+    PoolSplit = "pool-split": "A role's MachineConfigs are too large for one pool: its hosts are split into custom MachineConfigPools (a warning that says how nodes join them).",
+    InstallConfigScaleOut = "install-config-scale-out": "install-config.yaml would pass 1 MiB (it is stored whole in a ConfigMap): the workers beyond it are left to the scale-out BareMetalHosts (a warning).",
+    CidrNotNetwork = "cidr-not-network": "A network CIDR has host bits set (openshift-install: \"invalid network address. got 192.168.56.1/25, expecting 192.168.56.0/25\").",
+    FieldCase = "field-case": "A field written in another case than documented: Go's decoder (openshift-install) reads it, a warning to write it as documented.",
     // wire verification: the inventory's expected cabling
     WiringNativeTagged = "wiring-native-tagged": "A NIC's native (untagged) VLAN is also one it carries tagged (its `vlans`, or a VLAN interface the host puts on it): a switch port sends a VLAN either tagged or untagged.",
     WiringMtuBelowIntent = "wiring-mtu-below-intent": "A NIC's `mtu` is smaller than the MTU the host's network runs over it (on the NIC, its bond or a VLAN on top).",
@@ -172,6 +181,12 @@ impl Diagnostic {
 
     pub fn at(mut self, span: Span) -> Self {
         self.span = Some(span);
+        self
+    }
+
+    /// At `span` when there is one.
+    pub fn at_opt(mut self, span: Option<Span>) -> Self {
+        self.span = span.or(self.span);
         self
     }
 

@@ -38,6 +38,9 @@ pub enum InputKind {
     BareMetalHost,
     /// The agent installer's AgentClusterInstall (cluster fields only).
     AgentClusterInstall,
+    /// The Machine Config Operator's MachineConfiguration (the units its
+    /// node disruption policy restarts).
+    MachineConfiguration,
 }
 
 impl InputKind {
@@ -52,6 +55,7 @@ impl InputKind {
             InputKind::NmStateConfig => "NMStateConfig",
             InputKind::BareMetalHost => "BareMetalHost",
             InputKind::AgentClusterInstall => "AgentClusterInstall",
+            InputKind::MachineConfiguration => "MachineConfiguration",
         }
     }
 
@@ -126,6 +130,13 @@ pub struct Cluster {
     /// The node label whose values are failure domains (rack, switch):
     /// disruptive policies go one node per domain at a time.
     pub failure_domain: Option<Located<String>>,
+    /// Who defines OVN-Kubernetes' external bridge `br-ex` on the nodes.
+    pub br_ex: Option<Located<BrExSource>>,
+    /// The addresses OVN-Kubernetes puts on br-ex for its masquerade
+    /// network (a day-2 state that sets br-ex's addresses must keep them).
+    pub ovn_masquerade: Vec<Located<IpNet>>,
+    /// The on-node agent (`nodenet-apply.service`) and how it is shipped.
+    pub node_agent: Option<NodeAgent>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
     /// Where an input that lists the cluster's hosts for the installer
@@ -139,6 +150,71 @@ impl Cluster {
     pub fn is_complete(&self) -> bool {
         self.name.is_some() && self.base_domain.is_some() && !self.machine_networks.is_empty()
     }
+}
+
+/// Who defines `br-ex`, the OVS bridge OVN-Kubernetes needs on every node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrExSource {
+    /// RHCOS's `configure-ovs.sh` makes it at boot from the interface that
+    /// holds the default route: nodenet writes nothing under
+    /// `/etc/nmstate/openshift` and leaves that interface to it.
+    ConfigureOvs,
+    /// nodenet derives it from the intent (what configure-ovs would do,
+    /// done declaratively) and writes it under `/etc/nmstate/openshift`.
+    Derive,
+}
+
+impl BrExSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BrExSource::ConfigureOvs => "configure-ovs",
+            BrExSource::Derive => "derive",
+        }
+    }
+}
+
+/// The OVN-Kubernetes masquerade addresses of br-ex on clusters installed
+/// with OpenShift 4.17 or later (169.254.0.0/17 and fd69::/112; older
+/// clusters keep 169.254.169.0/29 and fd69::/125: set
+/// `cluster.ovnMasquerade` for them).
+pub const DEFAULT_OVN_MASQUERADE: [&str; 2] = ["169.254.0.2/17", "fd69::2/112"];
+
+/// How the image that carries the `nodenet` binary reaches the nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Layering {
+    /// A MachineOSConfig: the Machine Config Operator builds the node
+    /// image itself (OpenShift 4.19 GA; 4.16-4.18 Tech Preview).
+    #[default]
+    OnCluster,
+    /// An image built outside from the release's RHCOS image and set as
+    /// the pool's `osImageURL` (OpenShift 4.13 and later).
+    OutOfCluster,
+}
+
+/// `cluster.nodeAgent`: the nodenet agent on every node (the unit
+/// `nodenet-apply.service`, the binary by image layering) and how it
+/// guards a change.
+#[derive(Clone, Debug, Default)]
+pub struct NodeAgent {
+    /// The image built from `dist/Containerfile` (it holds
+    /// `/usr/bin/nodenet`).
+    pub image: Option<Located<String>>,
+    pub layering: Layering,
+    /// On-cluster layering: where the built node image is pushed, and the
+    /// Secret that may push there.
+    pub rendered_image_push_spec: Option<Located<String>>,
+    pub rendered_image_push_secret: Option<Located<String>>,
+    pub base_image_pull_secret: Option<Located<String>>,
+    /// Out-of-cluster layering: the node image built from the rendered
+    /// Containerfile (by digest).
+    pub os_image_url: Option<Located<String>>,
+    /// NetworkManager checkpoint timeout, seconds.
+    pub checkpoint_timeout: Option<Located<u64>>,
+    /// How long each probe may take after a change, seconds.
+    pub probe_timeout: Option<Located<u64>>,
+    /// Probes (the agent's syntax: gateway, dns:NAME, tcp:HOST:PORT, ...).
+    pub probes: Vec<Located<String>>,
+    pub span: Span,
 }
 
 /// How a cluster's nodes are named in Kubernetes: what
@@ -240,6 +316,28 @@ impl Credentials {
     }
 }
 
+/// The environment variable a BMC password is written as when it is not
+/// written itself (`${VAR}`, to fill with `envsubst`): the one the
+/// credentials read it from, else `BMC_PASSWORD_<NAME>`.
+pub fn password_var(cred_name: &str, cred: Option<&Credentials>) -> String {
+    if let Some(Credentials {
+        password: PasswordSource::Env(var),
+        ..
+    }) = cred
+    {
+        return var.clone();
+    }
+    let mut v = String::from("BMC_PASSWORD_");
+    v.extend(cred_name.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    v
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bmc {
     pub address: Located<String>,
@@ -300,6 +398,10 @@ pub struct Host {
     /// by label, a MachineConfig's `cluster.yml`): what it applies to. Its
     /// name is then the policy's, not a host's.
     pub applies_to: Option<String>,
+    /// For a change a MachineConfig writes: the file on the node
+    /// (`/etc/nmstate/openshift/m0.yml`), whose reader decides what the
+    /// state must hold.
+    pub written_to: Option<String>,
     /// The host's entry in the input (or its generator / template).
     pub span: Span,
     pub role: Located<Role>,
@@ -314,6 +416,9 @@ pub struct Host {
     pub network: Option<Node>,
     /// PXE/provisioning NIC name when it differs from the cluster's.
     pub pxe_interface: Option<Located<String>>,
+    /// The interface whose addresses br-ex takes over (what configure-ovs
+    /// would move under it), when the intent alone does not tell.
+    pub br_ex_uplink: Option<Located<String>>,
     /// Addresses the host draws from pools, by pool name (for reporting).
     pub pool_ips: BTreeMap<String, IpAddr>,
     /// Kubernetes node labels the host carries (failure domains: rack,
@@ -344,6 +449,7 @@ impl Host {
             span: name.span,
             kind,
             applies_to: None,
+            written_to: None,
             role: Located::new(Role::Unset, name.span),
             bmc: None,
             boot_mac: None,
@@ -353,6 +459,7 @@ impl Host {
             nics_listed: false,
             network: None,
             pxe_interface: None,
+            br_ex_uplink: None,
             pool_ips: BTreeMap::new(),
             labels: BTreeMap::new(),
             policy: None,
@@ -373,11 +480,18 @@ impl Host {
         labels
     }
 
+    /// The first DNS label of the host name: what RHCOS matches files
+    /// against (`hostname -s`) and what names `/etc/nmstate/openshift/
+    /// <host>.yml`.
+    pub fn short_name(&self) -> &str {
+        short_hostname(&self.name.value)
+    }
+
     /// The node's name in Kubernetes (`kubernetes.io/hostname`): the short
     /// host name, or the FQDN when the cluster says nodes are named so.
     pub fn node_name(&self, cluster: &Cluster) -> String {
         let name = &self.name.value;
-        let short = name.split('.').next().unwrap_or(name);
+        let short = short_hostname(name);
         match cluster.node_names {
             NodeNames::Short => short.to_string(),
             NodeNames::Fqdn if name.contains('.') => name.clone(),
@@ -422,6 +536,12 @@ impl Host {
     }
 }
 
+/// What `hostname -s` prints for a host name: everything before the
+/// first dot.
+pub fn short_hostname(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Inventory {
     /// The format of the first input (what a single-file command read).
@@ -431,6 +551,11 @@ pub struct Inventory {
     pub credentials: BTreeMap<String, Located<Credentials>>,
     /// agent-config's rendezvousIP.
     pub rendezvous_ip: Option<Located<IpAddr>>,
+    /// systemd units the MachineConfigs among the inputs provide.
+    pub provided_units: Vec<Located<String>>,
+    /// Units a MachineConfiguration's node disruption policy restarts or
+    /// reloads.
+    pub disruption_units: Vec<Located<String>>,
 }
 
 impl Inventory {

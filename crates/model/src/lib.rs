@@ -6,6 +6,7 @@ pub mod diag;
 pub mod fields;
 pub mod inventory;
 pub mod load;
+pub mod probe;
 pub mod scratch;
 pub mod template;
 pub mod yaml;
@@ -13,6 +14,7 @@ pub mod yaml;
 pub use diag::{Code, Diagnostic, Embedding, Severity, SourceFile, SourceMap};
 pub use inventory::*;
 pub use load::{detect, load_files, load_texts, LoadError, Loaded};
+pub use probe::Probe;
 pub use yaml::{Node, Span, Value};
 
 /// Writes `data` to `path` atomically: a temp file beside it (same

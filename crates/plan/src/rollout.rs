@@ -1,11 +1,12 @@
 //! The rollout a plan implies, through the engines the cluster runs:
 //!
-//! - the Machine Config Operator: the per-role MachineConfig whose host
-//!   files change is written again; with the node disruption policy of
-//!   `openshift/machineconfiguration-cluster.yaml` every node of the pool
-//!   restarts `nodenet-apply.service` in turn (`maxUnavailable` of the
-//!   pool), which changes only the nodes whose own file changed and
-//!   degrades (stopping the rollout) a node whose change is rolled back;
+//! - the Machine Config Operator: the pools' MachineConfigs whose host
+//!   files change are written again; with `cluster.nodeAgent`, the node
+//!   disruption policy of `openshift/machineconfiguration-cluster.yaml`
+//!   has every node of the pool restart `nodenet-apply.service` in turn
+//!   (`maxUnavailable` of the pool), which changes only the nodes whose
+//!   own file changed and degrades (stopping the rollout) a node whose
+//!   change is rolled back;
 //! - kubernetes-nmstate: the change itself as policies, one set per risk
 //!   class — only the interfaces, routes and name servers that change
 //!   (removals as `state: absent`) — disruptive ones one node at a time
@@ -41,10 +42,13 @@ pub struct PlannedPolicy {
 
 #[derive(Debug, Serialize)]
 pub struct Rollout {
-    /// Roles whose MachineConfig changes, with the hosts whose own file
-    /// changes in each.
+    /// Roles whose MachineConfigs change, with the hosts whose own files
+    /// change in each.
     pub machine_configs: BTreeMap<String, usize>,
     pub policies: Vec<PlannedPolicy>,
+    /// Changes no day-2 engine may carry: interfaces configure-ovs.sh has
+    /// put under br-ex (`host: interface`).
+    pub left_to_configure_ovs: Vec<String>,
 }
 
 /// `value` at the dotted `path` of `obj` (made as needed).
@@ -142,6 +146,8 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         .map(|h| (h.name.value.as_str(), h))
         .collect();
     let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut left_to_configure_ovs = Vec::new();
+    let agent = new.cluster.node_agent.is_some();
     // (risk, role) → the hosts' deltas.
     let mut deltas: BTreeMap<(Risk, String), Vec<(&Host, J)>> = BTreeMap::new();
     for c in plan
@@ -152,12 +158,38 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         let Some(h) = by_name.get(c.host.as_str()) else {
             continue;
         };
-        if c.network.is_some() {
+        let br_ex = nodenet_check::br_ex::plan(h, &new.cluster).ok();
+        // Only a file the MCO carries changes a MachineConfig.
+        let carried = agent || br_ex.as_ref().is_some_and(|p| p.writes_openshift_dir());
+        if c.network.is_some() && carried {
             *machine_configs.entry(c.role.clone()).or_default() += 1;
         }
+        // What configure-ovs.sh put under br-ex is no day-2 engine's.
+        let owned: Vec<String> = match br_ex {
+            Some(nodenet_check::br_ex::BrExPlan::ConfigureOvs { uplinks }) => uplinks,
+            _ => Vec::new(),
+        };
         let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
         for risk in [Risk::Additive, Risk::Modifying, Risk::Disruptive] {
-            let items: Vec<&Item> = c.items.iter().filter(|i| i.risk() == risk).collect();
+            let items: Vec<&Item> = c
+                .items
+                .iter()
+                .filter(|i| i.risk() == risk)
+                .filter(|i| match i {
+                    Item::Iface { name, .. } if owned.contains(name) => {
+                        left_to_configure_ovs.push(format!("{}: {name}", c.host));
+                        false
+                    }
+                    Item::Route { route, .. }
+                        if route["next-hop-interface"]
+                            .as_str()
+                            .is_some_and(|n| owned.iter().any(|o| o == n)) =>
+                    {
+                        false
+                    }
+                    _ => true,
+                })
+                .collect();
             if !items.is_empty() {
                 deltas.entry((risk, c.role.clone())).or_default().push((
                     h,
@@ -237,7 +269,7 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
                     name: format!(
                         "nodenet-plan-{}-{}",
                         risk.as_str(),
-                        artifacts::dns_label(artifacts::short_name(h))
+                        artifacts::dns_label(h.short_name())
                     ),
                     selector: BTreeMap::from([
                         (role_label.clone(), String::new()),
@@ -253,9 +285,12 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             }
         }
     }
+    left_to_configure_ovs.sort();
+    left_to_configure_ovs.dedup();
     Rollout {
         machine_configs,
         policies,
+        left_to_configure_ovs,
     }
 }
 
@@ -279,15 +314,19 @@ impl Rollout {
             .map(|(file, docs)| OutFile::new(file, docs.join("---\n"), 0o644))
             .collect();
         if !self.machine_configs.is_empty() {
-            let texts = artifacts::intent_texts(new);
-            let mut mcs = Vec::new();
-            artifacts::machine_configs(new, &texts, &mut mcs);
-            out.extend(mcs.into_iter().filter(|f| {
-                self.machine_configs
-                    .keys()
-                    .any(|role| f.path == format!("openshift/10-nodenet-nmstate-{role}.yaml"))
+            // The pools of the changed roles (custom pools of a split
+            // role included) with their MachineConfigs and what they need.
+            let (files, _) = nodenet_render::openshift::openshift_files(new);
+            out.extend(files.into_iter().filter(|f| {
+                let pool_file = f.path.starts_with("openshift/10-nodenet-br-ex-")
+                    || f.path.starts_with("openshift/10-nodenet-nmstate-")
+                    || f.path.starts_with("openshift/machineconfigpool-");
+                !pool_file
+                    || self.machine_configs.keys().any(|role| {
+                        f.path.ends_with(&format!("-{role}.yaml"))
+                            || f.path.contains(&format!("-{role}-"))
+                    })
             }));
-            out.push(artifacts::machine_configuration());
         }
         out
     }
@@ -297,7 +336,12 @@ impl Rollout {
         let mut s = String::new();
         for (role, n) in &self.machine_configs {
             s.push_str(&format!(
-                "  MachineConfig 10-nodenet-nmstate-{role}: {n} host file(s) change; with the node disruption policy every {role} node restarts nodenet-apply.service in turn (the pool's maxUnavailable), only those {n} change, a rolled-back node is degraded and stops the pool\n"
+                "  MachineConfigs of the {role} pool(s): {n} host file(s) change; with the node agent, every {role} node restarts nodenet-apply.service in turn (the pool's maxUnavailable), only those {n} change, a rolled-back node is degraded and stops the pool\n"
+            ));
+        }
+        for what in &self.left_to_configure_ovs {
+            s.push_str(&format!(
+                "  not carried: {what} is the interface configure-ovs.sh puts under br-ex; a day-2 change to it would undo br-ex (reaches the node with new day-1 keyfiles and a reboot, or with `cluster.brEx: derive`)\n"
             ));
         }
         // Per-node policies of one file: the first, and how many more.

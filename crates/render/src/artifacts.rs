@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-use base64::Engine;
 use serde_json::{json, Map, Value as J};
 
 use nodenet_check::HostReport;
-use nodenet_model::{Code, Credentials, Diagnostic, Host, Inventory, PasswordSource, Role, Secret};
+use nodenet_model::{Code, Credentials, Diagnostic, Host, Inventory, Role, Secret};
 
+use crate::openshift::OBJECT_LIMIT;
 use crate::output::OutFile;
 
 pub const NAMESPACE: &str = "openshift-machine-api";
@@ -136,15 +136,6 @@ pub fn intent(host: &Host) -> Option<J> {
     host.network.as_ref().map(|n| n.to_json())
 }
 
-/// First DNS label: the node's short hostname, which names its
-/// `/etc/nmstate/openshift/<host>.yml`.
-pub fn short_name(host: &Host) -> &str {
-    host.name
-        .value
-        .split('.')
-        .next()
-        .unwrap_or(&host.name.value)
-}
 
 /// Per host: keyfiles (0600) and the NMState they were generated from.
 pub fn host_files(
@@ -179,22 +170,7 @@ pub fn host_files(
 /// password in (install-config carries passwords inline; nodenet never
 /// writes them there).
 pub fn password_var(cred_name: &str, cred: Option<&Credentials>) -> String {
-    if let Some(Credentials {
-        password: PasswordSource::Env(var),
-        ..
-    }) = cred
-    {
-        return var.clone();
-    }
-    let mut v = String::from("BMC_PASSWORD_");
-    v.extend(cred_name.chars().map(|c| {
-        if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        }
-    }));
-    v
+    nodenet_model::password_var(cred_name, cred)
 }
 
 fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
@@ -236,12 +212,17 @@ fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
 /// install-config.yaml: complete when the inventory has the cluster
 /// fields, else only `platform.baremetal.hosts` to paste in.
 pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
+    let all: Vec<usize> = (0..inv.hosts.len()).collect();
+    install_config_of(inv, texts, &all)
+}
+
+/// install-config.yaml for the hosts at `keep` (indices into the
+/// inventory's hosts, in order).
+fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) -> String {
     let c = &inv.cluster;
-    let hosts: Vec<J> = inv
-        .hosts
+    let hosts: Vec<J> = keep
         .iter()
-        .zip(texts)
-        .map(|(h, t)| install_config_host(inv, h, t.is_some()))
+        .map(|&i| install_config_host(inv, &inv.hosts[i], texts[i].is_some()))
         .collect();
     let mut bm = Map::new();
     if !c.api_vips.is_empty() {
@@ -284,7 +265,7 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
     let doc = if !c.is_complete() {
         object([("platform", platform)])
     } else {
-        let count = |r: Role| inv.hosts.iter().filter(|h| h.role.value == r).count();
+        let count = |r: Role| keep.iter().filter(|&&i| inv.hosts[i].role.value == r).count();
         let mut doc = Map::new();
         doc.insert("apiVersion".into(), json!("v1"));
         doc.insert(
@@ -317,8 +298,121 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
         }
         J::Object(doc)
     };
-    let states: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+    let states: Vec<&str> = keep
+        .iter()
+        .filter_map(|&i| texts[i].as_deref())
+        .collect();
     embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
+}
+
+/// install-config.yaml within [`OBJECT_LIMIT`]: the installer stores it
+/// whole in the `kube-system/cluster-config-v1` ConfigMap. Control-plane
+/// hosts always stay; the other hosts beyond what fits are left out (the
+/// installer provisions none of them) and provisioned after the install
+/// from their scale-out BareMetalHosts, as the installer's users do.
+pub fn install_config_within_limit(
+    inv: &Inventory,
+    texts: &[Option<String>],
+) -> (String, Vec<Diagnostic>) {
+    let full = install_config(inv, texts);
+    if full.len() <= OBJECT_LIMIT {
+        return (full, Vec::new());
+    }
+    let Some(items) = list_items(&full, "hosts:") else {
+        return (full, Vec::new());
+    };
+    let base = full.len() - items.iter().map(|(a, b)| b - a).sum::<usize>();
+    let control = |r: Role| matches!(r, Role::Master | Role::Arbiter);
+    let mut used = base;
+    let mut keep = Vec::new();
+    for (i, h) in inv.hosts.iter().enumerate() {
+        if control(h.role.value) {
+            used += items[i].1 - items[i].0;
+            keep.push(i);
+        }
+    }
+    let mib = |n: usize| format!("{:.2} MiB", n as f64 / (1 << 20) as f64);
+    let at = inv.cluster.hosts_span.or(inv.cluster.span);
+    if used > OBJECT_LIMIT {
+        let d = Diagnostic::error(
+            Code::ObjectTooLarge,
+            format!(
+                "install-config.yaml would be {} with the control-plane hosts alone, past the {} kept per object (the installer stores it whole in the cluster-config-v1 ConfigMap)",
+                mib(used),
+                mib(OBJECT_LIMIT)
+            ),
+        )
+        .at_opt(at);
+        return (full, vec![d]);
+    }
+    let mut dropped = Vec::new();
+    for (i, h) in inv.hosts.iter().enumerate() {
+        if control(h.role.value) {
+            continue;
+        }
+        let size = items[i].1 - items[i].0;
+        if dropped.is_empty() && used + size <= OBJECT_LIMIT {
+            used += size;
+            keep.push(i);
+        } else {
+            dropped.push(i);
+        }
+    }
+    keep.sort_unstable();
+    let text = install_config_of(inv, texts, &keep);
+    let name = |i: usize| inv.hosts[i].name.value.as_str();
+    let range = match dropped.as_slice() {
+        [one] => name(*one).to_string(),
+        [first, .., last] => format!("{} … {}", name(*first), name(*last)),
+        [] => String::new(),
+    };
+    let d = Diagnostic::warning(
+        Code::InstallConfigScaleOut,
+        format!(
+            "install-config.yaml would be {} with every host, past the {} kept per object (the installer stores it whole in the cluster-config-v1 ConfigMap): it lists {} hosts ({}), and the other {} ({range}) are provisioned after the install from scale-out/<host>.yaml",
+            mib(full.len()),
+            mib(OBJECT_LIMIT),
+            keep.len(),
+            mib(text.len()),
+            dropped.len()
+        ),
+    )
+    .at_opt(at)
+    .help("after `openshift-install`, `oc apply -f scale-out/` (each file: the host's BareMetalHost, its BMC and network Secrets); raise the worker MachineSet's replicas to provision them");
+    (text, vec![d])
+}
+
+/// The byte ranges of the items of the block list under the first line
+/// that ends with `key` (a `- ` line at one indentation each), in order.
+fn list_items(text: &str, key: &str) -> Option<Vec<(usize, usize)>> {
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n').map(|l| {
+        let at = offset;
+        offset += l.len();
+        (at, l)
+    });
+    lines.by_ref().find(|(_, l)| l.trim_end().ends_with(key))?;
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    let mut indent: Option<usize> = None;
+    for (at, l) in lines {
+        let body = l.trim_start_matches(' ');
+        let col = l.len() - body.len();
+        match indent {
+            None if body.starts_with("- ") => {
+                indent = Some(col);
+                items.push((at, at + l.len()));
+            }
+            None => return None,
+            Some(i) if col == i && body.starts_with("- ") => items.push((at, at + l.len())),
+            Some(i) if col > i || body.trim().is_empty() => {
+                if let Some(last) = items.last_mut() {
+                    last.1 = at + l.len();
+                }
+            }
+            Some(_) => break,
+        }
+    }
+    Some(items)
 }
 
 /// agent-config.yaml; rendezvousIP is the inventory's, else the first
@@ -377,31 +471,6 @@ pub fn agent_config(
     embed_all(&yaml(&J::Object(doc)), &states, Embed::Mapping)
 }
 
-/// The Ignition config a MachineConfig carries: one file per host of the
-/// role, `/etc/nmstate/openshift/<host>.yml` (`.yaml` is not read).
-pub fn ignition_config(hosts: &[(&Host, &str)]) -> J {
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let files: Vec<J> = hosts
-        .iter()
-        .map(|(h, state)| {
-            let source = format!("data:text/plain;charset=utf-8;base64,{}", b64.encode(state));
-            object([
-                (
-                    "path",
-                    J::String(format!("/etc/nmstate/openshift/{}.yml", short_name(h))),
-                ),
-                ("mode", json!(0o644)),
-                ("overwrite", J::Bool(true)),
-                ("contents", object([("source", J::String(source))])),
-            ])
-        })
-        .collect();
-    object([
-        ("ignition", json!({"version": "3.2.0"})),
-        ("storage", object([("files", J::Array(files))])),
-    ])
-}
-
 /// A JSON object of `entries`, moved in: `json!` would serialise (copy)
 /// every value it is given, and these carry all 10,000 hosts.
 fn object<const N: usize>(entries: [(&str, J); N]) -> J {
@@ -411,43 +480,6 @@ fn object<const N: usize>(entries: [(&str, J); N]) -> J {
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     )
-}
-
-/// Hosts with a network, by MachineConfigPool role, with their state text.
-fn by_role<'a>(
-    inv: &'a Inventory,
-    texts: &'a [Option<String>],
-) -> BTreeMap<&'static str, Vec<(&'a Host, &'a str)>> {
-    let mut roles: BTreeMap<&'static str, Vec<(&Host, &str)>> = BTreeMap::new();
-    for (h, t) in inv.hosts.iter().zip(texts) {
-        if let Some(t) = t {
-            roles.entry(h.role.value.pool()).or_default().push((h, t));
-        }
-    }
-    roles
-}
-
-pub fn machine_configs(inv: &Inventory, texts: &[Option<String>], out: &mut Vec<OutFile>) {
-    for (role, hosts) in by_role(inv, texts) {
-        let name = format!("10-nodenet-nmstate-{role}");
-        let mc = object([
-            (
-                "apiVersion",
-                J::from("machineconfiguration.openshift.io/v1"),
-            ),
-            ("kind", J::from("MachineConfig")),
-            (
-                "metadata",
-                json!({"name": name, "labels": {"machineconfiguration.openshift.io/role": role}}),
-            ),
-            ("spec", object([("config", ignition_config(&hosts))])),
-        ]);
-        out.push(OutFile::new(
-            format!("openshift/{name}.yaml"),
-            yaml(&mc),
-            0o644,
-        ));
-    }
 }
 
 /// NodeNetworkConfigurationPolicies, one file per role: one policy for
@@ -483,13 +515,25 @@ impl Policy {
     }
 }
 
-/// A host's state split in two: what carries the cluster's own traffic
+/// A host's day-2 state (`nodenet_check::br_ex::day2_state`: what
+/// configure-ovs owns left out, br-ex's masquerade addresses kept) split
+/// in two: what carries the cluster's own traffic
 /// (`nodenet_check::traffic`) with the routes and name servers, and the
 /// rest. A policy never names an interface another one owns.
 pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
     let node = host.network.as_ref()?;
-    let carriers = nodenet_check::traffic::cluster_traffic(host, &inv.cluster, node);
-    let state = node.to_json();
+    let plan = nodenet_check::br_ex::plan(host, &inv.cluster).ok()?;
+    let state = nodenet_check::br_ex::day2_state(host, &inv.cluster, &plan)?;
+    let derived;
+    let carried = match &plan {
+        // The derived br-ex and its uplink carry what the intent's uplink did.
+        nodenet_check::br_ex::BrExPlan::Derived { .. } => {
+            derived = nodenet_model::yaml::Node::from_json(&state, node.span);
+            &derived
+        }
+        _ => node,
+    };
+    let carriers = nodenet_check::traffic::cluster_traffic(host, &inv.cluster, carried);
     let J::Object(map) = state else {
         return None;
     };
@@ -601,7 +645,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
             } else {
                 for ((h, _), state) in hosts.iter().zip(states) {
                     policies.push(Policy {
-                        name: format!("nodenet-{}{suffix}", dns_label(short_name(h))),
+                        name: format!("nodenet-{}{suffix}", dns_label(h.short_name())),
                         selector: BTreeMap::from([
                             (role_label.clone(), String::new()),
                             (
@@ -640,68 +684,44 @@ pub fn dns_label(s: &str) -> String {
     l.trim_matches('-').to_string()
 }
 
-/// The operator's MachineConfiguration `cluster`: a change to the files
-/// under `/etc/nmstate/openshift` restarts `nodenet-apply.service` instead
-/// of draining and rebooting the pool (node disruption policies; OpenShift
-/// 4.17 and later match a directory).
-pub fn machine_configuration() -> OutFile {
-    let mc = json!({
-        "apiVersion": "operator.openshift.io/v1",
-        "kind": "MachineConfiguration",
-        "metadata": {"name": "cluster"},
-        "spec": {
-            "managementState": "Managed",
-            "nodeDisruptionPolicy": {
-                "files": [{
-                    "path": "/etc/nmstate/openshift",
-                    "actions": [{
-                        "type": "Restart",
-                        "restart": {"serviceName": "nodenet-apply.service"},
-                    }],
-                }],
-            },
-        },
-    });
-    OutFile::new(
-        "openshift/machineconfiguration-cluster.yaml",
-        yaml(&mc),
-        0o644,
-    )
+/// A BMC login as the BMC Secrets carry it.
+pub struct BmcLogin {
+    pub username: String,
+    /// The clear password, when its source is available.
+    pub password: Option<Secret>,
+    /// The `${VAR}` written in its place when it is not (as in
+    /// install-config.yaml), to fill with `envsubst`.
+    pub var: String,
 }
 
-/// Username and (when available) password per credentials name.
-pub type Passwords = BTreeMap<String, (String, Option<Secret>)>;
+/// The BMC login per credentials name.
+pub type Passwords = BTreeMap<String, BmcLogin>;
 
-/// Reads every password once (not once per host), warning once for each
-/// one that is not available.
-pub fn resolve_passwords(inv: &Inventory, warnings: &mut Vec<Diagnostic>) -> Passwords {
-    let mut out = Passwords::new();
-    let used = inv.used_credentials();
-    for (name, cred) in &inv.credentials {
-        let password = cred.value.resolve_password();
-        if password.is_none() && used.contains(name.as_str()) {
-            let why = match &cred.value.password {
-                PasswordSource::Env(v) => format!("environment variable {v} is not set"),
-                PasswordSource::File(f) => format!("cannot read {f}"),
-                PasswordSource::Inline(_) => "empty".into(),
+/// Reads every password once (not once per host). One that is not
+/// available (check warns of it) or empty is written as its `${VAR}`
+/// placeholder.
+pub fn resolve_passwords(inv: &Inventory) -> Passwords {
+    inv.credentials
+        .iter()
+        .map(|(name, cred)| {
+            let login = BmcLogin {
+                username: cred.value.username.clone(),
+                password: cred
+                    .value
+                    .resolve_password()
+                    .filter(|p| !p.expose().is_empty()),
+                var: password_var(name, Some(&cred.value)),
             };
-            warnings.push(
-                Diagnostic::warning(
-                    Code::CredentialsUnresolved,
-                    format!("password of credentials `{name}` is not available ({why}); BMC Secrets are written without it"),
-                )
-                .at(cred.span),
-            );
-        }
-        out.insert(name.clone(), (cred.value.username.clone(), password));
-    }
-    out
+            (name.clone(), login)
+        })
+        .collect()
 }
 
 /// Scale-out, one file per host to `oc apply`: the network Secret
 /// `<host>-network-config-secret` (key `nmstate`), the BMC Secret
-/// `<host>-bmc-secret` and the BareMetalHost. The file is 0600 because
-/// of the BMC password — the only place a password is ever written.
+/// `<host>-bmc-secret` and the BareMetalHost. The file is 0600 when it
+/// holds the BMC password, the only place a password is ever written;
+/// a password that is not available is a `${VAR}` placeholder.
 pub fn scale_out(
     host: &Host,
     text: Option<&String>,
@@ -740,24 +760,29 @@ pub fn scale_out(
                 "disableCertificateVerification": bmc.disable_certificate_verification,
             }),
         );
-        if let Some((username, password)) = bmc
+        if let Some(login) = bmc
             .credentials
             .as_ref()
             .and_then(|c| passwords.get(&c.value))
         {
             let mut data = Map::new();
-            data.insert("username".into(), json!(username));
-            if let Some(p) = password {
-                data.insert("password".into(), json!(p.expose()));
-                mode = 0o600;
+            data.insert("username".into(), json!(login.username));
+            match &login.password {
+                Some(p) => {
+                    data.insert("password".into(), json!(p.expose()));
+                    mode = 0o600;
+                }
+                None => {
+                    data.insert("password".into(), placeholder(&login.var));
+                }
             }
-            docs.push(yaml(&json!({
+            docs.push(placeholders(&yaml(&json!({
                 "apiVersion": "v1",
                 "kind": "Secret",
                 "metadata": {"name": secret, "namespace": NAMESPACE},
                 "type": "Opaque",
                 "stringData": data,
-            })));
+            }))));
         }
     }
     if let Some(hints) = &host.root_device_hints {
@@ -793,42 +818,41 @@ pub fn host_artifacts(
 }
 
 /// The files that carry the whole fleet: install-config, agent-config,
-/// MachineConfigs and policies (each one long document, built side by
-/// side).
+/// MachineConfigs (and the pools and agent they need) and policies (each
+/// one long document, built side by side); and what keeping them within
+/// etcd's limits decided.
 pub fn fleet_artifacts(
     inv: &Inventory,
     texts: &[Option<String>],
     addresses: &[Vec<IpAddr>],
-) -> Vec<OutFile> {
-    let ((ic, ac), (mcs, policies)) = rayon::join(
+) -> (Vec<OutFile>, Vec<Diagnostic>) {
+    let (((ic, ic_diags), ac), (openshift, policies)) = rayon::join(
         || {
             rayon::join(
-                || install_config(inv, texts),
+                || install_config_within_limit(inv, texts),
                 || agent_config(inv, addresses, texts),
             )
         },
         || {
             rayon::join(
+                || crate::openshift::openshift_files(inv),
                 || {
                     let mut v = Vec::new();
-                    machine_configs(inv, texts, &mut v);
-                    v
-                },
-                || {
-                    let mut v = vec![machine_configuration()];
                     nncps(inv, &mut v);
                     v
                 },
             )
         },
     );
+    let (mcs, mut diagnostics) = openshift;
+    diagnostics.extend(ic_diags);
     let mut out = vec![
         OutFile::new("install-config.yaml", ic, 0o644),
         OutFile::new("agent-config.yaml", ac, 0o644),
     ];
     out.extend(mcs);
     out.extend(policies);
-    out
+    (out, diagnostics)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! deterministically and atomically.
 
 pub mod artifacts;
+pub mod node_agent;
+pub mod openshift;
 pub mod output;
 pub mod topology;
 pub mod views;
@@ -28,6 +30,10 @@ pub enum RenderError {
     NotOurs(String),
     #[error("two artifacts would be written to {0} (host names that differ only in case?)")]
     Conflict(String),
+    /// Findings of the render step that make its output unusable (an
+    /// object past etcd's limits): nothing is written.
+    #[error("{} problem(s) in what would be written", .0.iter().filter(|d| d.is_error()).count())]
+    Refused(Vec<Diagnostic>),
     #[error(
         "{dir} holds a render of {} (its manifest.json says so); this render's input is {}: \
          refusing to replace it (--force replaces it; -o names another directory)",
@@ -52,6 +58,7 @@ impl RenderError {
             RenderError::Io { .. } => "io",
             RenderError::NotOurs(_) => "output-not-ours",
             RenderError::Conflict(_) => "output-conflict",
+            RenderError::Refused(_) => "refused",
             RenderError::OtherInput { .. } | RenderError::UnknownInput(_) => "output-other-input",
         }
     }
@@ -61,6 +68,7 @@ impl RenderError {
         match self {
             RenderError::Io { path, .. } => path,
             RenderError::NotOurs(p) | RenderError::Conflict(p) | RenderError::UnknownInput(p) => p,
+            RenderError::Refused(_) => "",
             RenderError::OtherInput { dir, .. } => dir,
         }
     }
@@ -173,6 +181,8 @@ pub fn render(
         hosts,
         credentials: inv.credentials.clone(),
         rendezvous_ip: inv.rendezvous_ip.clone(),
+        provided_units: inv.provided_units.clone(),
+        disruption_units: inv.disruption_units.clone(),
     };
     let report = Report {
         diagnostics: Vec::new(),
@@ -202,7 +212,7 @@ fn render_all(
         .map(|h| h.addresses.iter().map(|a| a.ip).collect())
         .collect();
     let mut warnings = Vec::new();
-    let passwords = artifacts::resolve_passwords(inv, &mut warnings);
+    let passwords = artifacts::resolve_passwords(inv);
     let texts = artifacts::intent_texts(inv);
     output::guard_provenance(out, provenance, replace.force)?;
     let tree = output::Tree::begin(out)?;
@@ -228,12 +238,12 @@ fn render_all(
                 .collect::<Result<Vec<_>, _>>()
         },
         || {
-            let (mut fleet, page) = rayon::join(
+            let ((mut fleet, findings), page) = rayon::join(
                 || {
                     if hosts {
                         artifacts::fleet_artifacts(inv, &texts, &addresses)
                     } else {
-                        Vec::new()
+                        (Vec::new(), Vec::new())
                     }
                 },
                 || topology_page(shown.0, shown.1),
@@ -243,10 +253,18 @@ fn render_all(
                 .par_iter()
                 .map(|f| tree.write(f))
                 .collect::<Result<Vec<_>, _>>()
+                .map(|written| (written, findings))
         },
     );
+    let (fleet, findings) = fleet?;
+    if findings.iter().any(Diagnostic::is_error) {
+        // Objects the cluster would refuse: nothing is written.
+        drop(tree);
+        return Err(RenderError::Refused(findings));
+    }
+    warnings.extend(findings);
     let mut entries: Vec<ManifestEntry> = per_host?.into_iter().flatten().collect();
-    entries.extend(fleet?);
+    entries.extend(fleet);
     let manifest = tree.commit(entries, Some(provenance))?;
     Ok(Rendered {
         manifest,
@@ -254,6 +272,58 @@ fn render_all(
         hosts: if hosts { inv.hosts.len() } else { 0 },
         changes_not_rendered: 0,
     })
+}
+
+/// What `render` would decide to keep its objects within etcd's limits
+/// (workers split into custom pools, hosts left out of install-config.yaml)
+/// or would refuse, for `check` to say before anything is rendered. Free
+/// for fleets whose states cannot come near the limits.
+pub fn fleet_findings(inv: &Inventory) -> Vec<Diagnostic> {
+    // Each host's state is at most its text's size (gzip only shrinks it,
+    // base64 adds a third), twice (br-ex's file and nodenet's), plus the
+    // host's other fields.
+    let bound: usize = inv
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .map(|h| h.network.as_ref().map_or(0, |n| 3 * n.span.len as usize) + 1024)
+        .sum();
+    if bound + 64 * 1024 <= openshift::OBJECT_LIMIT {
+        return Vec::new();
+    }
+    let filtered;
+    let inv = if inv.hosts.iter().all(|h| h.scope() == Scope::FirstBoot) {
+        inv
+    } else {
+        filtered = whole_hosts(inv);
+        &filtered
+    };
+    let texts = artifacts::intent_texts(inv);
+    let ((_, mut found), (_, more)) = rayon::join(
+        || artifacts::install_config_within_limit(inv, &texts),
+        || openshift::openshift_files(inv),
+    );
+    found.extend(more);
+    found
+}
+
+/// The inventory with its whole hosts only (changes given beside them
+/// are checked, not rendered).
+fn whole_hosts(inv: &Inventory) -> Inventory {
+    Inventory {
+        kind: inv.kind,
+        cluster: inv.cluster.clone(),
+        hosts: inv
+            .hosts
+            .iter()
+            .filter(|h| h.scope() == Scope::FirstBoot)
+            .cloned()
+            .collect(),
+        credentials: inv.credentials.clone(),
+        rendezvous_ip: inv.rendezvous_ip.clone(),
+        provided_units: inv.provided_units.clone(),
+        disruption_units: inv.disruption_units.clone(),
+    }
 }
 
 /// `topology.html`: the diagrams and fleet table of [`topology::page`].

@@ -61,18 +61,31 @@ pub fn show(args: ShowArgs) -> ExitCode {
     }
 }
 
-/// How a change is guarded: checkpoint timeout and probes.
+/// How a change is guarded: checkpoint timeout and probes. The defaults
+/// are kubernetes-nmstate's (README: Guards).
 #[derive(clap::Args)]
 pub struct GuardArgs {
-    /// Checkpoint rollback timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Checkpoint rollback timeout in seconds (NetworkManager rolls back by itself after it).
+    #[arg(long, default_value_t = 480)]
     timeout: u64,
     /// Probes after the change: gateway, dns[:NAME], tcp:HOST:PORT, ping:ADDRESS, lldp (every bond port hears its switch; give --probe-timeout above the switch's LLDP interval) (comma-separated).
     #[arg(long, value_delimiter = ',')]
     probe: Vec<nodenet_agent::Probe>,
-    /// Seconds each probe may take after the change.
-    #[arg(long, default_value_t = 10)]
+    /// Seconds each probe may take after the change (it passes as soon as it answers).
+    #[arg(long, default_value_t = 120)]
     probe_timeout: u64,
+}
+
+impl GuardArgs {
+    fn options(self, no_commit: bool, ephemeral: bool) -> nodenet_agent::ApplyOptions {
+        nodenet_agent::ApplyOptions {
+            timeout: Duration::from_secs(self.timeout),
+            probes: self.probe,
+            no_commit,
+            ephemeral,
+            probe_timeout: Duration::from_secs(self.probe_timeout),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -93,51 +106,21 @@ pub struct ApplyArgs {
 /// NMState file; otherwise the diagnostics are printed and the exit code
 /// returned.
 fn desired_state(file: &Path) -> Result<serde_json::Value, ExitCode> {
-    let loaded = nodenet_model::load_files(&[file.to_path_buf()]).map_err(super::usage_error)?;
-    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
-    if report.has_errors() || loaded.inventory.kind != Some(nodenet_model::InputKind::NmState) {
-        report::print(&loaded.sources, &report.diagnostics, Format::Human);
-        eprintln!(
-            "refused: {} is not a clean NMState file (nodenet check); nothing was applied",
-            file.display()
-        );
-        return Err(super::problems());
+    nodenet_agent::service::desired_state(file).map_err(|refusal| {
+        print_refusal(&refusal);
+        super::problems()
+    })
+}
+
+fn print_refusal(refusal: &nodenet_agent::service::Refusal) {
+    if let Some((sources, diagnostics)) = &refusal.findings {
+        report::print(sources, diagnostics, Format::Human);
     }
-    Ok(loaded.inventory.hosts[0]
-        .network
-        .as_ref()
-        .map(|n| n.to_json())
-        .unwrap_or_default())
+    eprintln!("refused: {}", refusal.message);
 }
 
-/// Applies and reports; `Ok` when the change is in place.
-fn guarded_apply(
-    desired: &serde_json::Value,
-    guard: GuardArgs,
-    no_commit: bool,
-    ephemeral: bool,
-) -> Result<(), ExitCode> {
-    reported_apply(desired, guard, no_commit, ephemeral).map_err(agent_failed)
-}
-
-/// Applies, printing how it went; the agent's error when it did not.
-fn reported_apply(
-    desired: &serde_json::Value,
-    guard: GuardArgs,
-    no_commit: bool,
-    ephemeral: bool,
-) -> Result<(), nodenet_agent::AgentError> {
-    let opts = nodenet_agent::ApplyOptions {
-        timeout: Duration::from_secs(guard.timeout),
-        probes: guard.probe,
-        no_commit,
-        ephemeral,
-        probe_timeout: Duration::from_secs(guard.probe_timeout),
-    };
-    // nmstate's and nispor's own log lines only when NODENET_LOG asks (the
-    // check above has taken nmstate's warnings about the state already).
-    nodenet_agent::library_logs_only_if_asked();
-    let a = nodenet_agent::apply(desired, &opts)?;
+/// Tells how an apply went.
+fn print_applied(a: &nodenet_agent::Applied, timeout: Duration) {
     for (p, why) in &a.skipped {
         info!("probe {p} already failed before the change ({why}): skipped");
     }
@@ -167,23 +150,35 @@ fn reported_apply(
     } else {
         eprintln!(
             "applied in {:.2} s; checkpoint open: `nodenet commit` or `nodenet rollback` within {} s, else NetworkManager rolls back",
-            a.seconds, guard.timeout
+            a.seconds,
+            timeout.as_secs()
         );
     }
-    Ok(())
 }
 
 pub fn apply(args: ApplyArgs) -> ExitCode {
     nodenet_check::nmstate_bridge::install_logger();
-    let result = desired_state(&args.file)
-        .and_then(|d| guarded_apply(&d, args.guard, args.no_commit, args.ephemeral));
-    result.err().unwrap_or(ExitCode::SUCCESS)
+    let desired = match desired_state(&args.file) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let opts = args.guard.options(args.no_commit, args.ephemeral);
+    // nmstate's and nispor's own log lines only when NODENET_LOG asks (the
+    // check above has taken nmstate's warnings about the state already).
+    nodenet_agent::library_logs_only_if_asked();
+    match nodenet_agent::apply(&desired, &opts) {
+        Ok(a) => {
+            print_applied(&a, opts.timeout);
+            ExitCode::SUCCESS
+        }
+        Err(e) => agent_failed(e),
+    }
 }
 
 #[derive(clap::Args)]
 pub struct ServiceArgs {
-    /// Where the MachineConfig writes the state: `<hostname>.yml`, else `cluster.yml`.
-    #[arg(long, default_value = "/etc/nmstate/openshift")]
+    /// Where the MachineConfig writes the state: `<short hostname>.yml`, else `cluster.yml`.
+    #[arg(long, default_value = nodenet_agent::service::DIR)]
     dir: PathBuf,
     /// The status record: the sha256 of the state applied last (an
     /// unchanged file is not applied again) and how the last run ended.
@@ -202,145 +197,58 @@ pub struct ServiceArgs {
 /// restart by the Machine Config Operator: the node's file is applied
 /// when its content changed; a run that rolled back exits 1, so the MCO
 /// degrades the node and stops the pool.
-pub fn service(mut args: ServiceArgs) -> ExitCode {
-    use nodenet_agent::service::{self as svc, Outcome, Run, Status};
+pub fn service(args: ServiceArgs) -> ExitCode {
+    use nodenet_agent::service::{self as svc, Outcome};
     nodenet_check::nmstate_bridge::install_logger();
-    let started = svc::now();
-    let mut status = match Status::read(&args.status) {
-        Ok(s) => s,
+    nodenet_agent::library_logs_only_if_asked();
+    let opts = svc::ServiceOptions {
+        dir: args.dir,
+        status: args.status.clone(),
+        force: args.force,
+        apply: args.guard.options(false, false),
+    };
+    let timeout = opts.apply.timeout;
+    let report = match svc::run(&mut svc::System, opts) {
+        Ok(r) => r,
+        Err(svc::ServiceError::Unreachable(e)) => return agent_failed(e),
         Err(e) => return super::usage_error(e),
     };
-    let record = |status: &mut Status,
-                  outcome: Outcome,
-                  file: Option<&Path>,
-                  sha: Option<&str>,
-                  failed_probe: Option<String>,
-                  message: Option<String>| {
-        status.last = Some(Run {
-            outcome,
-            file: file.map(|f| f.display().to_string()),
-            sha256: sha.map(str::to_string),
-            failed_probe,
-            message,
-            started: started.clone(),
-            finished: svc::now(),
-            boot_id: svc::boot_id(),
-        });
-        if let Err(e) = status.write(&args.status) {
-            eprintln!("error: {}: {e}", args.status.display());
-            return ExitCode::from(super::USAGE);
-        }
-        if outcome.ok() {
-            ExitCode::SUCCESS
-        } else {
-            super::problems()
-        }
-    };
-    // A run stopped mid-apply (the unit restarted) may have left its
-    // checkpoint open: rolled back before anything else.
-    nodenet_agent::library_logs_only_if_asked();
-    match nodenet_agent::rollback_if_pending() {
-        Ok(true) => info!("rolled back the change an earlier run left open"),
-        Ok(false) => {}
-        Err(e) if e.is_unreachable() => return agent_failed(e),
-        Err(e) => {
-            let message = e.to_string();
-            record(
-                &mut status,
-                Outcome::Failed,
-                None,
-                None,
-                None,
-                Some(message),
-            );
-            return agent_failed(e);
-        }
+    if report.rolled_back_left_open {
+        info!("rolled back the change an earlier run left open");
     }
-    let host = nodenet_agent::hostname();
-    let Some(file) = svc::file_for(&args.dir, &host) else {
-        info!(
-            "no {host}.yml or cluster.yml in {}: nothing to apply",
-            args.dir.display()
-        );
-        return record(&mut status, Outcome::NoFile, None, None, None, None);
-    };
-    let data = match std::fs::read(&file) {
-        Ok(d) => d,
-        Err(e) => return super::usage_error(format!("{}: {e}", file.display())),
-    };
-    let sha = svc::content_sha256(&data);
-    if !args.force && status.is_applied(&sha) {
-        info!(
-            "{} (sha256 {sha}) was applied already: nothing to do",
-            file.display()
-        );
-        return record(
-            &mut status,
-            Outcome::Unchanged,
-            Some(&file),
-            Some(&sha),
-            None,
-            None,
-        );
-    }
-    info!("applying {} (sha256 {sha})", file.display());
-    let desired = match desired_state(&file) {
-        Ok(d) => d,
-        Err(_) => {
-            return record(
-                &mut status,
-                Outcome::Refused,
-                Some(&file),
-                Some(&sha),
-                None,
-                Some("nodenet check rejects the state; nothing was applied".into()),
-            )
-        }
-    };
-    if args.guard.probe.is_empty() {
-        let kubeconfigs: Vec<&Path> = svc::KUBECONFIGS.iter().map(Path::new).collect();
-        args.guard.probe = svc::default_probes(&kubeconfigs);
-    }
-    match reported_apply(&desired, args.guard, false, false) {
-        Ok(()) => {
-            status.applied = Some(svc::InPlace {
-                sha256: sha.clone(),
-                file: file.display().to_string(),
-                at: svc::now(),
-            });
-            info!("recorded in {}", args.status.display());
-            record(
-                &mut status,
-                Outcome::Applied,
-                Some(&file),
-                Some(&sha),
-                None,
-                None,
-            )
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            let (outcome, probe) = match &e {
-                nodenet_agent::AgentError::ProbeFailed { probe, .. } => {
-                    (Outcome::RolledBack, Some(probe.clone()))
-                }
-                nodenet_agent::AgentError::NotApplied { .. } => (Outcome::RolledBack, None),
-                _ => (Outcome::Failed, None),
-            };
-            let code = record(
-                &mut status,
-                outcome,
-                Some(&file),
-                Some(&sha),
-                probe,
-                Some(e.to_string()),
-            );
-            if e.is_unreachable() {
-                ExitCode::from(super::USAGE)
-            } else {
-                code
+    let run = &report.run;
+    let file = run.file.as_deref().unwrap_or_default();
+    let sha = run.sha256.as_deref().unwrap_or_default();
+    match run.outcome {
+        Outcome::NoFile => info!(
+            "{}: nothing to apply",
+            run.message.as_deref().unwrap_or("no file")
+        ),
+        Outcome::Unchanged => info!("{file} (sha256 {sha}) was applied already: nothing to do"),
+        Outcome::Refused => {
+            if let Some(r) = &report.refusal {
+                print_refusal(r);
             }
         }
+        Outcome::Applied => {
+            info!("applied {file} (sha256 {sha})");
+            if let Some(a) = &report.applied {
+                print_applied(a, timeout);
+            }
+            info!("recorded in {}", args.status.display());
+        }
+        Outcome::RolledBack | Outcome::Failed => {
+            if let Some(e) = &report.error {
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    if report.unreachable() {
+        ExitCode::from(super::USAGE)
+    } else if run.outcome.ok() {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
     }
 }
 

@@ -1,8 +1,9 @@
 //! A MachineConfig that writes NMState files: `/etc/nmstate/openshift/
 //! <host>.yml` (one host), `cluster.yml` (every node of the role without
-//! its own file) and `/etc/nmstate/*.yml` (nmstate.service, every node of
-//! the role). Each file's `data:` URL is decoded and checked as a partial
-//! state, its findings pointing at the MachineConfig's line.
+//! its own file), `/etc/nmstate/*.yml` (nmstate.service, every node of
+//! the role) and nodenet's own `/etc/nodenet/nmstate/<host>.yml` (or
+//! `cluster.yml`). Each file's `data:` URL is decoded and checked as a
+//! partial state, its findings pointing at the MachineConfig's line.
 
 use base64::Engine;
 
@@ -13,8 +14,9 @@ use crate::yaml::Node;
 
 use super::Context;
 
-const OPENSHIFT_DIR: &str = "/etc/nmstate/openshift/";
 const NMSTATE_DIR: &str = "/etc/nmstate/";
+/// nodenet-apply.service's directory (`nodenet service --dir`).
+pub const NODENET_DIR: &str = "/etc/nodenet/nmstate/";
 const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
 
 fn files(root: &Node) -> &[Node] {
@@ -30,12 +32,28 @@ fn path_of(file: &Node) -> Option<String> {
     file.get("path").and_then(Node::as_str).map(str::to_string)
 }
 
+/// `spec.config.systemd.units`.
+fn units(root: &Node) -> &[Node] {
+    root.get("spec")
+        .and_then(|s| s.get("config"))
+        .and_then(|c| c.get("systemd"))
+        .and_then(|s| s.get("units"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+}
+
+/// Whether the MachineConfig provides systemd units (what a node
+/// disruption policy may restart).
+pub(crate) fn has_units(root: &Node) -> bool {
+    !units(root).is_empty()
+}
+
 /// Whether the MachineConfig writes any file under /etc/nmstate.
 pub(crate) fn writes_nmstate(root: &Node) -> bool {
     files(root)
         .iter()
         .filter_map(path_of)
-        .any(|p| p.starts_with(NMSTATE_DIR))
+        .any(|p| p.starts_with(NMSTATE_DIR) || p.starts_with(NODENET_DIR))
 }
 
 pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) -> Inventory {
@@ -52,17 +70,30 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
     let pool = role_node
         .and_then(Node::scalar_text)
         .unwrap_or_else(|| "(no role label)".into());
+    for unit in units(root) {
+        if let Some(name) = unit.get("name").filter(|n| n.scalar_text().is_some()) {
+            inv.provided_units.push(Located::new(
+                name.scalar_text().unwrap_or_default(),
+                name.span,
+            ));
+        }
+    }
     for file in files(root) {
         let Some(path) = path_of(file) else { continue };
-        let Some(rest) = path.strip_prefix(NMSTATE_DIR) else {
+        let path_span = file.get("path").map(|p| p.span).unwrap_or(file.span);
+        // `openshift/<host>.yml`, nodenet's `<host>.yml`, or
+        // nmstate.service's `<name>.yml`.
+        let (per_host, file_name) = if let Some(f) = path.strip_prefix(NODENET_DIR) {
+            (true, f)
+        } else if let Some(rest) = path.strip_prefix(NMSTATE_DIR) {
+            match rest.strip_prefix("openshift/") {
+                Some(f) => (true, f),
+                None => (false, rest),
+            }
+        } else {
             continue;
         };
-        let path_span = file.get("path").map(|p| p.span).unwrap_or(file.span);
-        // `openshift/<host>.yml` or nmstate.service's `<name>.yml`.
-        let (per_host, file_name) = match rest.strip_prefix("openshift/") {
-            Some(f) => (true, f),
-            None => (false, rest),
-        };
+        let dir = &path[..path.len() - file_name.len()];
         if file_name.contains('/') {
             continue;
         }
@@ -73,10 +104,10 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
             "yaml" if per_host => d.push(
                 Diagnostic::error(
                     Code::InvalidValue,
-                    format!("`{path}` is never applied: the node reads only `.yml` files in {OPENSHIFT_DIR}"),
+                    format!("`{path}` is never applied: the node reads only `.yml` files in {dir}"),
                 )
                 .at(path_span)
-                .help(format!("name it `{OPENSHIFT_DIR}{stem}.yml`")),
+                .help(format!("name it `{dir}{stem}.yml`")),
             ),
             _ => continue,
         }
@@ -181,6 +212,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
         let mut host = Host::new(Located::new(name, path_span), InputKind::MachineConfig);
         host.role = Located::new(role, role_node.map(|n| n.span).unwrap_or(path_span));
         host.applies_to = applies_to;
+        host.written_to = Some(path.clone());
         host.network = Some(network);
         inv.hosts.push(host);
     }

@@ -26,6 +26,8 @@ pub(crate) fn merge(
         merge_cluster(&mut into, &part);
         into.credentials.extend(part.credentials);
         into.rendezvous_ip = into.rendezvous_ip.take().or(part.rendezvous_ip);
+        into.provided_units.extend(part.provided_units);
+        into.disruption_units.extend(part.disruption_units);
         let first_new = into.hosts.len();
         for host in part.hosts {
             let target = (host.scope() == Scope::FirstBoot)
@@ -132,6 +134,15 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     }
     if part.kind == Some(InputKind::Inventory) {
         c.node_names = p.node_names;
+    }
+    if c.br_ex.is_none() {
+        c.br_ex = p.br_ex.clone();
+    }
+    if c.ovn_masquerade.is_empty() {
+        c.ovn_masquerade = p.ovn_masquerade.clone();
+    }
+    if c.node_agent.is_none() {
+        c.node_agent = p.node_agent.clone();
     }
     c.span = c.span.or(p.span);
 }
@@ -297,6 +308,9 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
     }
     if a.pxe_interface.is_none() {
         a.pxe_interface = b.pxe_interface;
+    }
+    if a.br_ex_uplink.is_none() {
+        a.br_ex_uplink = b.br_ex_uplink;
     }
     for (pool, ip) in b.pool_ips {
         a.pool_ips.entry(pool).or_insert(ip);

@@ -8,10 +8,13 @@ mod agent_manifests;
 mod baremetal_host;
 mod install_config;
 mod machine_config;
+mod machine_configuration;
 mod merge;
 mod native;
 mod nmstate;
 mod nncp;
+
+pub use machine_config::{decode_data_url, NODENET_DIR};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -532,6 +535,7 @@ fn load_document(
         InputKind::Nncp => nncp::load(root, diags),
         InputKind::NmStateConfig => agent_manifests::load_nmstate_config(root, diags),
         InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
+        InputKind::MachineConfiguration => machine_configuration::load(root, diags),
         InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
     }
 }
@@ -551,8 +555,13 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         _ if has("nodenet") => Shape::Input(InputKind::Inventory),
         Some("AgentConfig") => Shape::Input(InputKind::AgentConfig),
         Some("InstallConfig") => Shape::Input(InputKind::InstallConfig),
-        Some("MachineConfig") if machine_config::writes_nmstate(root) => {
+        Some("MachineConfig")
+            if machine_config::writes_nmstate(root) || machine_config::has_units(root) =>
+        {
             Shape::Input(InputKind::MachineConfig)
+        }
+        Some("MachineConfiguration") if group == "operator.openshift.io" => {
+            Shape::Input(InputKind::MachineConfiguration)
         }
         Some("NodeNetworkConfigurationPolicy") => Shape::Input(InputKind::Nncp),
         Some("NMStateConfig") => Shape::Input(InputKind::NmStateConfig),

@@ -30,6 +30,20 @@ const CLUSTER_FIELDS: &[&str] = &[
     "clusterOSImage",
     "sshKey",
     "rendezvousIP",
+    "brEx",
+    "ovnMasquerade",
+    "nodeAgent",
+];
+const NODE_AGENT_FIELDS: &[&str] = &[
+    "image",
+    "layering",
+    "renderedImagePushSpec",
+    "renderedImagePushSecret",
+    "baseImagePullSecret",
+    "osImageURL",
+    "checkpointTimeout",
+    "probeTimeout",
+    "probes",
 ];
 const PROVISIONING_FIELDS: &[&str] = &["network", "cidr", "interface", "allowLacp"];
 const CREDENTIAL_FIELDS: &[&str] = &["username", "passwordEnv", "passwordFile"];
@@ -52,6 +66,7 @@ const HOST_FIELDS: &[&str] = &[
     "ips",
     "vars",
     "pxeInterface",
+    "brExUplink",
 ];
 const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
 /// A NIC of the `nics:` list form: its name and MAC, and its expected
@@ -275,7 +290,82 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
         }
     }
     cluster.ssh_key = d.string(c, "sshKey").map(|s| s.value);
+    if let Some(v) = c.get("brEx") {
+        match v.as_str() {
+            Some("configure-ovs") => {
+                cluster.br_ex = Some(Located::new(BrExSource::ConfigureOvs, v.span))
+            }
+            Some("derive") => cluster.br_ex = Some(Located::new(BrExSource::Derive, v.span)),
+            _ => d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("brEx `{v}` is not `configure-ovs` or `derive`"),
+                )
+                .at(v.span)
+                .help("who defines br-ex: `configure-ovs` (RHCOS, at boot) or `derive` (nodenet, from the intent, written under /etc/nmstate/openshift)"),
+            ),
+        }
+    }
+    for n in d.seq(c, "ovnMasquerade") {
+        cluster.ovn_masquerade.extend(d.cidr(n));
+    }
+    if let Some(a) = c.get("nodeAgent") {
+        cluster.node_agent = node_agent(d, a);
+    }
     cluster
+}
+
+/// `cluster.nodeAgent`.
+fn node_agent(d: &mut Decoder, a: &Node) -> Option<NodeAgent> {
+    if !d.check_fields(a, "cluster.nodeAgent", NODE_AGENT_FIELDS) {
+        return None;
+    }
+    let mut agent = NodeAgent {
+        image: d.string(a, "image"),
+        rendered_image_push_spec: d.string(a, "renderedImagePushSpec"),
+        rendered_image_push_secret: d.string(a, "renderedImagePushSecret"),
+        base_image_pull_secret: d.string(a, "baseImagePullSecret"),
+        os_image_url: d.string(a, "osImageURL"),
+        span: a.span,
+        ..NodeAgent::default()
+    };
+    if let Some(v) = a.get("layering") {
+        match v.as_str() {
+            Some("on-cluster") => agent.layering = Layering::OnCluster,
+            Some("out-of-cluster") => agent.layering = Layering::OutOfCluster,
+            _ => d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("layering `{v}` is not `on-cluster` or `out-of-cluster`"),
+                )
+                .at(v.span),
+            ),
+        }
+    }
+    let seconds = |d: &mut Decoder, key: &str| -> Option<Located<u64>> {
+        let v = a.get(key)?;
+        match v.as_i64() {
+            Some(n) if (1..=86_400).contains(&n) => Some(Located::new(n as u64, v.span)),
+            _ => {
+                d.push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("`{key}` must be a number of seconds (1-86400), found `{v}`"),
+                    )
+                    .at(v.span),
+                );
+                None
+            }
+        }
+    };
+    agent.checkpoint_timeout = seconds(d, "checkpointTimeout");
+    agent.probe_timeout = seconds(d, "probeTimeout");
+    for p in d.seq(a, "probes") {
+        if let Some(text) = p.scalar_text() {
+            agent.probes.push(Located::new(text, p.span));
+        }
+    }
+    Some(agent)
 }
 
 /// `cluster.rendezvousIP`: the agent installer's rendezvous host, for
@@ -703,6 +793,7 @@ fn build_host<'n>(
         span: entry.span,
         kind: InputKind::Inventory,
         applies_to: None,
+        written_to: None,
         nics_listed: field("nics").is_some(),
         role,
         bmc,
@@ -713,6 +804,10 @@ fn build_host<'n>(
         network,
         pxe_interface: field("pxeInterface")
             .and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
+        br_ex_uplink: field("brExUplink").and_then(|m| {
+            let m = expand(d, m, vars);
+            m.scalar_text().map(|s| Located::new(s, m.span))
+        }),
         pool_ips: vars.pool_ips.clone(),
         policy: None,
         labels: field("labels")
