@@ -92,7 +92,10 @@ enum Change {
     /// New virtual interfaces only: their keyfiles.
     Direct(Vec<(String, String)>),
     /// Everything else, by nmstate (`why` not the direct way).
-    Nmstate { state: Box<NetworkState>, why: String },
+    Nmstate {
+        state: Box<NetworkState>,
+        why: String,
+    },
 }
 
 /// What must change to get from `current` to `desired`, by nmstate's own

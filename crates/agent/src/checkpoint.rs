@@ -155,7 +155,12 @@ pub fn rollback() -> Result<(), AgentError> {
     match Pending::read()? {
         Some(p) => {
             let open = dbus::with_nm(async |nm| dbus::checkpoints(nm).await)?;
-            restore(&p.saved, p.ours(&open).as_deref(), &[], Duration::from_secs(60))?;
+            restore(
+                &p.saved,
+                p.ours(&open).as_deref(),
+                &[],
+                Duration::from_secs(60),
+            )?;
             p.clear();
             Ok(())
         }

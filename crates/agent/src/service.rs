@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Applied, AgentError, ApplyOptions, Probe};
+use crate::{AgentError, Applied, ApplyOptions, Probe};
 
 /// Where the record lives (StateDirectory=nodenet).
 pub const STATUS: &str = "/var/lib/nodenet/status.json";
@@ -587,7 +587,10 @@ mod tests {
     /// RHCOS names the file by `hostname -s`; the kernel may hold an FQDN.
     #[test]
     fn an_fqdn_host_applies_its_short_named_file_then_finds_it_unchanged() {
-        let dir = with_files(&[("worker-0.yml", "interfaces: []\n"), ("cluster.yml", "x: 1\n")]);
+        let dir = with_files(&[
+            ("worker-0.yml", "interfaces: []\n"),
+            ("cluster.yml", "x: 1\n"),
+        ]);
         let mut node = Fake::new("worker-0.ostest.example.com");
         let r = run(&mut node, options(dir.path())).unwrap();
         assert_eq!(r.run.outcome, Outcome::Applied);
@@ -641,7 +644,12 @@ mod tests {
         let r = run(&mut node, options(dir.path())).unwrap();
         assert_eq!(r.run.outcome, Outcome::RolledBack);
         assert_eq!(r.run.failed_probe.as_deref(), Some("gateway"));
-        assert!(r.run.message.as_deref().unwrap().contains("restored in 1.50 s"));
+        assert!(r
+            .run
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("restored in 1.50 s"));
         node.result = Some(AgentError::RestoreFailed {
             cause: Box::new(probe()),
             restore: Box::new(AgentError::Nmstate("D-Bus: gone".into())),
@@ -650,8 +658,15 @@ mod tests {
         assert_eq!(r.run.outcome, Outcome::Failed);
         assert_eq!(r.run.failed_probe.as_deref(), Some("gateway"));
         let m = r.run.message.unwrap();
-        assert!(m.contains("probe `gateway` failed") && m.contains("restoring the previous state failed too"), "{m}");
+        assert!(
+            m.contains("probe `gateway` failed")
+                && m.contains("restoring the previous state failed too"),
+            "{m}"
+        );
         // Nothing was ever applied.
-        assert!(Status::read(&dir.path().join("status.json")).unwrap().applied.is_none());
+        assert!(Status::read(&dir.path().join("status.json"))
+            .unwrap()
+            .applied
+            .is_none());
     }
 }

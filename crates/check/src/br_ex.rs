@@ -18,8 +18,7 @@
 use serde_json::{json, Map, Value as J};
 
 use nodenet_model::{
-    short_hostname, BrExSource, Cluster, Code, Diagnostic, Host, Node, Span,
-    DEFAULT_OVN_MASQUERADE,
+    short_hostname, BrExSource, Cluster, Code, Diagnostic, Host, Node, Span, DEFAULT_OVN_MASQUERADE,
 };
 
 use crate::network::{Family, Network};
@@ -63,7 +62,7 @@ pub fn defines_br_ex(state: &Node) -> bool {
 
 /// How br-ex comes to be on `host` (whole hosts only), or why it cannot be
 /// derived as the inventory asks.
-pub fn plan(host: &Host, cluster: &Cluster) -> Result<BrExPlan, Diagnostic> {
+pub fn plan(host: &Host, cluster: &Cluster) -> Result<BrExPlan, Box<Diagnostic>> {
     let Some(state) = host.network.as_ref() else {
         return Ok(BrExPlan::Nothing);
     };
@@ -71,29 +70,29 @@ pub fn plan(host: &Host, cluster: &Cluster) -> Result<BrExPlan, Diagnostic> {
     let defined = defines_br_ex(state);
     match (mode, defined) {
         (None, true) => Ok(BrExPlan::Intent),
-        (Some(BrExSource::ConfigureOvs), true) => Err(Diagnostic::error(
+        (Some(BrExSource::ConfigureOvs), true) => Err(Box::new(Diagnostic::error(
             Code::BrExInvalid,
             "`brEx: configure-ovs`, but the intent defines br-ex itself",
         )
         .at_opt(cluster.br_ex.as_ref().map(|m| m.span))
-        .help("leave `brEx` out to have the intent's br-ex written under /etc/nmstate/openshift, or take br-ex out of the intent for configure-ovs to make it")),
+        .help("leave `brEx` out to have the intent's br-ex written under /etc/nmstate/openshift, or take br-ex out of the intent for configure-ovs to make it"))),
         (Some(BrExSource::Derive), true) => {
             let at = cluster.br_ex.as_ref().map(|m| m.span);
-            Err(Diagnostic::error(
+            Err(Box::new(Diagnostic::error(
                 Code::BrExInvalid,
                 "`brEx: derive`, but the intent defines br-ex itself",
             )
             .at_opt(at)
-            .help("leave `brEx` out: the intent's own br-ex is written under /etc/nmstate/openshift as it is"))
+            .help("leave `brEx` out: the intent's own br-ex is written under /etc/nmstate/openshift as it is")))
         }
         (Some(BrExSource::Derive), false) => match uplink(host, cluster, state) {
             Uplink::One(name) => Ok(BrExPlan::Derived { uplink: name }),
-            Uplink::Unknown(why) => Err(Diagnostic::error(
+            Uplink::Unknown(why) => Err(Box::new(Diagnostic::error(
                 Code::BrExInvalid,
                 format!("cannot derive br-ex: {why}"),
             )
             .at_opt(cluster.br_ex.as_ref().map(|m| m.span))
-            .help("name the interface br-ex takes over with `brExUplink: <interface>` on the host or its template")),
+            .help("name the interface br-ex takes over with `brExUplink: <interface>` on the host or its template"))),
         },
         (_, false) => Ok(BrExPlan::ConfigureOvs {
             uplinks: match uplink(host, cluster, state) {
@@ -147,7 +146,10 @@ fn uplink(host: &Host, cluster: &Cluster, state: &Node) -> Uplink {
     let net = Network::read(state);
     let mut in_machine: Vec<String> = Vec::new();
     for a in &net.addresses {
-        if cluster.machine_networks.iter().any(|m| m.value.contains(&a.ip))
+        if cluster
+            .machine_networks
+            .iter()
+            .any(|m| m.value.contains(&a.ip))
             && !in_machine.contains(&a.iface)
         {
             in_machine.push(a.iface.clone());
@@ -165,7 +167,9 @@ fn uplink(host: &Host, cluster: &Cluster, state: &Node) -> Uplink {
     }
     match dynamic_interfaces(state).as_slice() {
         [one] => Uplink::One(one.clone()),
-        [] => Uplink::Unknown("no interface holds a default route, a machine-network address or DHCP".into()),
+        [] => Uplink::Unknown(
+            "no interface holds a default route, a machine-network address or DHCP".into(),
+        ),
         many => Uplink::Unknown(format!(
             "{} all get addresses by DHCP and no default route tells them apart",
             many.join(" and ")
@@ -230,13 +234,18 @@ pub fn check_contract(
             .help("add `{name: br-ex, type: ovs-bridge, bridge: {port: [{name: <uplink>}, {name: br-ex}]}}`"),
         ),
         Some(b) => {
+            let ports_at = b
+                .get("bridge")
+                .and_then(|br| br.get("port").or(br.get("ports")))
+                .map(|p| p.span)
+                .unwrap_or(b.name_span());
             if !b.ports.iter().any(|p| p.name == BR_EX) {
                 out.push(
                     Diagnostic::error(
                         Code::BrExInvalid,
                         "the ovs-bridge br-ex does not list its own interface `br-ex` as a port",
                     )
-                    .at(b.name_span())
+                    .at(ports_at)
                     .help("add `- name: br-ex` to `bridge.port`: the ovs-interface br-ex is the bridge's port that holds the node's address"),
                 );
             }
@@ -252,7 +261,7 @@ pub fn check_contract(
                         Code::BrExInvalid,
                         "the ovs-bridge br-ex has no uplink port: the node's traffic cannot leave it",
                     )
-                    .at(b.name_span())
+                    .at(ports_at)
                     .help("add the interface that carries the machine network (a NIC, bond or VLAN) to `bridge.port`"),
                 );
             }
@@ -283,7 +292,11 @@ pub fn check_contract(
         if a.iface == BR_EX {
             continue;
         }
-        if let Some(m) = cluster.machine_networks.iter().find(|m| m.value.contains(&a.ip)) {
+        if let Some(m) = cluster
+            .machine_networks
+            .iter()
+            .find(|m| m.value.contains(&a.ip))
+        {
             out.push(
                 Diagnostic::error(
                     Code::BrExInvalid,
@@ -489,10 +502,7 @@ pub fn derive(state: &J, uplink: &str) -> J {
         }));
         ifaces.push(J::Object(internal));
     }
-    if let Some(J::Array(routes)) = obj
-        .get_mut("routes")
-        .and_then(|r| r.get_mut("config"))
-    {
+    if let Some(J::Array(routes)) = obj.get_mut("routes").and_then(|r| r.get_mut("config")) {
         for r in routes.iter_mut() {
             if r["next-hop-interface"] == uplink {
                 r["next-hop-interface"] = json!(BR_EX);
@@ -510,12 +520,15 @@ pub fn judge_derived(host: &Host, cluster: &Cluster) -> Option<Diagnostic> {
         return None;
     };
     let mut state = derive(&host.network.as_ref()?.to_json(), &uplink);
-    if let Some(mac) = mac_behind(host, &state, &uplink) {
-        if let Some(J::Array(ifaces)) = state.get_mut("interfaces") {
-            for i in ifaces.iter_mut() {
-                if i["name"] == BR_EX && i["type"] == "ovs-interface" {
-                    if let Some(o) = i.as_object_mut() {
-                        o.remove("copy-mac-from");
+    // Offline, nmstate cannot read the MAC to copy: pinned where the
+    // inventory knows it, else left to the node (which resolves it live).
+    let mac = mac_behind(host, &state, &uplink);
+    if let Some(J::Array(ifaces)) = state.get_mut("interfaces") {
+        for i in ifaces.iter_mut() {
+            if i["name"] == BR_EX && i["type"] == "ovs-interface" {
+                if let Some(o) = i.as_object_mut() {
+                    o.remove("copy-mac-from");
+                    if let Some(mac) = &mac {
                         o.insert("mac-address".into(), json!(mac.to_ascii_uppercase()));
                     }
                 }
@@ -599,16 +612,32 @@ pub fn day2_state(host: &Host, cluster: &Cluster, plan: &BrExPlan) -> Option<J> 
     })
 }
 
-/// The masquerade addresses of br-ex, one per family br-ex has enabled.
-fn with_masquerade(mut state: J, cluster: &Cluster) -> J {
-    let masquerade: Vec<ipnet::IpNet> = if cluster.ovn_masquerade.is_empty() {
+/// OVN-Kubernetes' masquerade addresses of br-ex (the cluster's, else
+/// the defaults of 4.17 and later): the same on every node.
+pub fn masquerade(cluster: &Cluster) -> Vec<ipnet::IpNet> {
+    if cluster.ovn_masquerade.is_empty() {
         DEFAULT_OVN_MASQUERADE
             .iter()
             .filter_map(|s| s.parse().ok())
             .collect()
     } else {
         cluster.ovn_masquerade.iter().map(|m| m.value).collect()
+    }
+}
+
+/// An address every node may have at once: OVN-Kubernetes' masquerade
+/// address on br-ex, or a link-local one.
+pub fn shared_by_design(cluster: &Cluster, ip: &std::net::IpAddr) -> bool {
+    let link_local = match ip {
+        std::net::IpAddr::V4(v4) => v4.is_link_local(),
+        std::net::IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
     };
+    link_local || masquerade(cluster).iter().any(|m| m.addr() == *ip)
+}
+
+/// The masquerade addresses of br-ex, one per family br-ex has enabled.
+fn with_masquerade(mut state: J, cluster: &Cluster) -> J {
+    let masquerade = masquerade(cluster);
     if let Some(J::Array(ifaces)) = state.get_mut("interfaces") {
         for iface in ifaces.iter_mut() {
             if iface["name"] != BR_EX || iface["type"] != "ovs-interface" {
@@ -801,7 +830,13 @@ routes:
     fn a_state_without_br_ex_for_the_openshift_dir_is_refused() {
         let node = nodenet_model::yaml::parse(SEED, 0).unwrap();
         let mut d = Vec::new();
-        check_contract(&node, "/etc/nmstate/openshift/m0.yml", &cluster(None), node.span, &mut d);
+        check_contract(
+            &node,
+            "/etc/nmstate/openshift/m0.yml",
+            &cluster(None),
+            node.span,
+            &mut d,
+        );
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].code, Code::BrExMissing);
         assert!(d[0].message.contains("Skipping configure-ovs"));
@@ -825,10 +860,26 @@ interfaces:
             .iter()
             .map(|d| (d.code, d.is_error(), d.message.as_str()))
             .collect();
-        assert!(msgs.iter().any(|(_, e, m)| *e && m.contains("no uplink port")), "{msgs:?}");
-        assert!(msgs.iter().any(|(_, e, m)| *e && m.contains("neither IPv4 nor IPv6")), "{msgs:?}");
-        assert!(msgs.iter().any(|(_, e, m)| *e && m.contains("is on `enp2s0`, not on br-ex")), "{msgs:?}");
-        assert!(msgs.iter().any(|(_, e, m)| !*e && m.contains("copy-mac-from")), "{msgs:?}");
+        assert!(
+            msgs.iter()
+                .any(|(_, e, m)| *e && m.contains("no uplink port")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|(_, e, m)| *e && m.contains("neither IPv4 nor IPv6")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|(_, e, m)| *e && m.contains("is on `enp2s0`, not on br-ex")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|(_, e, m)| !*e && m.contains("copy-mac-from")),
+            "{msgs:?}"
+        );
     }
 
     #[test]

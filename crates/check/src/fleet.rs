@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use nodenet_model::{
-    Code, Diagnostic, Host, InputKind, Inventory, PasswordSource, ProvisioningNetwork, Role, Scope,
-    Span,
+    Cluster, Code, Diagnostic, Host, InputKind, Inventory, PasswordSource, ProvisioningNetwork,
+    Role, Scope, Span,
 };
 
 use crate::network::{Address, Network};
@@ -429,9 +429,15 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         // file) are changes to hosts, named after their file or policy:
         // the host rules below are for hosts.
         let partial = host.scope() == Scope::Partial;
+        let own = |a: &&Address| !crate::br_ex::shared_by_design(cluster, &a.ip);
         if partial {
-            shared_static_addresses(host, h.addresses, out);
-            for a in h.addresses.iter().filter(|_| host.applies_to.is_none()) {
+            shared_static_addresses(cluster, host, h.addresses, out);
+            for a in h
+                .addresses
+                .iter()
+                .filter(own)
+                .filter(|_| host.applies_to.is_none())
+            {
                 if let Some((other, span)) = ips.claim(a.ip, name, a.span) {
                     out.push(duplicate_ip(a, name, other, span));
                 }
@@ -504,7 +510,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                 );
             }
         }
-        for a in h.addresses {
+        for a in h.addresses.iter().filter(own) {
             if let Some((other, span)) = ips.claim(a.ip, name, a.span) {
                 out.push(duplicate_ip(a, name, other, span));
             }
@@ -543,7 +549,45 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     // VIPs.
     let api = &cluster.api_vips;
     let ingress = &cluster.ingress_vips;
+    // The first machine network's family is the cluster's primary one.
+    let primary_v4 = cluster
+        .machine_networks
+        .first()
+        .map(|m| m.value.addr().is_ipv4());
+    let dual_stack = cluster
+        .machine_networks
+        .iter()
+        .any(|m| m.value.addr().is_ipv4())
+        && cluster
+            .machine_networks
+            .iter()
+            .any(|m| m.value.addr().is_ipv6());
     for (list, what) in [(api, "API"), (ingress, "ingress")] {
+        if let [a, b] = &list[..] {
+            if a.value.is_ipv4() == b.value.is_ipv4() {
+                out.push(
+                    Diagnostic::error(
+                        Code::VipFamily,
+                        format!("two {what} VIPs of one family ({} and {}): one must be an IPv4 address, the other an IPv6", a.value, b.value),
+                    )
+                    .at(b.span)
+                    .help("openshift-install refuses it: give one VIP per family of a dual-stack cluster"),
+                );
+            }
+        }
+        if let ([only], true, Some(v4)) = (&list[..], dual_stack, primary_v4) {
+            if only.value.is_ipv4() != v4 {
+                let family = if v4 { "IPv4" } else { "IPv6" };
+                out.push(
+                    Diagnostic::error(
+                        Code::VipFamily,
+                        format!("the {what} VIP {} is not of the cluster's primary family ({family}, the first machine network's) on a dual-stack cluster", only.value),
+                    )
+                    .at(only.span)
+                    .help(format!("give an {family} VIP first (or one per family)")),
+                );
+            }
+        }
         if list.len() > 2 {
             out.push(
                 Diagnostic::error(
@@ -756,13 +800,20 @@ fn duplicate_ip(a: &Address, name: &str, other: &str, first: Span) -> Diagnostic
 /// A static address in a state that reaches several nodes (an NNCP
 /// selecting by role, a MachineConfig's `cluster.yml`) is given to every
 /// one of them.
-fn shared_static_addresses(host: &Host, addresses: &[Address], out: &mut Vec<Diagnostic>) {
+fn shared_static_addresses(
+    cluster: &Cluster,
+    host: &Host,
+    addresses: &[Address],
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(reach) = &host.applies_to else {
         return;
     };
-    // A host route or loopback address may be meant for every node.
+    // A host route or loopback address may be meant for every node, and
+    // so are link-local and OVN-Kubernetes' masquerade addresses.
     for a in addresses.iter().filter(|a| {
         !a.ip.is_loopback()
+            && !crate::br_ex::shared_by_design(cluster, &a.ip)
             && a.prefix
                 .is_none_or(|p| p < if a.ip.is_ipv4() { 32 } else { 128 })
     }) {

@@ -25,10 +25,7 @@ const RHCOS_UNITS: &[&str] = &[
 
 pub fn check(inv: &Inventory, out: &mut Vec<Diagnostic>) {
     for unit in &inv.disruption_units {
-        let provided = inv
-            .provided_units
-            .iter()
-            .any(|p| p.value == unit.value);
+        let provided = inv.provided_units.iter().any(|p| p.value == unit.value);
         if provided || RHCOS_UNITS.contains(&unit.value.as_str()) {
             continue;
         }
@@ -92,9 +89,12 @@ pub fn check(inv: &Inventory, out: &mut Vec<Diagnostic>) {
                     "the Secret in openshift-machine-config-operator that may push the node image",
                 ));
             }
-            for s in [&agent.rendered_image_push_secret, &agent.base_image_pull_secret]
-                .into_iter()
-                .flatten()
+            for s in [
+                &agent.rendered_image_push_secret,
+                &agent.base_image_pull_secret,
+            ]
+            .into_iter()
+            .flatten()
             {
                 secret_name(s, out);
             }
@@ -121,7 +121,10 @@ fn secret_name(s: &Located<String>, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::error(
                 Code::InvalidValue,
-                format!("`{}` is not a Secret name (a lowercase RFC 1123 subdomain)", s.value),
+                format!(
+                    "`{}` is not a Secret name (a lowercase RFC 1123 subdomain)",
+                    s.value
+                ),
             )
             .at(s.span),
         );
@@ -166,7 +169,8 @@ fn registry_form(s: &str) -> bool {
     let (last, middle) = parts.split_last().expect("split gives one part");
     let segment = |x: &str| {
         (1..=61).contains(&x.len())
-            && x.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && x.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     };
     if !middle.iter().all(|m| segment(m)) {
         return false;
@@ -179,7 +183,9 @@ fn registry_form(s: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         && !tag.is_empty()
-        && tag.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
 fn service_form(s: &str) -> bool {

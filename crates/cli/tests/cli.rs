@@ -413,10 +413,13 @@ fn systemd_unit_is_valid_and_runs_nodenet_service() {
         .find_map(|l| l.strip_prefix("ExecStart=/usr/local/bin/nodenet "))
         .expect("ExecStart runs /usr/local/bin/nodenet");
     let empty = tempfile::tempdir().unwrap();
+    // The unit's own arguments, its directory pointed at an empty one.
+    let mut args: Vec<String> = exec.split_whitespace().map(str::to_string).collect();
+    let dir = args.iter().position(|a| a == "--dir").expect("--dir") + 1;
+    assert_eq!(args[dir], "/etc/nodenet/nmstate");
+    args[dir] = empty.path().display().to_string();
     let out = run(nodenet()
-        .args(exec.split_whitespace())
-        .arg("--dir")
-        .arg(empty.path())
+        .args(&args)
         .arg("--status")
         .arg(empty.path().join("status.json")));
     assert!(

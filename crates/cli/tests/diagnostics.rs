@@ -262,7 +262,7 @@ fn a_misindented_pool_is_one_finding_at_the_pool() {
     let (code, found) = check_json(&[&f]);
     assert_eq!(code, 1);
     assert_eq!(found.len(), 1, "{:?}", &found[..found.len().min(8)]);
-    assert_eq!((found[0].1.as_str(), found[0].2), ("missing-field", 19));
+    assert_eq!((found[0].1.as_str(), found[0].2), ("missing-field", 23));
     assert!(
         found[0].4.contains("`range`, `prefix`, `gateway`, `dns`"),
         "{found:?}"
@@ -283,7 +283,7 @@ fn a_template_line_wrong_on_every_host_is_one_report_whatever_values_it_names() 
     assert_eq!(found.len(), 103);
     assert!(found
         .iter()
-        .all(|d| d.1 == "bmc-scheme-unknown" && d.2 == 30));
+        .all(|d| d.1 == "bmc-scheme-unknown" && d.2 == 34));
     assert!(found.iter().any(|d| d.4.contains("`10.30.0.99/")));
     // Human: one report naming the hosts, with the first host's value.
     let (_, stderr) = check_human(&[&f]);
@@ -417,7 +417,7 @@ fn masters_on_dhcp_without_a_rendezvous_ip_are_warned_about() {
 }
 
 #[test]
-fn an_unavailable_bmc_password_is_warned_by_check_and_refused_by_render() {
+fn an_unavailable_bmc_password_is_warned_by_check_and_a_placeholder_in_render() {
     let tmp = tempfile::tempdir().unwrap();
     let f = small_inventory(tmp.path(), ", rendezvousIP: 10.0.0.10", true);
     let (code, found) = check_json(&[&f]);
@@ -425,7 +425,8 @@ fn an_unavailable_bmc_password_is_warned_by_check_and_refused_by_render() {
     assert_eq!(codes(&found), ["credentials-unresolved"], "{found:?}");
     assert_eq!((found[0].0.as_str(), found[0].2), ("warning", 4));
     assert!(
-        found[0].4.contains("NODENET_TEST_PW is not set"),
+        found[0].4.contains("NODENET_TEST_PW is not set")
+            && found[0].4.contains("${NODENET_TEST_PW}"),
         "{found:?}"
     );
     // An empty one is no password either.
@@ -437,16 +438,44 @@ fn an_unavailable_bmc_password_is_warned_by_check_and_refused_by_render() {
         .as_str()
         .unwrap()
         .contains("is empty"));
+    // Render writes the Secret with the placeholder (a file to keep in
+    // git: 0644, no password in it), which envsubst fills.
     let out = tmp.path().join("out");
-    let (o, stderr) = render(&[&f], &out, &[]);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let (o, stderr) = render(&[&f], &out, &[("NODENET_TEST_PW", "")]);
+    assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("credentials-unresolved"), "{stderr}");
-    assert!(!out.exists(), "render wrote a BMC Secret without password");
-    // With it: the Secret carries it.
+    let path = out.join("scale-out/master-0.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("password: |2-\n    ${NODENET_TEST_PW}\n"),
+        "{text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    let filled = run(std::process::Command::new(tool("envsubst"))
+        .env("NODENET_TEST_PW", "p@ss: #w0rd")
+        .stdin(std::fs::File::open(&path).unwrap()));
+    assert!(filled.status.success());
+    let docs: Vec<serde_json::Value> = serde_yaml::Deserializer::from_slice(&filled.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let secret = docs
+        .iter()
+        .find(|d| d["metadata"]["name"] == "master-0-bmc-secret")
+        .unwrap();
+    assert_eq!(secret["stringData"]["password"], "p@ss: #w0rd");
+    // With the password: the Secret carries it, and the file is 0600.
     let (o, stderr) = render(&[&f], &out, &[("NODENET_TEST_PW", "s3cret")]);
     assert!(o.status.success(), "{stderr}");
-    let secret = std::fs::read_to_string(out.join("scale-out/master-0.yaml")).unwrap();
+    let secret = std::fs::read_to_string(&path).unwrap();
     assert!(secret.contains("password: s3cret"), "{secret}");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 }
 
 // ---- 11: locations and codes ----

@@ -61,38 +61,75 @@ fn every_machineconfig_passes_ignition_validate() {
     let validate = tool("ignition-validate");
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
+    let mut br_ex_files = 0;
     for ex in examples() {
         let out = tmp.path().join(ex.file_stem().unwrap());
         render(&ex, &out);
+        // Nothing goes through the MCO without br-ex by NMState or the
+        // node agent (pxe-active-backup: configure-ovs, NNCPs for day 2).
+        if !out.join("openshift").exists() {
+            continue;
+        }
         for f in files_under(&out.join("openshift")) {
+            if !f.to_string_lossy().ends_with(".yaml") {
+                continue;
+            }
             let mc: serde_json::Value =
                 serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
             if mc["kind"] == "MachineConfiguration" {
                 // Not an Ignition carrier: the MCO's node disruption policy
-                // for the files the MachineConfigs write.
+                // for the files nodenet-apply.service applies.
                 let files = &mc["spec"]["nodeDisruptionPolicy"]["files"];
-                assert_eq!(
-                    files[0]["path"],
-                    "/etc/nmstate/openshift",
-                    "{}",
-                    f.display()
-                );
+                assert_eq!(files[0]["path"], "/etc/nodenet/nmstate", "{}", f.display());
                 continue;
             }
-            assert_eq!(mc["kind"], "MachineConfig");
+            if mc["kind"] != "MachineConfig" {
+                // MachineOSConfig, MachineConfigPool: tests/schemas.rs.
+                continue;
+            }
             let role = mc["metadata"]["labels"]["machineconfiguration.openshift.io/role"]
                 .as_str()
                 .unwrap();
             assert!(f.to_string_lossy().ends_with(&format!("-{role}.yaml")));
-            let files = mc["spec"]["config"]["storage"]["files"].as_array().unwrap();
-            for file in files {
+            let files = mc["spec"]["config"]["storage"]["files"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for file in &files {
                 let path = file["path"].as_str().unwrap();
                 assert!(
-                    path.starts_with("/etc/nmstate/openshift/") && path.ends_with(".yml"),
+                    (path.starts_with("/etc/nmstate/openshift/")
+                        || path.starts_with("/etc/nodenet/nmstate/"))
+                        && path.ends_with(".yml"),
                     "{path}"
                 );
                 assert_eq!(file["mode"], 420);
+                assert_eq!(file["contents"]["compression"], "gzip");
+                // What RHCOS applies from /etc/nmstate/openshift defines
+                // br-ex (else configure-ovs is skipped and there is none).
+                if path.starts_with("/etc/nmstate/openshift/") {
+                    let text = gunzip_data_url(file["contents"]["source"].as_str().unwrap());
+                    let state: serde_json::Value = serde_yaml::from_str(&text).unwrap();
+                    let kinds: Vec<&str> = state["interfaces"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|i| i["name"] == "br-ex")
+                        .filter_map(|i| i["type"].as_str())
+                        .collect();
+                    assert_eq!(kinds, ["ovs-bridge", "ovs-interface"], "{path}: {text}");
+                    br_ex_files += 1;
+                }
             }
+            let units = mc["spec"]["config"]["systemd"]["units"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(
+                !files.is_empty() || !units.is_empty() || mc["spec"]["osImageURL"].is_string(),
+                "{}",
+                f.display()
+            );
             let ign = tmp.path().join("config.ign");
             std::fs::write(&ign, serde_json::to_vec(&mc["spec"]["config"]).unwrap()).unwrap();
             let o = run(std::process::Command::new(&validate).arg(&ign));
@@ -106,6 +143,23 @@ fn every_machineconfig_passes_ignition_validate() {
         }
     }
     assert!(checked >= 6, "{checked}");
+    assert!(br_ex_files >= 6, "{br_ex_files}");
+}
+
+/// The text of a gzip-compressed `data:` URL, decoded by flate2 and base64
+/// as any Ignition reader would.
+fn gunzip_data_url(url: &str) -> String {
+    use base64::Engine;
+    use std::io::Read;
+    let (_, data) = url.split_once(',').unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    text
 }
 
 /// The per-host `nmstate.yml` is the state the keyfiles came from:

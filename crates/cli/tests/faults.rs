@@ -214,7 +214,7 @@ fn an_inventory_read_from_a_pipe_checks_as_the_file_does() {
     };
     let found = located(&piped);
     assert!(
-        found.contains(&("vlan-id-range".into(), 56, 15)),
+        found.contains(&("vlan-id-range".into(), 62, 15)),
         "{found:?}"
     );
     assert_eq!(found, located(&plain));

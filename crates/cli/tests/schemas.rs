@@ -113,6 +113,16 @@ impl Schemas {
                 "agent-install.openshift.io_nmstateconfigs.yaml",
                 "v1beta1",
             ),
+            (
+                "MachineOSConfig",
+                "0000_80_machine-config_01_machineosconfigs.crd.yaml",
+                "v1",
+            ),
+            (
+                "MachineConfigPool",
+                "0000_80_machine-config_01_machineconfigpools.crd.yaml",
+                "v1",
+            ),
         ] {
             by_kind.insert(kind, validator(&crd_schema(file, version)));
         }
@@ -168,12 +178,54 @@ impl Schemas {
                         );
                     }
                     "MachineConfiguration" => node_disruption_rules(&f, &doc),
+                    "MachineOSConfig" => machine_os_config_rules(&f, &doc),
                     _ => {}
                 }
             }
         }
         seen
     }
+}
+
+/// The MachineOSConfig CRD's CEL rules, which a JSON Schema validator
+/// does not run, taken from the CRD itself: the object is named after its
+/// pool, and `renderedImagePushSpec` matches one of the CRD's patterns
+/// (the CEL `matches` regexes are RE2, which `pattern` runs as they are).
+fn machine_os_config_rules(f: &Path, doc: &Value) {
+    assert_eq!(
+        doc["metadata"]["name"],
+        doc["spec"]["machineConfigPool"]["name"],
+        "{}: a MachineOSConfig is named after its pool",
+        f.display()
+    );
+    let text = std::fs::read_to_string(shared_schema(
+        "0000_80_machine-config_01_machineosconfigs.crd.yaml",
+    ))
+    .unwrap();
+    let crd: Value = serde_yaml::from_str(&text).unwrap();
+    let rule = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"]["renderedImagePushSpec"]["x-kubernetes-validations"][0]["rule"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // `self.matches('A') || self.matches('B')`.
+    let patterns: Vec<String> = rule
+        .split("self.matches('")
+        .skip(1)
+        .map(|p| p.split("')").next().unwrap().replace("\\\\", "\\"))
+        .collect();
+    assert_eq!(patterns.len(), 2, "{rule}");
+    let spec = &doc["spec"]["renderedImagePushSpec"];
+    let any: Vec<Value> = patterns
+        .iter()
+        .map(|p| serde_json::json!({"type": "string", "pattern": p}))
+        .collect();
+    let v = validator(&serde_json::json!({"anyOf": any}));
+    assert!(
+        errors(&v, spec).is_empty(),
+        "{}: renderedImagePushSpec {spec} matches neither of {patterns:?}",
+        f.display()
+    );
 }
 
 /// The CRD's CEL rules (x-kubernetes-validations) on the node disruption
@@ -247,6 +299,7 @@ fn rendered_manifests_match_their_consumers_schemas() {
     for kind in [
         "MachineConfig",
         "MachineConfiguration",
+        "MachineOSConfig",
         "NodeNetworkConfigurationPolicy",
         "BareMetalHost",
     ] {

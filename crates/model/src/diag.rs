@@ -94,6 +94,7 @@ codes! {
     RendezvousIpIsWorker = "rendezvous-ip-is-worker": "agent-config's rendezvousIP is a worker's IP.",
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
+    VipFamily = "vip-family": "Two API (or ingress) VIPs of one IP family, or on a dual-stack cluster a single VIP not of the primary family (the first machine network's), as openshift-install refuses.",
     NoHosts = "no-hosts": "The inputs describe a cluster without hosts (`hosts: []`): a warning from check; render refuses (openshift-install rejects an install-config without control-plane hosts).",
     BmcMissing = "bmc-missing": "A host for the installer (inventory, install-config) has no `bmc`: its BareMetalHost is never provisioned and installer-provisioned installs reject it (a warning; the agent-based install needs none).",
     RendezvousIpMissing = "rendezvous-ip-missing": "No rendezvousIP is given and no master has a static address, so agent-config.yaml has none (a warning; render refuses when the inputs are for the agent installer, which rejects it).",

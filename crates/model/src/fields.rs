@@ -62,6 +62,71 @@ impl<'a> Decoder<'a> {
         true
     }
 
+    /// The keys of `node` as Go's `encoding/json` reads them for a struct
+    /// with the fields `known` (install-config.yaml, agent-config.yaml):
+    /// in any case. A key written in another case than documented is
+    /// renamed to the documented spelling, with a warning; a key that is
+    /// no field is an error (openshift-install drops it, and the setting
+    /// with it; agent-config.yaml it refuses), with the field meant when
+    /// it is a spelling slip away.
+    pub fn go_fields(&mut self, node: &mut Node, what: &str, known: &[&str]) {
+        let Value::Map(entries) = &mut node.value else {
+            return;
+        };
+        for (key, _) in entries.iter_mut() {
+            let name = key.scalar_text().unwrap_or_default();
+            if known.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some(field) = known.iter().find(|k| k.eq_ignore_ascii_case(&name)) {
+                self.push(
+                    Diagnostic::warning(
+                        Code::FieldCase,
+                        format!("`{name}` in {what} is read as `{field}` (Go matches field names in any case)"),
+                    )
+                    .at(key.span)
+                    .help(format!("write it as documented: `{field}`")),
+                );
+                key.value = Value::Str(field.to_string());
+                continue;
+            }
+            let mut d = Diagnostic::error(
+                Code::UnknownField,
+                format!("unknown field `{name}` in {what}: openshift-install ignores it, and the setting with it"),
+            )
+            .at(key.span);
+            d = match suggest(&name, known) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help(format!("known fields: {}", known.join(", "))),
+            };
+            self.push(d);
+        }
+    }
+
+    /// A network in CIDR notation, which must be a network address (no
+    /// host bits), as openshift-install requires.
+    pub fn network(&mut self, v: &Node) -> Option<Located<IpNet>> {
+        let net = self.cidr(v)?;
+        if net.value.addr() != net.value.network() {
+            self.push(
+                Diagnostic::error(
+                    Code::CidrNotNetwork,
+                    format!(
+                        "invalid network address: got {}, expecting {}",
+                        net.value,
+                        net.value.trunc()
+                    ),
+                )
+                .at(v.span)
+                .help(format!(
+                    "write `{}`: openshift-install refuses a CIDR with host bits set",
+                    net.value.trunc()
+                )),
+            );
+        }
+        Some(net)
+    }
+
     pub fn string(&mut self, node: &Node, key: &str) -> Option<Located<String>> {
         let v = node.get(key)?;
         match &v.value {

@@ -160,7 +160,60 @@ fn the_rollout_of_each_class() {
             && state(Risk::Modifying).contains("192.168.111.2")
     );
     assert!(state(Risk::Additive).contains("bond0.120"));
+    // No node agent, br-ex by configure-ovs: no MachineConfig carries a
+    // host file of this host.
+    assert_eq!(r.machine_configs.get("worker"), None);
+    let with_agent = |s: String| {
+        s.replace(
+            "machineNetworks: [192.168.111.0/24]}",
+            "machineNetworks: [192.168.111.0/24], nodeAgent: {image: 'quay.io/x/nodenet:1', renderedImagePushSpec: 'quay.io/x/os:1', renderedImagePushSecret: push}}",
+        )
+    };
+    let agent = load(with_agent(inventory("worker", &with_then(&changed))));
+    let r = rollout(&p, &agent.inventory);
     assert_eq!(r.machine_configs.get("worker"), Some(&1));
+    let files: Vec<String> = r
+        .files(&agent.inventory)
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    for want in [
+        "openshift/10-nodenet-nmstate-worker.yaml",
+        "openshift/10-nodenet-agent-worker.yaml",
+        "openshift/machineconfiguration-cluster.yaml",
+    ] {
+        assert!(files.iter().any(|f| f == want), "{want} not in {files:?}");
+    }
+}
+
+/// Under configure-ovs the interface it puts under br-ex (bond0.110, the
+/// default route's) is in no policy: a change to it is said, not carried.
+#[test]
+fn what_configure_ovs_owns_is_not_carried() {
+    let old = load(inventory("worker", BASE));
+    let changed = BASE.replace(
+        "vlan: {base-iface: bond0, id: 110}\n",
+        "vlan: {base-iface: bond0, id: 110}\n  mtu: 1400\n",
+    );
+    let new = load(inventory("worker", &changed));
+    let p = plan(&old.inventory, &new.inventory).unwrap();
+    let r = rollout(&p, &new.inventory);
+    assert!(r.policies.is_empty(), "{:?}", r.policies);
+    assert_eq!(r.left_to_configure_ovs, ["node-0: bond0.110"]);
+    assert!(r.render_text().contains("not carried: node-0: bond0.110"));
+    // With br-ex derived by nodenet, the same change is a policy.
+    let derive = |s: String| {
+        s.replace(
+            "machineNetworks: [192.168.111.0/24]}",
+            "machineNetworks: [192.168.111.0/24], brEx: derive}",
+        )
+    };
+    let new = load(derive(inventory("worker", &changed)));
+    let old = load(derive(inventory("worker", BASE)));
+    let p = plan(&old.inventory, &new.inventory).unwrap();
+    let r = rollout(&p, &new.inventory);
+    assert!(r.left_to_configure_ovs.is_empty());
+    assert_eq!(r.policies.len(), 1, "{:?}", r.policies);
 }
 
 fn with_then(s: &str) -> String {
@@ -177,7 +230,7 @@ fn failure_domains_and_removals() {
     let two = |network: &str, rack1: &str| {
         let indented: String = network.lines().map(|l| format!("      {l}\n")).collect();
         format!(
-            "nodenet: v1\ncluster: {{name: c, baseDomain: example.com, machineNetworks: [192.168.111.0/24], failureDomain: topology.kubernetes.io/rack}}\ntemplates:\n  w:\n    role: worker\n    network:\n{indented}hosts:\n- {{name: w-0, template: w, labels: {{topology.kubernetes.io/rack: r1}}}}\n- {{name: w-1, template: w, labels: {{topology.kubernetes.io/rack: {rack1}}}}}\n"
+            "nodenet: v1\ncluster: {{name: c, baseDomain: example.com, machineNetworks: [192.168.111.0/24], failureDomain: topology.kubernetes.io/rack, brEx: derive}}\ntemplates:\n  w:\n    role: worker\n    network:\n{indented}hosts:\n- {{name: w-0, template: w, labels: {{topology.kubernetes.io/rack: r1}}}}\n- {{name: w-1, template: w, labels: {{topology.kubernetes.io/rack: {rack1}}}}}\n"
         )
     };
     let dhcp = "interfaces:\n- {name: eno1, type: ethernet, state: up, mtu: 1500, ipv4: {enabled: true, dhcp: true}}\n- {name: eno4, type: ethernet, state: up}\n";

@@ -136,7 +136,6 @@ pub fn intent(host: &Host) -> Option<J> {
     host.network.as_ref().map(|n| n.to_json())
 }
 
-
 /// Per host: keyfiles (0600) and the NMState they were generated from.
 pub fn host_files(
     host: &Host,
@@ -265,7 +264,11 @@ fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) 
     let doc = if !c.is_complete() {
         object([("platform", platform)])
     } else {
-        let count = |r: Role| keep.iter().filter(|&&i| inv.hosts[i].role.value == r).count();
+        let count = |r: Role| {
+            keep.iter()
+                .filter(|&&i| inv.hosts[i].role.value == r)
+                .count()
+        };
         let mut doc = Map::new();
         doc.insert("apiVersion".into(), json!("v1"));
         doc.insert(
@@ -298,10 +301,7 @@ fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) 
         }
         J::Object(doc)
     };
-    let states: Vec<&str> = keep
-        .iter()
-        .filter_map(|&i| texts[i].as_deref())
-        .collect();
+    let states: Vec<&str> = keep.iter().filter_map(|&i| texts[i].as_deref()).collect();
     embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
 }
 

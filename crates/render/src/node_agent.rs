@@ -262,10 +262,7 @@ pub fn files(inv: &Inventory, pools: &[Pool]) -> Vec<OutFile> {
 fn machine_os_config(agent: &NodeAgent, pool: &str, image: &str) -> OutFile {
     let mut spec = Map::new();
     spec.insert("machineConfigPool".into(), json!({"name": pool}));
-    spec.insert(
-        "imageBuilder".into(),
-        json!({"imageBuilderType": "Job"}),
-    );
+    spec.insert("imageBuilder".into(), json!({"imageBuilderType": "Job"}));
     spec.insert(
         "containerFile".into(),
         json!([{"containerfileArch": "NoArch", "content": on_cluster_containerfile(image)}]),
@@ -320,13 +317,18 @@ mod tests {
                 probes: vec!["gateway".into(), "tcp:api-int.c.example.com:6443".into()],
             },
         );
-        assert!(u.contains("After=NetworkManager.service nmstate.service ovs-configuration.service\n"));
+        assert!(
+            u.contains("After=NetworkManager.service nmstate.service ovs-configuration.service\n")
+        );
         assert!(u.contains("ConditionPathExists=/usr/bin/nodenet\n"));
         assert!(u.contains(
             "ExecStart=/usr/bin/nodenet service --dir /etc/nodenet/nmstate --timeout 300 --probe-timeout 60 --probe gateway,tcp:api-int.c.example.com:6443\n"
         ));
         // 60 (nm-online) + 300 + 2 x 60 + 60.
         assert!(u.contains("TimeoutStartSec=540\n"));
-        assert!(!u.contains("network-online.target"), "ordering before network-online.target would cycle with the MCO's firstboot units");
+        assert!(
+            !u.contains("network-online.target"),
+            "ordering before network-online.target would cycle with the MCO's firstboot units"
+        );
     }
 }

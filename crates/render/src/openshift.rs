@@ -336,7 +336,11 @@ pub fn files(inv: &Inventory, layout: &Layout) -> Vec<OutFile> {
                 .iter()
                 .filter_map(|&i| {
                     let (a, b) = &layout.entries[i];
-                    if pick == 0 { a.clone() } else { b.clone() }
+                    if pick == 0 {
+                        a.clone()
+                    } else {
+                        b.clone()
+                    }
                 })
                 .collect();
             if files.is_empty() {
@@ -459,7 +463,8 @@ fn split_documents(content: &[u8]) -> Vec<usize> {
 pub fn largest(files: &[OutFile], pools: &[Pool]) -> (String, usize, String, usize) {
     let mut object = (String::new(), 0);
     for f in files {
-        if !(f.path.ends_with(".yaml") || f.path.ends_with(".yml")) || f.path.starts_with("hosts/") {
+        if !(f.path.ends_with(".yaml") || f.path.ends_with(".yml")) || f.path.starts_with("hosts/")
+        {
             continue;
         }
         for doc in split_documents(&f.content) {

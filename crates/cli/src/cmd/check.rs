@@ -32,6 +32,12 @@ pub fn run(args: Args) -> ExitCode {
         };
     phases.mark("load");
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    // What render would do to stay within etcd's limits (or refuse),
+    // said before anything is rendered.
+    report
+        .diagnostics
+        .extend(nodenet_render::fleet_findings(&loaded.inventory));
+    nodenet_model::diag::sort(&mut report.diagnostics);
     if !args.observed.is_empty() {
         observed_diags.extend(nodenet_wires::compare::compare(
             &loaded.inventory,

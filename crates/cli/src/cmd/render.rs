@@ -76,6 +76,18 @@ pub fn run(args: Args) -> ExitCode {
         replace,
     ) {
         Ok(r) => r,
+        Err(nodenet_render::RenderError::Refused(found)) => {
+            // What the cluster would refuse (an object past etcd's
+            // limits): said as check says it, nothing written.
+            let mut diags = report.diagnostics;
+            diags.extend(found);
+            nodenet_model::diag::sort(&mut diags);
+            report::print(&loaded.sources, &diags, args.format);
+            if args.format == Format::Human {
+                eprintln!("failed: nothing written: {}", report::summary(&diags));
+            }
+            return super::problems();
+        }
         Err(e) => return super::Failure::from(e).report(args.format),
     };
     phases.mark("render");

@@ -6,7 +6,48 @@ use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::yaml::Node;
 
+/// openshift-install's `AgentConfig` and `Host` (pkg/types/agent) by their
+/// JSON tags (`BMC` has none: its Go field name is the key).
+const TOP: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "additionalNTPSources",
+    "rendezvousIP",
+    "bootArtifactsBaseURL",
+    "hosts",
+    "minimalISO",
+];
+const HOST: &[&str] = &[
+    "hostname",
+    "role",
+    "rootDeviceHints",
+    "interfaces",
+    "networkConfig",
+    "BMC",
+];
+
+/// openshift-install decodes agent-config.yaml strictly: an unknown field
+/// is an error there too.
+fn fields(d: &mut Decoder, root: &mut Node) {
+    d.go_fields(root, "agent-config.yaml", TOP);
+    for h in root.seq_at_mut(&["hosts"]).into_iter().flatten() {
+        d.go_fields(h, "a host", HOST);
+        if let Some(r) = h.get_mut("rootDeviceHints") {
+            d.go_fields(
+                r,
+                "rootDeviceHints",
+                super::install_config::ROOT_DEVICE_HINTS,
+            );
+        }
+        for i in h.seq_at_mut(&["interfaces"]).into_iter().flatten() {
+            d.go_fields(i, "an interface", &["name", "macAddress"]);
+        }
+    }
+}
+
 pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    fields(&mut Decoder::new(diags), root);
     // Each host's state is moved out of the tree, not copied.
     let mut networks: Vec<Option<Node>> = root
         .seq_at_mut(&["hosts"])

@@ -57,7 +57,7 @@ pub(crate) fn load_cluster_install(root: &Node, diags: &mut Vec<Diagnostic>) -> 
     if let Some(net) = spec.get("networking") {
         for n in d.seq(net, "machineNetwork") {
             if let Some(cidr) = n.get("cidr") {
-                c.machine_networks.extend(d.cidr(cidr));
+                c.machine_networks.extend(d.network(cidr));
             }
         }
     }

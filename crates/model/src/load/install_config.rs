@@ -7,7 +7,235 @@ use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::yaml::Node;
 
+/// The fields of openshift-install's `InstallConfig` and of what it holds
+/// (pkg/types: installconfig.go, machinepools.go, baremetal/platform.go),
+/// as its JSON tags name them.
+const TOP: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "additionalTrustBundle",
+    "additionalTrustBundlePolicy",
+    "sshKey",
+    "baseDomain",
+    "networking",
+    "controlPlane",
+    "arbiter",
+    "compute",
+    "platform",
+    "pullSecret",
+    "proxy",
+    "imageContentSources",
+    "imageDigestSources",
+    "publish",
+    "operatorPublishingStrategy",
+    "fips",
+    "cpuPartitioningMode",
+    "credentialsMode",
+    "bootstrapInPlace",
+    "capabilities",
+    "featureSet",
+    "featureGates",
+];
+const OBJECT_META: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+const NETWORKING: &[&str] = &[
+    "networkType",
+    "machineNetwork",
+    "clusterNetwork",
+    "serviceNetwork",
+    "clusterNetworkMTU",
+    "ovnKubernetesConfig",
+    // Deprecated, still read.
+    "machineCIDR",
+    "type",
+    "serviceCIDR",
+    "clusterNetworks",
+];
+const CLUSTER_NETWORK: &[&str] = &["cidr", "hostPrefix", "hostSubnetLength"];
+const MACHINE_POOL: &[&str] = &[
+    "name",
+    "replicas",
+    "platform",
+    "hyperthreading",
+    "architecture",
+    "fencing",
+    "diskSetup",
+];
+const PLATFORMS: &[&str] = &[
+    "aws",
+    "azure",
+    "baremetal",
+    "external",
+    "gcp",
+    "ibmcloud",
+    "none",
+    "nutanix",
+    "openstack",
+    "ovirt",
+    "powervs",
+    "vsphere",
+];
+const BAREMETAL: &[&str] = &[
+    "libvirtURI",
+    "clusterProvisioningIP",
+    "provisioningHostIP",
+    "bootstrapProvisioningIP",
+    "externalBridge",
+    "externalMACAddress",
+    "provisioningNetwork",
+    "provisioningBridge",
+    "provisioningMACAddress",
+    "provisioningNetworkInterface",
+    "provisioningNetworkCIDR",
+    "provisioningDHCPExternal",
+    "provisioningDHCPRange",
+    "hosts",
+    "defaultMachinePlatform",
+    "apiVIP",
+    "apiVIPs",
+    "ingressVIP",
+    "ingressVIPs",
+    "bootstrapOSImage",
+    "clusterOSImage",
+    "bootstrapExternalStaticIP",
+    "bootstrapExternalStaticGateway",
+    "bootstrapExternalStaticDNS",
+    "loadBalancer",
+    "additionalNTPServers",
+];
+const HOST: &[&str] = &[
+    "name",
+    "bmc",
+    "role",
+    "bootMACAddress",
+    "hardwareProfile",
+    "rootDeviceHints",
+    "bootMode",
+    "networkConfig",
+];
+const BMC: &[&str] = &[
+    "username",
+    "password",
+    "address",
+    "disableCertificateVerification",
+];
+/// baremetal's `RootDeviceHints` (install-config and agent-config).
+pub(crate) const ROOT_DEVICE_HINTS: &[&str] = &[
+    "deviceName",
+    "hctl",
+    "model",
+    "vendor",
+    "serialNumber",
+    "minSizeGigabytes",
+    "wwn",
+    "wwnWithExtension",
+    "wwnVendorExtension",
+    "rotational",
+];
+
+/// Every key checked against the field it would fill (see
+/// [`Decoder::go_fields`]); keys in another case renamed in place.
+fn fields(d: &mut Decoder, root: &mut Node) {
+    d.go_fields(root, "install-config.yaml", TOP);
+    let at = |d: &mut Decoder, node: Option<&mut Node>, what: &str, known: &[&str]| {
+        if let Some(n) = node {
+            d.go_fields(n, what, known);
+        }
+    };
+    at(d, root.get_mut("metadata"), "metadata", OBJECT_META);
+    at(
+        d,
+        root.get_mut("proxy"),
+        "proxy",
+        &["httpProxy", "httpsProxy", "noProxy"],
+    );
+    at(
+        d,
+        root.get_mut("capabilities"),
+        "capabilities",
+        &["baselineCapabilitySet", "additionalEnabledCapabilities"],
+    );
+    at(
+        d,
+        root.get_mut("bootstrapInPlace"),
+        "bootstrapInPlace",
+        &["installationDisk"],
+    );
+    at(
+        d,
+        root.get_mut("operatorPublishingStrategy"),
+        "operatorPublishingStrategy",
+        &["ingress", "apiserver"],
+    );
+    at(
+        d,
+        root.get_mut("controlPlane"),
+        "controlPlane",
+        MACHINE_POOL,
+    );
+    at(d, root.get_mut("arbiter"), "arbiter", MACHINE_POOL);
+    for pool in root.seq_at_mut(&["compute"]).into_iter().flatten() {
+        d.go_fields(pool, "compute[]", MACHINE_POOL);
+    }
+    for (key, known) in [
+        ("imageContentSources", &["source", "mirrors"][..]),
+        (
+            "imageDigestSources",
+            &["source", "mirrors", "sourcePolicy"][..],
+        ),
+    ] {
+        for entry in root.seq_at_mut(&[key]).into_iter().flatten() {
+            d.go_fields(entry, &format!("{key}[]"), known);
+        }
+    }
+    if let Some(net) = root.get_mut("networking") {
+        d.go_fields(net, "networking", NETWORKING);
+        for m in net.seq_at_mut(&["machineNetwork"]).into_iter().flatten() {
+            d.go_fields(m, "networking.machineNetwork[]", &["cidr"]);
+        }
+        for c in net.seq_at_mut(&["clusterNetwork"]).into_iter().flatten() {
+            d.go_fields(c, "networking.clusterNetwork[]", CLUSTER_NETWORK);
+        }
+    }
+    let Some(platform) = root.get_mut("platform") else {
+        return;
+    };
+    d.go_fields(platform, "platform", PLATFORMS);
+    let Some(bm) = platform.get_mut("baremetal") else {
+        return;
+    };
+    d.go_fields(bm, "platform.baremetal", BAREMETAL);
+    for h in bm.seq_at_mut(&["hosts"]).into_iter().flatten() {
+        d.go_fields(h, "a host", HOST);
+        at(d, h.get_mut("bmc"), "bmc", BMC);
+        at(
+            d,
+            h.get_mut("rootDeviceHints"),
+            "rootDeviceHints",
+            ROOT_DEVICE_HINTS,
+        );
+    }
+}
+
 pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
+    let mut d = Decoder::new(diags);
+    fields(&mut d, root);
     // Each host's state is moved out of the tree, not copied: a real
     // install-config writes one out for every host.
     let mut networks: Vec<Option<Node>> = root
@@ -15,7 +243,6 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         .map(|hosts| hosts.iter_mut().map(|h| h.take("networkConfig")).collect())
         .unwrap_or_default();
     let root = &*root;
-    let mut d = Decoder::new(diags);
     let mut inv = Inventory::default();
     let c = &mut inv.cluster;
     c.span = Some(root.span);
@@ -24,8 +251,16 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     if let Some(net) = root.get("networking") {
         for n in d.seq(net, "machineNetwork") {
             if let Some(cidr) = n.get("cidr") {
-                c.machine_networks.extend(d.cidr(cidr));
+                c.machine_networks.extend(d.network(cidr));
             }
+        }
+        for n in d.seq(net, "clusterNetwork") {
+            if let Some(cidr) = n.get("cidr") {
+                d.network(cidr);
+            }
+        }
+        for n in d.seq(net, "serviceNetwork") {
+            d.network(n);
         }
     }
     c.ssh_key = d.string(root, "sshKey").map(|s| s.value);
@@ -48,7 +283,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     c.provisioning.network = bm
         .get("provisioningNetwork")
         .and_then(|v| super::provisioning_mode(&mut d, v));
-    c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.cidr(v));
+    c.provisioning.cidr = bm.get("provisioningNetworkCIDR").and_then(|v| d.network(v));
     c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
     c.cluster_os_image = d.string(bm, "clusterOSImage");
     c.hosts_span = Some(bm.get("hosts").map(|h| h.span).unwrap_or(bm.span));

@@ -253,7 +253,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     cluster.base_domain = d.string(c, "baseDomain");
     for n in d.seq(c, "machineNetworks") {
         let n = n.get("cidr").unwrap_or(n);
-        cluster.machine_networks.extend(d.cidr(n));
+        cluster.machine_networks.extend(d.network(n));
     }
     if let Some(v) = c.get("apiVIPs") {
         cluster.api_vips = d.ips(v);
@@ -266,7 +266,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
             cluster.provisioning.network = p
                 .get("network")
                 .and_then(|v| super::provisioning_mode(d, v));
-            cluster.provisioning.cidr = p.get("cidr").and_then(|v| d.cidr(v));
+            cluster.provisioning.cidr = p.get("cidr").and_then(|v| d.network(v));
             cluster.provisioning.interface = d.string(p, "interface");
             cluster.provisioning.allow_lacp = d.bool(p, "allowLacp").unwrap_or(false);
         }
