@@ -236,6 +236,7 @@ pub fn for_agent_installer(inv: &Inventory) -> bool {
     };
     inv.kind
         .into_iter()
+        .chain(inv.kinds.iter().copied())
         .chain(inv.hosts.iter().map(|h| h.kind))
         .any(agent)
 }
@@ -249,14 +250,21 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
     let cluster = &inv.cluster;
     if inv.hosts.is_empty() {
         if let Some(span) = cluster.hosts_span {
-            out.push(
+            out.push(if for_agent_installer(inv) {
                 Diagnostic::warning(
                     Code::NoHosts,
-                    "no host: install-config.yaml and agent-config.yaml would list none (and 0 control-plane replicas)",
+                    "no host: the agent installer takes every machine that boots its ISO, giving each a role, with DHCP networking (agent-config.yaml is written with its rendezvousIP and no host)",
                 )
                 .at(span)
-                .help("add the cluster's hosts; `render` refuses a cluster without any"),
-            );
+                .help("list the hosts (with their interfaces) to give them names, roles, static networking or root disks")
+            } else {
+                Diagnostic::warning(
+                    Code::NoHosts,
+                    "no host: install-config.yaml would list none (and 0 control-plane replicas), which openshift-install refuses for an installer-provisioned cluster",
+                )
+                .at(span)
+                .help("add the cluster's hosts; `render` refuses a cluster without any")
+            });
         }
         return;
     }
@@ -265,6 +273,23 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         .filter(|h| h.host.scope() == Scope::FirstBoot)
         .collect();
     let agent = for_agent_installer(inv);
+    // agent-config.yaml lists a host by a MAC (the agent installer refuses
+    // a host without interfaces): one with none is left out of it.
+    for h in whole
+        .iter()
+        .filter(|h| h.host.boot_mac.is_none() && !h.host.nics.iter().any(|n| n.mac.is_some()))
+    {
+        let name = &h.host.name.value;
+        out.push(
+            Diagnostic::warning(
+                Code::InterfaceWithoutMac,
+                format!("host `{name}` has no NIC with a MAC: agent-config.yaml leaves it out (the agent installer refuses a host without interfaces); it joins as any machine that boots the ISO, its role and name by DHCP and the installer"),
+            )
+            .at(h.host.name.span)
+            .host(name.clone())
+            .help("give it `nics` (or a `bootMACAddress`) to list it with its role and network"),
+        );
+    }
     if !agent {
         for h in whole.iter().filter(|h| {
             h.host.bmc.is_none()

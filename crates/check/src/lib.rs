@@ -60,7 +60,8 @@ impl Report {
         let agent = fleet::for_agent_installer(inv);
         for d in &mut self.diagnostics {
             let refused = match d.code {
-                Code::NoHosts => true,
+                // The agent installer takes the machines that boot its ISO.
+                Code::NoHosts => !agent,
                 Code::RendezvousIpMissing => agent,
                 _ => false,
             };

@@ -8,12 +8,6 @@ use std::process::Command;
 
 use common::*;
 
-fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    fs::write(&p, text).unwrap();
-    p
-}
-
 #[test]
 fn missing_file_is_a_usage_error_and_bad_flag_too() {
     let o = run(nodenet().args(["check", "/nonexistent/cluster.yaml"]));

@@ -10,12 +10,6 @@ use std::process::Output;
 
 use common::*;
 
-fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
-
 /// `check --format json`: exit code and (severity, code, line, host,
 /// message) of every diagnostic.
 type Found = Vec<(String, String, u64, String, String)>;

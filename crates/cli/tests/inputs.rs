@@ -12,12 +12,6 @@ fn inputs(rel: &str) -> PathBuf {
     repo().join("tests/cluster-inputs").join(rel)
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 /// (severity, code, line, message) of every diagnostic of a JSON check.
 fn diagnostics(args: &[&Path]) -> (i32, Vec<(String, String, u64, String)>) {
     let o = run(nodenet().args(["check", "--format", "json"]).args(args));

@@ -95,7 +95,7 @@ codes! {
     InterfaceWithoutMac = "interface-without-mac": "An agent-config interface (or a NIC a host's network uses) has no MAC.",
     VipCount = "vip-count": "More than two API or ingress VIPs, or an API VIP without an ingress VIP.",
     VipFamily = "vip-family": "Two API (or ingress) VIPs of one IP family, or on a dual-stack cluster a single VIP not of the primary family (the first machine network's), as openshift-install refuses.",
-    NoHosts = "no-hosts": "The inputs describe a cluster without hosts (`hosts: []`): a warning from check; render refuses (openshift-install rejects an install-config without control-plane hosts).",
+    NoHosts = "no-hosts": "The inputs describe a cluster without hosts (`hosts: []`): a warning from check; render refuses an installer-provisioned one (openshift-install rejects it), and writes an agent install's agent-config.yaml without hosts (the agent installer takes the machines that boot its ISO).",
     BmcMissing = "bmc-missing": "A host for the installer (inventory, install-config) has no `bmc`: its BareMetalHost is never provisioned and installer-provisioned installs reject it (a warning; the agent-based install needs none).",
     RendezvousIpMissing = "rendezvous-ip-missing": "No rendezvousIP is given and no master has a static address, so agent-config.yaml has none (a warning; render refuses when the inputs are for the agent installer, which rejects it).",
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",

@@ -137,6 +137,10 @@ pub struct Cluster {
     pub ovn_masquerade: Vec<Located<IpNet>>,
     /// The on-node agent (`nodenet-apply.service`) and how it is shipped.
     pub node_agent: Option<NodeAgent>,
+    /// install-config's `controlPlane.replicas` and `compute[worker]
+    /// .replicas`, when given (an agent install may list no host).
+    pub control_plane_replicas: Option<u64>,
+    pub compute_replicas: Option<u64>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
     /// Where an input that lists the cluster's hosts for the installer
@@ -546,6 +550,8 @@ pub fn short_hostname(name: &str) -> &str {
 pub struct Inventory {
     /// The format of the first input (what a single-file command read).
     pub kind: Option<InputKind>,
+    /// The formats of every input, in order of first appearance.
+    pub kinds: Vec<InputKind>,
     pub cluster: Cluster,
     pub hosts: Vec<Host>,
     pub credentials: BTreeMap<String, Located<Credentials>>,

@@ -288,11 +288,11 @@ fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) 
         );
         doc.insert(
             "controlPlane".into(),
-            json!({"name": "master", "replicas": count(Role::Master), "platform": {"baremetal": {}}}),
+            json!({"name": "master", "replicas": replicas(c.control_plane_replicas, count(Role::Master)), "platform": {"baremetal": {}}}),
         );
         doc.insert(
             "compute".into(),
-            json!([{"name": "worker", "replicas": count(Role::Worker), "platform": {"baremetal": {}}}]),
+            json!([{"name": "worker", "replicas": replicas(c.compute_replicas, count(Role::Worker)), "platform": {"baremetal": {}}}]),
         );
         doc.insert("platform".into(), platform);
         doc.insert("pullSecret".into(), placeholder("PULL_SECRET"));
@@ -303,6 +303,16 @@ fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) 
     };
     let states: Vec<&str> = keep.iter().filter_map(|&i| texts[i].as_deref()).collect();
     embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
+}
+
+/// The replicas an install-config gave, else as many as the hosts listed
+/// (an agent install may list none: the agent-config, or nothing, says
+/// which machines join).
+fn replicas(given: Option<u64>, listed: usize) -> u64 {
+    match given {
+        Some(n) if listed == 0 => n,
+        _ => listed as u64,
+    }
 }
 
 /// install-config.yaml within [`OBJECT_LIMIT`]: the installer stores it
@@ -429,24 +439,28 @@ pub fn agent_config(
             .find(|(h, a)| h.role.value == Role::Master && !a.is_empty())
             .map(|(_, a)| a[0])
     });
-    let hosts: Vec<J> = inv
+    // The agent installer identifies a listed host by a MAC and refuses
+    // one without: a host with none is left out (it joins as any machine
+    // that boots the ISO; check says so), one with only a boot MAC gets
+    // the interface openshift-install gives it too (`boot`).
+    let listed: Vec<(&Host, Vec<J>, Option<&str>)> = inv
         .hosts
         .iter()
         .zip(texts)
-        .map(|(h, text)| {
+        .filter_map(|(h, text)| {
+            let ifaces = agent_interfaces(h);
+            (!ifaces.is_empty()).then_some((h, ifaces, text.as_deref()))
+        })
+        .collect();
+    let hosts: Vec<J> = listed
+        .iter()
+        .map(|(h, ifaces, text)| {
             let mut m = Map::new();
             m.insert("hostname".into(), json!(h.name.value));
             if h.role.value != Role::Unset {
                 m.insert("role".into(), json!(h.role.value.as_str()));
             }
-            let ifaces: Vec<J> = h
-                .nics
-                .iter()
-                .filter_map(|n| {
-                    Some(json!({"name": n.name.value, "macAddress": n.mac.as_ref()?.value}))
-                })
-                .collect();
-            m.insert("interfaces".into(), J::Array(ifaces));
+            m.insert("interfaces".into(), J::Array(ifaces.clone()));
             if let Some(hints) = &h.root_device_hints {
                 m.insert("rootDeviceHints".into(), hints.to_json());
             }
@@ -467,8 +481,22 @@ pub fn agent_config(
         doc.insert("rendezvousIP".into(), json!(ip.to_string()));
     }
     doc.insert("hosts".into(), J::Array(hosts));
-    let states: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+    let states: Vec<&str> = listed.iter().filter_map(|(_, _, t)| *t).collect();
     embed_all(&yaml(&J::Object(doc)), &states, Embed::Mapping)
+}
+
+/// A host's interfaces for agent-config.yaml: its NICs with a MAC, else
+/// its boot MAC as openshift-install names it (`boot`).
+pub fn agent_interfaces(h: &Host) -> Vec<J> {
+    let nics: Vec<J> = h
+        .nics
+        .iter()
+        .filter_map(|n| Some(json!({"name": n.name.value, "macAddress": n.mac.as_ref()?.value})))
+        .collect();
+    match (&h.boot_mac, nics.is_empty()) {
+        (Some(mac), true) => vec![json!({"name": "boot", "macAddress": mac.value})],
+        _ => nics,
+    }
 }
 
 /// A JSON object of `entries`, moved in: `json!` would serialise (copy)

@@ -177,6 +177,7 @@ pub fn render(
         .unzip();
     let whole = Inventory {
         kind: inv.kind,
+        kinds: inv.kinds.clone(),
         cluster: inv.cluster.clone(),
         hosts,
         credentials: inv.credentials.clone(),
@@ -312,6 +313,7 @@ pub fn fleet_findings(inv: &Inventory) -> Vec<Diagnostic> {
 fn whole_hosts(inv: &Inventory) -> Inventory {
     Inventory {
         kind: inv.kind,
+        kinds: inv.kinds.clone(),
         cluster: inv.cluster.clone(),
         hosts: inv
             .hosts

@@ -110,7 +110,9 @@ pub fn run(args: Args) -> ExitCode {
             n => format!("; {n} change(s) to hosts checked, not rendered"),
         };
         let what = match rendered.hosts {
-            0 => format!("{} change(s) to hosts", loaded.inventory.hosts.len()),
+            0 if !loaded.inventory.hosts.is_empty() => {
+                format!("{} change(s) to hosts", loaded.inventory.hosts.len())
+            }
             n => format!("{n} host(s)"),
         };
         info!(

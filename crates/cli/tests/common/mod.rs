@@ -28,6 +28,13 @@ pub fn nodenet() -> Command {
     c
 }
 
+/// Writes `bytes` to `dir/name`; its path.
+pub fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, bytes).unwrap();
+    p
+}
+
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")

@@ -58,6 +58,12 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     let mut inv = Inventory::default();
     inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
     inv.cluster.span = Some(root.span);
+    let first_key = root.as_map().and_then(|m| m.first()).map(|(k, _)| k.span);
+    inv.cluster.hosts_span = root
+        .get("hosts")
+        .map(|h| h.span)
+        .or(first_key)
+        .or(Some(root.span));
     inv.rendezvous_ip = root.get("rendezvousIP").and_then(|v| d.ip(v));
     for (i, h) in d.seq(root, "hosts").iter().enumerate() {
         if h.as_map().is_none() {

@@ -264,6 +264,21 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         }
     }
     c.ssh_key = d.string(root, "sshKey").map(|s| s.value);
+    let replicas = |pool: Option<&Node>| {
+        pool.and_then(|p| p.get("replicas"))
+            .and_then(Node::as_i64)
+            .and_then(|n| u64::try_from(n).ok())
+    };
+    c.control_plane_replicas = replicas(root.get("controlPlane"));
+    c.compute_replicas = replicas(
+        root.get("compute")
+            .and_then(Node::as_seq)
+            .and_then(|pools| {
+                pools
+                    .iter()
+                    .find(|p| p.get("name").and_then(Node::as_str) == Some("worker"))
+            }),
+    );
     let Some(bm) = root.get("platform").and_then(|p| p.get("baremetal")) else {
         return inv;
     };

@@ -95,6 +95,11 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if into.kind.is_none() {
         into.kind = part.kind;
     }
+    if let Some(k) = part.kind {
+        if !into.kinds.contains(&k) {
+            into.kinds.push(k);
+        }
+    }
     let c = &mut into.cluster;
     let p = &part.cluster;
     if c.name.is_none() {
@@ -103,7 +108,15 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if c.base_domain.is_none() {
         c.base_domain = p.base_domain.clone();
     }
-    c.hosts_span = c.hosts_span.or(p.hosts_span);
+    // For an agent install the agent-config decides which hosts there
+    // are (install-config's are used only when it lists none).
+    c.hosts_span = if part.kind == Some(InputKind::AgentConfig) {
+        p.hosts_span.or(c.hosts_span)
+    } else {
+        c.hosts_span.or(p.hosts_span)
+    };
+    c.control_plane_replicas = c.control_plane_replicas.or(p.control_plane_replicas);
+    c.compute_replicas = c.compute_replicas.or(p.compute_replicas);
     if c.machine_networks.is_empty() {
         c.machine_networks = p.machine_networks.clone();
     }
