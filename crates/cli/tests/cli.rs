@@ -91,7 +91,7 @@ fn failed_render_writes_nothing_and_keeps_previous_output() {
     let bad = write(
         tmp.path(),
         "bad.yaml",
-        &fs::read_to_string(&good)
+        fs::read_to_string(&good)
             .unwrap()
             .replace("id: 110", "id: 4095"),
     );
@@ -218,7 +218,7 @@ fn install_config_and_agent_config_render_as_they_are() {
     let ic = write(
         tmp.path(),
         "install-config.yaml",
-        &format!("apiVersion: v1\nbaseDomain: example.com\nmetadata: {{name: c}}\nnetworking:\n  machineNetwork: [{{cidr: 192.168.111.0/24}}]\nplatform:\n  baremetal:\n    apiVIPs: [192.168.111.5]\n    ingressVIPs: [192.168.111.4]\n    provisioningNetwork: Disabled\n    hosts:\n{hosts}"),
+        format!("apiVersion: v1\nbaseDomain: example.com\nmetadata: {{name: c}}\nnetworking:\n  machineNetwork: [{{cidr: 192.168.111.0/24}}]\nplatform:\n  baremetal:\n    apiVIPs: [192.168.111.5]\n    ingressVIPs: [192.168.111.4]\n    provisioningNetwork: Disabled\n    hosts:\n{hosts}"),
     );
     let o = run(nodenet().arg("check").arg(&ic));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -364,7 +364,7 @@ fn garbage_and_huge_inputs_are_located_errors_not_panics() {
     let nested = write(
         tmp.path(),
         "nested.yaml",
-        &format!("interfaces: {}", "[".repeat(200_000)),
+        format!("interfaces: {}", "[".repeat(200_000)),
     );
     let scalar = write(tmp.path(), "scalar.yaml", "just a string\n");
     for f in [&garbage, &nested, &scalar] {

@@ -140,7 +140,7 @@ fn a_partial_state_warns_where_a_listed_host_errs_and_says_why() {
     let inv = write(
         tmp.path(),
         "inv.yaml",
-        &format!(
+        format!(
             "nodenet: v1\nhosts:\n- name: n0\n  nics: {{eth0: '52:54:00:00:00:01', eth2: '52:54:00:00:00:02'}}\n  network:\n{indented}"
         ),
     );

@@ -302,7 +302,7 @@ fn the_restart_policy_comes_only_with_its_unit() {
     let plain = write(
         tmp.path(),
         "plain.yaml",
-        &format!("{}{}", &seed[..start], &seed[end..]),
+        format!("{}{}", &seed[..start], &seed[end..]),
     );
     let out = tmp.path().join("plain");
     render(&[&plain], &out);
