@@ -591,3 +591,155 @@ fn the_quick_start_renders_in_an_empty_environment() {
     let secret = std::fs::read_to_string(tmp.path().join("out/scale-out/master-0.yaml")).unwrap();
     assert!(secret.contains("${BMC_PASSWORD}"), "{secret}");
 }
+
+/// buildah with its own storage under `dir` (vfs: no overlay mount
+/// needed; chroot isolation: no container runtime), never the network.
+fn buildah(dir: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(tool("buildah"));
+    c.arg("--root")
+        .arg(dir.join("root"))
+        .arg("--runroot")
+        .arg(dir.join("runroot"))
+        .args(["--storage-driver", "vfs"]);
+    c
+}
+
+fn ok(o: std::process::Output, what: &str) -> std::process::Output {
+    assert!(
+        o.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The files of an image pushed to an OCI layout, its layers unpacked in
+/// order into `into`.
+fn unpack(layout: &Path, into: &Path) {
+    let blob = |digest: &str| layout.join("blobs/sha256").join(digest.trim_start_matches("sha256:"));
+    let index: Value = serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(blob(index["manifests"][0]["digest"].as_str().unwrap())).unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(into).unwrap();
+    for layer in manifest["layers"].as_array().unwrap() {
+        ok(
+            run(std::process::Command::new("tar")
+                .arg("-xzf")
+                .arg(blob(layer["digest"].as_str().unwrap()))
+                .arg("-C")
+                .arg(into)),
+            "unpacking a layer",
+        );
+    }
+}
+
+/// dist/Containerfile builds offline (buildah, as the README says) into
+/// an image that holds the stripped binary at /usr/bin/nodenet, which
+/// runs; the Containerfile render puts in each MachineOSConfig, built on
+/// a stand-in for the MCO's `configs` stage, takes that very binary into
+/// the node image at the path the rendered unit runs; and the binary
+/// needs no glibc newer than RHCOS 9's (2.34).
+#[test]
+fn the_agent_image_builds_offline_and_reaches_the_node_image() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = tmp.path().join("ctx");
+    std::fs::create_dir_all(&ctx).unwrap();
+    let bin = ctx.join("nodenet");
+    ok(
+        run(std::process::Command::new(tool("strip"))
+            .arg("-o")
+            .arg(&bin)
+            .arg(env!("CARGO_BIN_EXE_nodenet"))),
+        "strip",
+    );
+    let size = std::fs::metadata(&bin).unwrap().len();
+    eprintln!("stripped nodenet: {:.1} MB", size as f64 / 1e6);
+    // glibc: the newest symbol version the binary needs.
+    let syms = ok(
+        run(std::process::Command::new(tool("objdump")).arg("-T").arg(&bin)),
+        "objdump",
+    );
+    let newest = String::from_utf8_lossy(&syms.stdout)
+        .split_whitespace()
+        .filter_map(|w| w.trim_matches(['(', ')']).strip_prefix("GLIBC_"))
+        .filter_map(|v| {
+            let mut p = v.split('.').map(|n| n.parse::<u32>().unwrap_or(0));
+            Some((p.next()?, p.next().unwrap_or(0)))
+        })
+        .max()
+        .unwrap();
+    assert!(newest <= (2, 34), "needs glibc {newest:?}: RHCOS 9 has 2.34");
+    let image = "quay.io/example/nodenet:0.1.0";
+    ok(
+        run(buildah(tmp.path())
+            .args(["bud", "--isolation", "chroot", "--pull-never", "-f"])
+            .arg(repo().join("dist/Containerfile"))
+            .args(["-t", image])
+            .arg(&ctx)),
+        "buildah bud dist/Containerfile",
+    );
+    let layout = tmp.path().join("layout");
+    ok(
+        run(buildah(tmp.path())
+            .arg("push")
+            .arg(image)
+            .arg(format!("oci:{}:agent", layout.display()))),
+        "buildah push",
+    );
+    let root = tmp.path().join("image");
+    unpack(&layout, &root);
+    let shipped = root.join("usr/bin/nodenet");
+    assert_eq!(std::fs::read(&shipped).unwrap(), std::fs::read(&bin).unwrap());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&shipped).unwrap().permissions().mode() & 0o111, 0o111);
+    let v = ok(run(std::process::Command::new(&shipped).arg("--version")), "the shipped binary");
+    assert!(String::from_utf8_lossy(&v.stdout).starts_with("nodenet "));
+    // The MCO's `configs` stage, stood in for: the node image's files.
+    let base = tmp.path().join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(base.join("os-release"), "ID=rhcos\n").unwrap();
+    std::fs::write(
+        base.join("Containerfile"),
+        "FROM scratch\nCOPY os-release /etc/os-release\n",
+    )
+    .unwrap();
+    ok(
+        run(buildah(tmp.path())
+            .args(["bud", "--isolation", "chroot", "--pull-never", "-t", "configs"])
+            .arg(&base)),
+        "the configs stand-in",
+    );
+    // The containerFile of the rendered MachineOSConfig.
+    let out = tmp.path().join("out");
+    render(&[&repo().join("examples/lacp-vlan.yaml")], &out);
+    let mosc = &docs(&out.join("openshift/machineosconfig-worker.yaml"))[0];
+    let content = mosc["spec"]["containerFile"][0]["content"].as_str().unwrap();
+    assert!(content.contains(&format!("FROM {image} AS nodenet")), "{content}");
+    let layered = tmp.path().join("layered");
+    std::fs::create_dir_all(&layered).unwrap();
+    std::fs::write(layered.join("Containerfile"), content).unwrap();
+    ok(
+        run(buildah(tmp.path())
+            .args(["bud", "--isolation", "chroot", "--pull-never", "-t", "node-image"])
+            .arg(&layered)),
+        "the MachineOSConfig's containerFile",
+    );
+    let layout = tmp.path().join("node-layout");
+    ok(
+        run(buildah(tmp.path())
+            .arg("push")
+            .arg("node-image")
+            .arg(format!("oci:{}:node", layout.display()))),
+        "buildah push",
+    );
+    let node = tmp.path().join("node");
+    unpack(&layout, &node);
+    assert_eq!(std::fs::read_to_string(node.join("etc/os-release")).unwrap(), "ID=rhcos\n");
+    assert_eq!(std::fs::read(node.join("usr/bin/nodenet")).unwrap(), std::fs::read(&bin).unwrap());
+    // Where the rendered unit runs it from.
+    let unit = std::fs::read_to_string(out.join("openshift/10-nodenet-agent-worker.yaml")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/bin/nodenet service"));
+}
