@@ -319,6 +319,9 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 std::fs::remove_dir_all(&out)?;
                 continue;
             }
+            // What etcd is asked to hold.
+            let limits = etcd_limits(&out)?;
+            println!("  {limits}");
             // What writing this render's files costs with nothing else to
             // do: the floor under any check+render of this shape.
             let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
@@ -547,6 +550,61 @@ fn write_floor(out: &Path, copy: &Path, runs: usize) -> Result<(f64, usize)> {
     })?;
     std::fs::remove_dir_all(copy)?;
     Ok((secs, files.len()))
+}
+
+/// The largest object a render gives the cluster (a YAML document of
+/// `openshift/` or install-config.yaml) and the largest pool's
+/// MachineConfigs together (a custom pool's with the worker role's it
+/// inherits), read from the files themselves.
+fn etcd_limits(out: &Path) -> Result<String> {
+    let mib = |n: usize| format!("{:.2} MiB", n as f64 / (1 << 20) as f64);
+    let mut largest = (String::new(), 0);
+    let mut files: Vec<PathBuf> = vec![out.join("install-config.yaml")];
+    let openshift = out.join("openshift");
+    if openshift.exists() {
+        for e in std::fs::read_dir(&openshift)? {
+            files.push(e?.path());
+        }
+    }
+    // pool → bytes of its MachineConfigs; role → bytes of the role's own.
+    let mut pools: std::collections::BTreeMap<String, usize> = Default::default();
+    for f in &files {
+        let text = std::fs::read_to_string(f)?;
+        let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        for doc in text.split("\n---\n") {
+            if doc.len() > largest.1 {
+                largest = (name.clone(), doc.len());
+            }
+        }
+        if let Some(pool) = name
+            .strip_prefix("10-nodenet-")
+            .and_then(|r| r.strip_suffix(".yaml"))
+            .and_then(|r| r.split_once('-'))
+            .map(|(_, pool)| pool.trim_start_matches("ex-").to_string())
+        {
+            *pools.entry(pool).or_default() += text.len();
+        }
+    }
+    let worker_own = pools.get("worker").copied().unwrap_or(0);
+    let custom = pools.keys().filter(|p| p.starts_with("worker-")).count();
+    let biggest = pools
+        .iter()
+        .map(|(p, n)| (p, if p.starts_with("worker-") { n + worker_own } else { *n }))
+        .max_by_key(|(_, n)| *n);
+    Ok(match biggest {
+        Some((pool, n)) => format!(
+            "largest object: {} ({}); largest pool's MachineConfigs: {pool} ({}){}",
+            largest.0,
+            mib(largest.1),
+            mib(n),
+            if custom > 0 {
+                format!(", {custom} custom worker pools")
+            } else {
+                String::new()
+            }
+        ),
+        None => format!("largest object: {} ({}); no MachineConfig", largest.0, mib(largest.1)),
+    })
 }
 
 fn count_files(dir: &Path) -> Result<usize> {

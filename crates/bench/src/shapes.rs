@@ -69,7 +69,10 @@ impl Shape {
         Ok(match self {
             Shape::Template => vec![file("cluster.yaml", inventory(n, false))?],
             Shape::TemplateDhcp => vec![file("cluster.yaml", inventory(n, true))?],
-            Shape::InstallConfig => vec![file("install-config.yaml", install_config(n, true))?],
+            Shape::InstallConfig => vec![
+                file("install-config.yaml", install_config(n, true))?,
+                file("openshift.yaml", OPENSHIFT.to_string())?,
+            ],
             Shape::AgentConfig => vec![
                 file("install-config.yaml", install_config(n, false))?,
                 file("agent-config.yaml", agent_config(n))?,
@@ -85,6 +88,11 @@ impl Shape {
         })
     }
 }
+
+/// What an OpenShift cluster with nodenet's agent adds to an
+/// install-config (br-ex derived by nodenet, the node agent shipped): the
+/// MachineConfigs and their pools, at fleet scale.
+const OPENSHIFT: &str = "nodenet: v1\ncluster:\n  brEx: derive\n  nodeAgent: {image: quay.io/example/nodenet:0.1.0, renderedImagePushSpec: quay.io/example/os-image:nodenet, renderedImagePushSecret: push}\n";
 
 /// A worker template: 802.3ad bond of two 9000-MTU NICs, static address
 /// from a pool (or DHCP: then every host has the same state), default
@@ -109,6 +117,8 @@ cluster:
   apiVIPs: [10.0.0.5]
   ingressVIPs: [10.0.0.4]
   provisioning: {{network: Disabled}}
+  brEx: derive
+  nodeAgent: {{image: quay.io/example/nodenet:0.1.0, renderedImagePushSpec: quay.io/example/os-image:nodenet, renderedImagePushSecret: push}}
 credentials:
   bmc: {{username: admin, passwordEnv: BENCH_BMC_PASSWORD}}
 pools:

@@ -46,6 +46,9 @@ pub enum BrExPlan {
     /// configure-ovs makes it at boot from one of `uplinks` (the one that
     /// holds the default route): nodenet leaves those alone.
     ConfigureOvs { uplinks: Vec<String> },
+    /// No OVN-Kubernetes br-ex on these nodes (`brEx: none`): the intent
+    /// is theirs whole.
+    NotOpenShift,
 }
 
 impl BrExPlan {
@@ -69,6 +72,7 @@ pub fn plan(host: &Host, cluster: &Cluster) -> Result<BrExPlan, Box<Diagnostic>>
     let mode = cluster.br_ex.as_ref().map(|m| m.value);
     let defined = defines_br_ex(state);
     match (mode, defined) {
+        (Some(BrExSource::None), _) => Ok(BrExPlan::NotOpenShift),
         (None, true) => Ok(BrExPlan::Intent),
         (Some(BrExSource::ConfigureOvs), true) => Err(Box::new(Diagnostic::error(
             Code::BrExInvalid,
@@ -609,6 +613,7 @@ pub fn day2_state(host: &Host, cluster: &Cluster, plan: &BrExPlan) -> Option<J> 
         BrExPlan::Intent => with_masquerade(state, cluster),
         BrExPlan::Derived { uplink } => with_masquerade(derive(&state, uplink), cluster),
         BrExPlan::ConfigureOvs { uplinks } => without(state, uplinks),
+        BrExPlan::NotOpenShift => state,
     })
 }
 

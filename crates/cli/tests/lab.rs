@@ -117,6 +117,21 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         serde_yaml::to_string(&vlan140).unwrap(),
     )
     .unwrap();
+    // bond0 changed (its miimon), from the VLAN 130 state: the bond is
+    // brought up again and negotiates LACP with its partner anew.
+    for miimon in ["101", "102"] {
+        let mut bond = vlan130.clone();
+        for i in bond["interfaces"].as_sequence_mut().unwrap() {
+            if i["name"] == "bond0" {
+                i["link-aggregation"]["options"]["miimon"] = miimon.into();
+            }
+        }
+        fs::write(
+            node_cfg.join(format!("bond-miimon-{miimon}.yml")),
+            serde_yaml::to_string(&bond).unwrap(),
+        )
+        .unwrap();
+    }
     // Broken: the default route moved to a gateway that does not exist,
     // which cuts the node off from everything beyond its subnets.
     let mut broken = day2.clone();
@@ -237,8 +252,9 @@ fn machine_config_writes(
             head.starts_with("data:") && head.ends_with(";base64"),
             "{head}"
         );
+        assert_eq!(f["contents"]["compression"], "gzip");
         script += &format!(
-            "mkdir -p \"$(dirname {path})\"\necho '{data}' | base64 -d > {path}.mco\nchmod {mode:o} {path}.mco\nmv {path}.mco {path}\n"
+            "mkdir -p \"$(dirname {path})\"\necho '{data}' | base64 -d | gunzip > {path}.mco\nchmod {mode:o} {path}.mco\nmv {path}.mco {path}\n"
         );
     }
     script
@@ -518,11 +534,11 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
 
     // 8. The MachineConfig path, for comparison: the day-2 state as
-    //    /etc/nmstate/openshift/node.yml, VLAN 120's profile removed, and a
+    //    /etc/nodenet/nmstate/node.yml, VLAN 120's profile removed, and a
     //    reboot; `nodenet service` (what nodenet-apply.service runs) brings
     //    VLAN 120 back at boot and records the file's sha256. The
     //    ephemeral VLAN 130 is gone.
-    let out = must(&mut node, "mkdir -p /etc/nmstate/openshift && cp /run/cfg/day2.yml /etc/nmstate/openshift/node.yml && nmcli connection delete bond0.120 && sync && ls /etc/NetworkManager/system-connections", "command failed");
+    let out = must(&mut node, "mkdir -p /etc/nodenet/nmstate && cp /run/cfg/day2.yml /etc/nodenet/nmstate/node.yml && nmcli connection delete bond0.120 && sync && ls /etc/NetworkManager/system-connections", "command failed");
     assert!(!out.contains("bond0.120.nmconnection"), "{out}");
     let reboot = std::time::Instant::now();
     node.reset().unwrap();
@@ -545,7 +561,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     assert_ne!(node.boot_id().unwrap(), boot_id, "the node did not reboot");
     let (st, out) = node
         .run(
-            "ls /etc/NetworkManager/system-connections; cat /run/nodenet-service.log; [ ! -e /sys/class/net/bond0.130 ] && echo 'no bond0.130'; sha256sum /etc/nmstate/openshift/node.yml; cat /var/lib/nodenet/status.json",
+            "ls /etc/NetworkManager/system-connections; cat /run/nodenet-service.log; [ ! -e /sys/class/net/bond0.130 ] && echo 'no bond0.130'; sha256sum /etc/nodenet/nmstate/node.yml; cat /var/lib/nodenet/status.json",
             Duration::from_secs(30),
         )
         .unwrap();
@@ -557,7 +573,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
     let sha = out
         .lines()
-        .find(|l| l.ends_with("/etc/nmstate/openshift/node.yml") && !l.starts_with("applying"))
+        .find(|l| l.ends_with("/etc/nodenet/nmstate/node.yml") && !l.starts_with("applying"))
         .and_then(|l| l.split_whitespace().next())
         .unwrap()
         .to_string();
@@ -589,7 +605,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //    the day-2 file had it (YAML as serde_yaml writes it), so unchanged.
     let out = must(
         &mut node,
-        &format!("sh /run/cfg/mc-day2.sh && stat -c 'mode %a' /etc/nmstate/openshift/node.yml && {restart}"),
+        &format!("sh /run/cfg/mc-day2.sh && stat -c 'mode %a' /etc/nodenet/nmstate/node.yml && {restart}"),
         "the rendered MachineConfig",
     );
     assert!(
@@ -601,7 +617,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //       unchanged. The unit restarts and changes nothing.
     let out = must(
         &mut node,
-        &format!("sh /run/cfg/mc-day2-worker9.sh && ls /etc/nmstate/openshift && {restart}"),
+        &format!("sh /run/cfg/mc-day2-worker9.sh && ls /etc/nodenet/nmstate && {restart}"),
         "restart after a worker was added",
     );
     assert!(out.contains("worker-9.yml"), "{out}");
@@ -633,7 +649,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     let sha130 = st["applied"]["sha256"].as_str().unwrap().to_string();
     assert!(must(
         &mut node,
-        "sha256sum /etc/nmstate/openshift/node.yml",
+        "sha256sum /etc/nodenet/nmstate/node.yml",
         "sha256sum"
     )
     .starts_with(&sha130));
@@ -666,7 +682,9 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         "ip addr add 192.168.140.1/32 dev bond0.110",
         "switch address",
     );
-    let long = start.replace(" --timeout 60", " --timeout 120");
+    let long = start
+        .replace(" --timeout 480", " --timeout 120")
+        .replace(" --probe-timeout 120", "");
     let out = must(&mut node, &format!("sh /run/cfg/mc-vlan140.sh && ({long} --probe ping:192.168.140.1 --probe-timeout 60 >/tmp/stopped.log 2>&1 & pid=$!; i=0; while [ ! -e /run/nodenet/pending-rollback.json ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done; sleep 1; [ -e /sys/class/net/bond0.140 ] && echo 'bond0.140 up before the stop'; kill -9 $pid; wait $pid; echo \"service exit $?\"; cat /tmp/stopped.log; s=$(date +%s.%N); {stop_post} 2>&1; echo \"stop-post exit $?\"; e=$(date +%s.%N); echo \"took $s $e\")"), "command failed");
     assert!(
         out.contains("bond0.140 up before the stop")
@@ -686,6 +704,56 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     );
     must(&mut node, "[ ! -e /sys/class/net/bond0.140 ] && ! grep -rqs 'id=140' /etc/NetworkManager/system-connections && ping -c 2 -W 3 192.168.130.1 && nodenet diff /run/cfg/vlan130.yml --live 2>&1", "not back to the state in place after ExecStopPost");
     assert_eq!(node.boot_id().unwrap(), boot_id, "the node rebooted");
+
+    // 10. The guard's defaults against slow convergence: a change that
+    //     brings bond0 up again while its LACP partner answers only 20 s
+    //     later (the switch's bond down from the moment the apply opens
+    //     its checkpoint). With the default probe timeout (120 s, as
+    //     kubernetes-nmstate's) the gateway answers once LACP is back and
+    //     the change is committed; with the old 10 s it is rolled back.
+    let slow_partner = |node: &mut Vm, switch: &mut Vm, file: &str, extra: &str| -> String {
+        node.run(
+            &format!("rm -f /tmp/slow.log; (s=$(date +%s.%N); nodenet apply /run/cfg/{file} --probe gateway{extra} >/tmp/slow.log 2>&1; r=$?; e=$(date +%s.%N); echo \"exit $r\" >> /tmp/slow.log; echo \"took $s $e\" >> /tmp/slow.log) &"),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        wait_for("the apply's checkpoint record", Duration::from_secs(60), || {
+            node.run("[ -e /run/nodenet/pending-rollback.json ]", Duration::from_secs(30))
+                .is_ok_and(|(st, _)| st == 0)
+        });
+        must(
+            switch,
+            "ip link set bond0 down; (sleep 20; ip link set bond0 up) >/dev/null 2>&1 &",
+            "the switch's bond down for 20 s",
+        );
+        let mut log = String::new();
+        wait_for("the apply to end", Duration::from_secs(300), || {
+            log = node
+                .run("cat /tmp/slow.log", Duration::from_secs(30))
+                .map(|(_, o)| o)
+                .unwrap_or_default();
+            log.contains("took ")
+        });
+        wait_for("LACP again on the node", Duration::from_secs(120), || {
+            node.bond_aggregated("bond0").is_some()
+        });
+        log
+    };
+    let log = slow_partner(&mut node, &mut switch, "bond-miimon-101.yml", "");
+    assert!(log.contains("exit 0") && log.contains("committed"), "{log}");
+    eprintln!("bond whose LACP partner answers after 20 s, default guard: committed in {}\n{log}", took(&log));
+    must(&mut node, "nodenet diff /run/cfg/bond-miimon-101.yml --live 2>&1", "the bond change is in place");
+    let log = slow_partner(&mut node, &mut switch, "bond-miimon-102.yml", " --probe-timeout 10");
+    assert!(
+        log.contains("exit 1") && log.contains("probe `gateway` failed") && log.contains("restored"),
+        "{log}"
+    );
+    eprintln!("the same with a 10 s probe: rolled back ({})", took(&log));
+    must(
+        &mut node,
+        "ping -c 2 -W 3 192.168.110.1 && nodenet diff /run/cfg/bond-miimon-101.yml --live 2>&1",
+        "back to the committed bond after the rollback",
+    );
     drop(switch);
 }
 

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use common::layering::{agent_image, buildah, ok, unpack};
 use common::*;
 use serde_json::Value;
 
@@ -592,50 +593,6 @@ fn the_quick_start_renders_in_an_empty_environment() {
     assert!(secret.contains("${BMC_PASSWORD}"), "{secret}");
 }
 
-/// buildah with its own storage under `dir` (vfs: no overlay mount
-/// needed; chroot isolation: no container runtime), never the network.
-fn buildah(dir: &Path) -> std::process::Command {
-    let mut c = std::process::Command::new(tool("buildah"));
-    c.arg("--root")
-        .arg(dir.join("root"))
-        .arg("--runroot")
-        .arg(dir.join("runroot"))
-        .args(["--storage-driver", "vfs"]);
-    c
-}
-
-fn ok(o: std::process::Output, what: &str) -> std::process::Output {
-    assert!(
-        o.status.success(),
-        "{what}: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-/// The files of an image pushed to an OCI layout, its layers unpacked in
-/// order into `into`.
-fn unpack(layout: &Path, into: &Path) {
-    let blob = |digest: &str| layout.join("blobs/sha256").join(digest.trim_start_matches("sha256:"));
-    let index: Value = serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
-    let manifest: Value = serde_json::from_slice(
-        &std::fs::read(blob(index["manifests"][0]["digest"].as_str().unwrap())).unwrap(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(into).unwrap();
-    for layer in manifest["layers"].as_array().unwrap() {
-        ok(
-            run(std::process::Command::new("tar")
-                .arg("-xzf")
-                .arg(blob(layer["digest"].as_str().unwrap()))
-                .arg("-C")
-                .arg(into)),
-            "unpacking a layer",
-        );
-    }
-}
-
 /// dist/Containerfile builds offline (buildah, as the README says) into
 /// an image that holds the stripped binary at /usr/bin/nodenet, which
 /// runs; the Containerfile render puts in each MachineOSConfig, built on
@@ -645,16 +602,8 @@ fn unpack(layout: &Path, into: &Path) {
 #[test]
 fn the_agent_image_builds_offline_and_reaches_the_node_image() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = tmp.path().join("ctx");
-    std::fs::create_dir_all(&ctx).unwrap();
-    let bin = ctx.join("nodenet");
-    ok(
-        run(std::process::Command::new(tool("strip"))
-            .arg("-o")
-            .arg(&bin)
-            .arg(env!("CARGO_BIN_EXE_nodenet"))),
-        "strip",
-    );
+    let image = "quay.io/example/nodenet:0.1.0";
+    let (root, bin) = agent_image(tmp.path(), image);
     let size = std::fs::metadata(&bin).unwrap().len();
     eprintln!("stripped nodenet: {:.1} MB", size as f64 / 1e6);
     // glibc: the newest symbol version the binary needs.
@@ -672,25 +621,6 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
         .max()
         .unwrap();
     assert!(newest <= (2, 34), "needs glibc {newest:?}: RHCOS 9 has 2.34");
-    let image = "quay.io/example/nodenet:0.1.0";
-    ok(
-        run(buildah(tmp.path())
-            .args(["bud", "--isolation", "chroot", "--pull-never", "-f"])
-            .arg(repo().join("dist/Containerfile"))
-            .args(["-t", image])
-            .arg(&ctx)),
-        "buildah bud dist/Containerfile",
-    );
-    let layout = tmp.path().join("layout");
-    ok(
-        run(buildah(tmp.path())
-            .arg("push")
-            .arg(image)
-            .arg(format!("oci:{}:agent", layout.display()))),
-        "buildah push",
-    );
-    let root = tmp.path().join("image");
-    unpack(&layout, &root);
     let shipped = root.join("usr/bin/nodenet");
     assert_eq!(std::fs::read(&shipped).unwrap(), std::fs::read(&bin).unwrap());
     use std::os::unix::fs::PermissionsExt;

@@ -311,6 +311,50 @@ fn rendered_manifests_match_their_consumers_schemas() {
     eprintln!("validated: {total:?}");
 }
 
+/// A fleet past one pool's limit: the custom MachineConfigPools, their
+/// MachineConfigs and MachineOSConfigs against the upstream CRDs.
+#[test]
+fn custom_pools_match_their_consumers_schemas() {
+    let schemas = Schemas::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let pool = |rack: u32, start: u32| {
+        format!("- {{name: \"w-${{index:04}}\", template: w, count: 700, start: {start}, labels: {{topology.kubernetes.io/zone: zone-{rack}}}}}\n")
+    };
+    let inv = tmp.path().join("fleet.yaml");
+    std::fs::write(
+        &inv,
+        format!(
+            r#"nodenet: v1
+cluster: {{name: big, baseDomain: example.com, machineNetworks: [10.0.0.0/8], apiVIPs: [10.0.0.5], ingressVIPs: [10.0.0.4], provisioning: {{network: Disabled}}, brEx: derive, failureDomain: topology.kubernetes.io/zone, nodeAgent: {{image: "quay.io/example/nodenet:0.1.0", renderedImagePushSpec: "image-registry.openshift-image-registry.svc:5000/openshift-machine-config-operator/os-image:latest", renderedImagePushSecret: builder-dockercfg-x7k2p}}}}
+pools:
+  m: {{range: 10.1.0.1-10.9.255.254, prefix: 8, gateway: 10.0.0.1}}
+templates:
+  w:
+    role: worker
+    nics: {{eno1: "${{index:mac 52:54:00:00:00:00}}"}}
+    network:
+      interfaces:
+      - {{name: eno1, type: ethernet, state: up, ipv4: {{enabled: true, address: [{{ip: "${{ip.m}}", prefix-length: "${{prefix.m}}"}}]}}}}
+      routes:
+        config: [{{destination: 0.0.0.0/0, next-hop-address: "${{gateway.m}}", next-hop-interface: eno1}}]
+hosts:
+{}{}"#,
+            pool(1, 0),
+            pool(2, 700)
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let seen = schemas.validate_dir(&out.join("openshift"));
+    assert!(
+        seen.get("MachineConfigPool").is_some_and(|n| *n >= 2)
+            && seen.get("MachineOSConfig").is_some_and(|n| *n >= 2),
+        "{seen:?}"
+    );
+}
+
 #[test]
 fn plan_manifests_match_their_consumers_schemas() {
     let schemas = Schemas::load();

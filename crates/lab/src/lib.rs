@@ -49,7 +49,7 @@ pub struct Image {
 }
 
 const PACKAGES: &str =
-    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump";
+    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump,openvswitch-switch,jq,gawk";
 /// Modules stage 1 needs to read an ext4 virtio disk, in load order.
 const STAGE1_MODULES: &[&str] = &[
     "virtio_ring",
@@ -68,7 +68,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 4;
+const RECIPE: u32 = 8;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
@@ -87,7 +87,11 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     let root = dir.join("root");
     let d = dir.display();
     // A root of an older recipe lacks packages added since: bootstrap again.
-    if !root.join("usr/sbin/NetworkManager").is_file() || !root.join("usr/sbin/lldpd").is_file() {
+    if !root.join("usr/sbin/NetworkManager").is_file()
+        || !root.join("usr/sbin/lldpd").is_file()
+        || !root.join("usr/bin/ovs-vsctl").is_file()
+        || !root.join("usr/bin/gawk").is_file()
+    {
         let _ = std::fs::remove_dir_all(&root);
         sh(&format!("debootstrap --variant=minbase --include={PACKAGES} bookworm '{}' http://deb.debian.org/debian >'{d}/debootstrap.log' 2>&1", root.display()))?;
     }
@@ -132,6 +136,118 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     std::fs::rename(&tmp_rootfs, &img.rootfs).map_err(io("rootfs"))?;
     Ok(img)
 }
+
+/// NetworkManager built with its OVS device plugin from Debian's own
+/// source (`.ci/install-lab.sh`): `sbin/NetworkManager` and
+/// `lib/NetworkManager/<version>/libnm-device-plugin-ovs.so` under it.
+pub fn nm_ovs_prefix() -> PathBuf {
+    std::env::var_os("NODENET_NM_OVS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/nodenet-ci/nm-ovs"))
+}
+
+/// The lab image as an OpenShift node boots (`lab.role=rhcos`): systemd as
+/// init, NetworkManager with its OVS device plugin (rebuilt, see
+/// [`nm_ovs_prefix`]; Debian builds it without), Open vSwitch, and
+/// `nmstatectl` with its `service` (`nmstatectl`, the full build: the
+/// machine's, or `$NODENET_NMSTATECTL`), what RHCOS's network scripts
+/// need around them (`rpm -qa` naming openvswitch, the unit names
+/// `openvswitch.service` and `kubelet-dependencies.target`), and the
+/// harness's shell on ttyS0 as a unit. RHCOS's own scripts and units and
+/// the rendered MachineConfigs' files come with each test's config disk.
+pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
+    let base = image(cache)?;
+    let dir = base.rootfs.parent().expect("in the cache").to_path_buf();
+    let nm = nm_ovs_prefix();
+    let nm_version = std::fs::read_to_string(nm.join("VERSION")).map_err(io(format!(
+        "{}/VERSION (NetworkManager with OVS: run .ci/install-lab.sh)",
+        nm.display()
+    )))?;
+    let nmstatectl = std::env::var_os("NODENET_NMSTATECTL")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            Some(Path::new(&home).join(".cargo/bin/nmstatectl"))
+        })
+        .filter(|p| p.is_file())
+        .ok_or_else(|| LabError::Tool("nmstatectl".into(), "not found (.ci/run installs it)".into()))?;
+    let img = Image {
+        rootfs: dir.join(format!(
+            "rootfs-rhcos-r{RECIPE}-nm{}.ext4",
+            nm_version.trim().replace(['/', ' '], "_")
+        )),
+        ..base
+    };
+    if img.rootfs.is_file() {
+        return Ok(img);
+    }
+    let root = dir.join("root-rhcos");
+    let r = root.display();
+    sh(&format!(
+        "rm -rf '{r}' && cp -a '{}' '{r}'",
+        dir.join("root").display()
+    ))?;
+    // NetworkManager with OVS: the daemon and only its own plugins (the
+    // distribution's were built against another daemon's exports).
+    let plugins = sh(&format!(
+        "ls -d '{r}'/usr/lib/x86_64-linux-gnu/NetworkManager/*/ | head -1"
+    ))?;
+    sh(&format!(
+        "install -m 0755 '{n}/sbin/NetworkManager' '{r}/usr/sbin/NetworkManager' && rm -f '{plugins}'*.so && cp '{n}'/lib/NetworkManager/*/*.so '{plugins}'",
+        n = nm.display()
+    ))?;
+    sh(&format!(
+        "install -m 0755 '{}' '{r}/usr/bin/nmstatectl'",
+        nmstatectl.display()
+    ))?;
+    for (path, mode, text) in RHCOS_SHIMS {
+        let p = root.join(path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(io(path.to_string()))?;
+        }
+        std::fs::write(&p, text).map_err(io(path.to_string()))?;
+        sh(&format!("chmod {mode:o} '{}'", p.display()))?;
+    }
+    sh(&format!(
+        "cd '{r}/etc/systemd/system' && ln -sf /lib/systemd/system/openvswitch-switch.service openvswitch.service && mkdir -p multi-user.target.wants sysinit.target.wants && ln -sf /etc/systemd/system/kubelet-dependencies.target multi-user.target.wants/ && ln -sf /etc/systemd/system/lab-shell.service sysinit.target.wants/ && ln -sf /dev/null serial-getty@ttyS0.service && ln -sf /dev/null getty@tty1.service && ln -sf /dev/null apt-daily.timer && ln -sf /dev/null apt-daily-upgrade.timer && ln -sf /dev/null e2scrub_all.timer && ln -sf /dev/null fstrim.timer"
+    ))?;
+    let tmp = dir.join("rootfs-rhcos.tmp");
+    sh(&format!(
+        "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{r}' '{t}' 1536M && mv '{t}' '{}'",
+        img.rootfs.display(),
+        t = tmp.display()
+    ))?;
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(img)
+}
+
+/// What an OpenShift node has around its network scripts, for the lab's
+/// Debian root: (path, mode, content).
+const RHCOS_SHIMS: &[(&str, u32, &str)] = &[
+    // configure-ovs.sh checks the package is installed with `rpm -qa`.
+    (
+        "usr/local/bin/rpm",
+        0o755,
+        "#!/bin/sh\n# The lab's stand-in: Open vSwitch is installed (Debian's openvswitch-switch).\n[ \"$1\" = -qa ] && echo openvswitch3.1-3.1.0-1.el9fdp.x86_64\n",
+    ),
+    // What pulls network-online.target and orders the network units
+    // before the kubelet on a node; here only the target.
+    (
+        "etc/systemd/system/kubelet-dependencies.target",
+        0o644,
+        "[Unit]\nDescription=What the kubelet needs (lab: the network units order against it)\nWants=network-online.target\nAfter=network-online.target\n\n[Install]\nWantedBy=multi-user.target\n",
+    ),
+    (
+        "etc/systemd/system/lab-shell.service",
+        0o644,
+        "[Unit]\nDescription=The lab harness's shell on ttyS0\nDefaultDependencies=no\n\n[Service]\nExecStart=/bin/sh -c \"echo 'lab: ready'; exec /bin/sh -i\"\nStandardInput=tty-force\nStandardOutput=tty\nStandardError=tty\nTTYPath=/dev/ttyS0\nTTYVHangup=no\nRestart=always\n",
+    ),
+    (
+        "etc/NetworkManager/conf.d/lab.conf",
+        0o644,
+        "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
+    ),
+];
 
 /// The lab kernel's command line (a serial console; eth* names; TCG's
 /// TSC is one host clock for all vCPUs, so trust it rather than fall back
@@ -325,12 +441,23 @@ impl Vm {
         // The node gets two vCPUs: multi-threaded TCG then runs nodenet,
         // D-Bus and NetworkManager on both host cores (apply ~30% faster);
         // the switch only forwards frames.
-        let cpus = if spec.role == "node" { "2" } else { "1" };
+        let rhcos = spec.role == "rhcos";
+        let cpus = if spec.role == "node" || rhcos { "2" } else { "1" };
+        // systemd, Open vSwitch and nmstatectl beside NetworkManager.
+        let memory = if rhcos { "1024" } else { "512" };
         let mut cmd = Command::new("qemu-system-x86_64");
         // No -no-reboot: `reset` (a reboot) must restart the guest, not end qemu.
         cmd.args([
-            "-accel", "tcg", "-m", "512", "-smp", cpus, "-display", "none", "-vga", "none",
+            "-accel", "tcg", "-m", memory, "-smp", cpus, "-display", "none", "-vga", "none",
         ]);
+        // Under systemd the console is not the harness's: units write to
+        // /dev/console (RHCOS's with `journal+console`), the shell is on
+        // ttyS0 (lab-shell.service).
+        let args = if rhcos {
+            KERNEL_ARGS.replace("console=ttyS0", "console=tty0")
+        } else {
+            KERNEL_ARGS.to_string()
+        };
         match &spec.cdrom {
             Some(iso) => {
                 cmd.arg("-cdrom").arg(iso).args(["-boot", "d"]);
@@ -342,7 +469,7 @@ impl Vm {
                     .arg(&img.initrd)
                     .arg("-append")
                     .arg(format!(
-                        "{KERNEL_ARGS} lab.role={} lab.name={} lab.machineid={}",
+                        "{args} lab.role={} lab.name={} lab.machineid={}",
                         spec.role, spec.name, spec.machine_id
                     ));
             }

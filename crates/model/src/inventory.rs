@@ -166,6 +166,9 @@ pub enum BrExSource {
     /// nodenet derives it from the intent (what configure-ovs would do,
     /// done declaratively) and writes it under `/etc/nmstate/openshift`.
     Derive,
+    /// The nodes run no OVN-Kubernetes br-ex (not OpenShift nodes): the
+    /// intent is theirs whole, nothing goes to `/etc/nmstate/openshift`.
+    None,
 }
 
 impl BrExSource {
@@ -173,6 +176,7 @@ impl BrExSource {
         match self {
             BrExSource::ConfigureOvs => "configure-ovs",
             BrExSource::Derive => "derive",
+            BrExSource::None => "none",
         }
     }
 }

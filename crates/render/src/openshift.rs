@@ -91,7 +91,7 @@ pub struct Pool {
     pub hosts: Vec<usize>,
 }
 
-/// A Ignition file entry: the text gzip-compressed in a `data:` URL.
+/// An Ignition file entry: the text gzip-compressed in a `data:` URL.
 pub fn file_entry(path: &str, text: &str) -> J {
     let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
     gz.write_all(text.as_bytes()).expect("writing to memory");
@@ -327,7 +327,7 @@ fn split_workers(inv: &Inventory, hosts: &[usize], sizes: &[usize]) -> Vec<Pool>
 
 /// The pools' MachineConfigs (one per kind of node file and pool) and the
 /// custom pools themselves.
-pub fn files(inv: &Inventory, layout: &Layout) -> Vec<OutFile> {
+pub fn files(layout: &Layout) -> Vec<OutFile> {
     let mut out = Vec::new();
     for pool in &layout.pools {
         for (kind, pick) in [("br-ex", 0usize), ("nmstate", 1)] {
@@ -355,7 +355,7 @@ pub fn files(inv: &Inventory, layout: &Layout) -> Vec<OutFile> {
             ));
         }
         if let Some(selector) = &pool.custom {
-            out.push(machine_config_pool(inv, pool, selector));
+            out.push(machine_config_pool(pool, selector));
         }
     }
     out
@@ -363,7 +363,7 @@ pub fn files(inv: &Inventory, layout: &Layout) -> Vec<OutFile> {
 
 /// A custom pool: its own MachineConfigs and the worker role's, for the
 /// nodes `selector` takes.
-fn machine_config_pool(inv: &Inventory, pool: &Pool, selector: &Selector) -> OutFile {
+fn machine_config_pool(pool: &Pool, selector: &Selector) -> OutFile {
     let role_label = format!("node-role.kubernetes.io/{}", pool.role);
     let node_selector = match selector {
         Selector::Domain { key, value } => json!({"matchLabels": {role_label: "", key: value}}),
@@ -372,7 +372,6 @@ fn machine_config_pool(inv: &Inventory, pool: &Pool, selector: &Selector) -> Out
             "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": names}],
         }),
     };
-    let _ = inv;
     let mcp = json!({
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfigPool",
@@ -399,7 +398,7 @@ fn machine_config_pool(inv: &Inventory, pool: &Pool, selector: &Selector) -> Out
 pub fn openshift_files(inv: &Inventory) -> (Vec<OutFile>, Vec<Diagnostic>) {
     let states = node_states(inv);
     let layout = layout(inv, &states);
-    let mut files = files(inv, &layout);
+    let mut files = files(&layout);
     files.extend(crate::node_agent::files(inv, &layout.pools));
     let mut diagnostics = layout.diagnostics;
     diagnostics.extend(oversized(&files, &layout.pools));

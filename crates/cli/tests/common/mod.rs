@@ -3,6 +3,7 @@
 //! nmstatectl), which CI installs (.ci/run).
 #![allow(dead_code)]
 
+pub mod layering;
 pub mod sushy;
 
 use std::fs;

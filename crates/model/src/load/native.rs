@@ -296,13 +296,14 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
                 cluster.br_ex = Some(Located::new(BrExSource::ConfigureOvs, v.span))
             }
             Some("derive") => cluster.br_ex = Some(Located::new(BrExSource::Derive, v.span)),
+            Some("none") => cluster.br_ex = Some(Located::new(BrExSource::None, v.span)),
             _ => d.push(
                 Diagnostic::error(
                     Code::InvalidValue,
-                    format!("brEx `{v}` is not `configure-ovs` or `derive`"),
+                    format!("brEx `{v}` is not `configure-ovs`, `derive` or `none`"),
                 )
                 .at(v.span)
-                .help("who defines br-ex: `configure-ovs` (RHCOS, at boot) or `derive` (nodenet, from the intent, written under /etc/nmstate/openshift)"),
+                .help("who defines br-ex: `configure-ovs` (RHCOS, at boot), `derive` (nodenet, from the intent, written under /etc/nmstate/openshift) or `none` (no OVN-Kubernetes on these nodes)"),
             ),
         }
     }
