@@ -16,7 +16,8 @@ if [ -z "$version" ]; then
     apt-get install -y -qq --no-install-recommends network-manager >/dev/null
     version=$(dpkg-query -W -f '${Version}' network-manager)
 fi
-if [ -x "$prefix/sbin/NetworkManager" ] && [ "$(cat "$prefix/VERSION" 2>/dev/null)" = "$version" ]; then
+stamp="$version run=/run"
+if [ -x "$prefix/sbin/NetworkManager" ] && [ "$(cat "$prefix/VERSION" 2>/dev/null)" = "$stamp" ]; then
     echo "NetworkManager $version with OVS already in $prefix"
     exit 0
 fi
@@ -38,6 +39,12 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 apt-get source -qq "network-manager=$version" >/dev/null 2>&1
 src=$(find . -maxdepth 1 -type d -name 'network-manager-*' | head -1)
+# Debian configures with autotools and --runstatedir=/run; the meson build
+# derives it from localstatedir (/var/run), and NetworkManager then refuses
+# to load keyfiles from /run/NetworkManager/system-connections, which is
+# where configure-ovs writes br-ex's profiles.
+sed -i "s|^nm_runstatedir = .*|nm_runstatedir = '/run'|" "$src/meson.build"
+grep -q "^nm_runstatedir = '/run'" "$src/meson.build"
 # Debian's own paths (debian/rules), so the daemon finds its plugins,
 # configuration and state where the distribution's did.
 meson setup build "$src" --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
@@ -57,7 +64,7 @@ mkdir -p "$prefix.tmp/sbin" "$prefix.tmp/lib/NetworkManager/$upstream"
 install -m 0755 build/src/core/NetworkManager "$prefix.tmp/sbin/NetworkManager"
 install -m 0644 build/src/core/devices/ovs/libnm-device-plugin-ovs.so \
     "$prefix.tmp/lib/NetworkManager/$upstream/"
-echo "$version" > "$prefix.tmp/VERSION"
+echo "$stamp" > "$prefix.tmp/VERSION"
 rm -rf "$prefix"
 mv "$prefix.tmp" "$prefix"
 echo "NetworkManager $version with OVS in $prefix"

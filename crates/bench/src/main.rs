@@ -570,7 +570,11 @@ fn etcd_limits(out: &Path) -> Result<String> {
     let mut pools: std::collections::BTreeMap<String, usize> = Default::default();
     for f in &files {
         let text = std::fs::read_to_string(f)?;
-        let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = f
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         for doc in text.split("\n---\n") {
             if doc.len() > largest.1 {
                 largest = (name.clone(), doc.len());
@@ -589,7 +593,16 @@ fn etcd_limits(out: &Path) -> Result<String> {
     let custom = pools.keys().filter(|p| p.starts_with("worker-")).count();
     let biggest = pools
         .iter()
-        .map(|(p, n)| (p, if p.starts_with("worker-") { n + worker_own } else { *n }))
+        .map(|(p, n)| {
+            (
+                p,
+                if p.starts_with("worker-") {
+                    n + worker_own
+                } else {
+                    *n
+                },
+            )
+        })
         .max_by_key(|(_, n)| *n);
     Ok(match biggest {
         Some((pool, n)) => format!(
@@ -603,7 +616,11 @@ fn etcd_limits(out: &Path) -> Result<String> {
                 String::new()
             }
         ),
-        None => format!("largest object: {} ({}); no MachineConfig", largest.0, mib(largest.1)),
+        None => format!(
+            "largest object: {} ({}); no MachineConfig",
+            largest.0,
+            mib(largest.1)
+        ),
     })
 }
 

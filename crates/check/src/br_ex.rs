@@ -120,23 +120,7 @@ fn uplink(host: &Host, cluster: &Cluster, state: &Node) -> Uplink {
     if let Some(u) = &host.br_ex_uplink {
         return Uplink::One(u.value.clone());
     }
-    let mut via: Vec<String> = Vec::new();
-    for route in state
-        .get("routes")
-        .and_then(|r| r.get("config"))
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-    {
-        let dest = route.get("destination").and_then(Node::as_str);
-        let absent = route.get("state").and_then(Node::as_str) == Some("absent");
-        if matches!(dest, Some("0.0.0.0/0" | "::/0")) && !absent {
-            if let Some(i) = route.get("next-hop-interface").and_then(Node::scalar_text) {
-                if !via.contains(&i) {
-                    via.push(i);
-                }
-            }
-        }
-    }
+    let via = crate::network::default_route_interfaces(state);
     match via.as_slice() {
         [one] => return Uplink::One(one.clone()),
         [] => {}

@@ -145,6 +145,29 @@ impl<'a> Iface<'a> {
     }
 }
 
+/// The interfaces a state's default routes (IPv4 and IPv6, not `absent`)
+/// leave through, in order, each once.
+pub fn default_route_interfaces(state: &Node) -> Vec<String> {
+    let mut via: Vec<String> = Vec::new();
+    for route in state
+        .get("routes")
+        .and_then(|r| r.get("config"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let dest = route.get("destination").and_then(Node::as_str);
+        let absent = route.get("state").and_then(Node::as_str) == Some("absent");
+        if matches!(dest, Some("0.0.0.0/0" | "::/0")) && !absent {
+            if let Some(i) = route.get("next-hop-interface").and_then(Node::scalar_text) {
+                if !via.contains(&i) {
+                    via.push(i);
+                }
+            }
+        }
+    }
+    via
+}
+
 /// The parsed view of a host's `network` NMState.
 #[derive(Debug, Default)]
 pub struct Network<'a> {

@@ -30,19 +30,8 @@ pub fn cluster_traffic(host: &Host, cluster: &Cluster, state: &Node) -> BTreeMap
             ));
         }
     }
-    for route in state
-        .get("routes")
-        .and_then(|r| r.get("config"))
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-    {
-        let dest = route.get("destination").and_then(Node::as_str);
-        let absent = route.get("state").and_then(Node::as_str) == Some("absent");
-        if matches!(dest, Some("0.0.0.0/0" | "::/0")) && !absent {
-            if let Some(via) = route.get("next-hop-interface").and_then(Node::scalar_text) {
-                roots.push((via, "carries the default route".to_string()));
-            }
-        }
+    for via in crate::network::default_route_interfaces(state) {
+        roots.push((via, "carries the default route".to_string()));
     }
     if net.has("br-ex") {
         roots.push((

@@ -717,10 +717,17 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
             Duration::from_secs(30),
         )
         .unwrap();
-        wait_for("the apply's checkpoint record", Duration::from_secs(60), || {
-            node.run("[ -e /run/nodenet/pending-rollback.json ]", Duration::from_secs(30))
+        wait_for(
+            "the apply's checkpoint record",
+            Duration::from_secs(60),
+            || {
+                node.run(
+                    "[ -e /run/nodenet/pending-rollback.json ]",
+                    Duration::from_secs(30),
+                )
                 .is_ok_and(|(st, _)| st == 0)
-        });
+            },
+        );
         must(
             switch,
             "ip link set bond0 down; (sleep 20; ip link set bond0 up) >/dev/null 2>&1 &",
@@ -741,11 +748,25 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     };
     let log = slow_partner(&mut node, &mut switch, "bond-miimon-101.yml", "");
     assert!(log.contains("exit 0") && log.contains("committed"), "{log}");
-    eprintln!("bond whose LACP partner answers after 20 s, default guard: committed in {}\n{log}", took(&log));
-    must(&mut node, "nodenet diff /run/cfg/bond-miimon-101.yml --live 2>&1", "the bond change is in place");
-    let log = slow_partner(&mut node, &mut switch, "bond-miimon-102.yml", " --probe-timeout 10");
+    eprintln!(
+        "bond whose LACP partner answers after 20 s, default guard: committed in {}\n{log}",
+        took(&log)
+    );
+    must(
+        &mut node,
+        "nodenet diff /run/cfg/bond-miimon-101.yml --live 2>&1",
+        "the bond change is in place",
+    );
+    let log = slow_partner(
+        &mut node,
+        &mut switch,
+        "bond-miimon-102.yml",
+        " --probe-timeout 10",
+    );
     assert!(
-        log.contains("exit 1") && log.contains("probe `gateway` failed") && log.contains("restored"),
+        log.contains("exit 1")
+            && log.contains("probe `gateway` failed")
+            && log.contains("restored"),
         "{log}"
     );
     eprintln!("the same with a 10 s probe: rolled back ({})", took(&log));

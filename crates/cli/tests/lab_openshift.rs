@@ -110,8 +110,14 @@ fn machine_config(mc: &Value) -> Vec<(String, u32, String, bool)> {
         .into_iter()
         .flatten()
     {
-        let (_, data) = f["contents"]["source"].as_str().unwrap().split_once(',').unwrap();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+        let (_, data) = f["contents"]["source"]
+            .as_str()
+            .unwrap()
+            .split_once(',')
+            .unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
         let mut text = String::new();
         flate2::read::GzDecoder::new(&bytes[..])
             .read_to_string(&mut text)
@@ -194,7 +200,11 @@ fn node_config(
         fs::copy(&f, keyfiles.join(f.file_name().unwrap())).unwrap();
     }
     fs::create_dir_all(root.join("usr/bin")).unwrap();
-    fs::copy(agent_root.join("usr/bin/nodenet"), root.join("usr/bin/nodenet")).unwrap();
+    fs::copy(
+        agent_root.join("usr/bin/nodenet"),
+        root.join("usr/bin/nodenet"),
+    )
+    .unwrap();
     fs::write(
         cfg.join("setup.sh"),
         format!(
@@ -215,7 +225,13 @@ fn must(vm: &mut Vm, cmd: &str, what: &str) -> String {
 /// Boots the node from `cfg` against the switch's cables; waits until
 /// systemd is done starting it (every unit run, nodenet-apply.service
 /// last) and prints how long that took.
-fn boot(img: &nodenet_lab::Image, dir: &Path, cfg: PathBuf, nics: Vec<nodenet_lab::Nic>, id: u8) -> Vm {
+fn boot(
+    img: &nodenet_lab::Image,
+    dir: &Path,
+    cfg: PathBuf,
+    nics: Vec<nodenet_lab::Nic>,
+    id: u8,
+) -> Vm {
     let spec = VmSpec {
         name: FQDN.into(),
         role: "rhcos".into(),
@@ -232,12 +248,20 @@ fn boot(img: &nodenet_lab::Image, dir: &Path, cfg: PathBuf, nics: Vec<nodenet_la
     loop {
         let state = must(&mut node, "systemctl is-system-running; true", "boot");
         if state.contains("running") || state.contains("degraded") {
-            let failed = must(&mut node, "systemctl --failed --no-legend --plain; true", "failed units");
+            let failed = must(
+                &mut node,
+                "systemctl --failed --no-legend --plain; true",
+                "failed units",
+            );
             eprintln!(
                 "{FQDN}: systemd done in {:.1} s ({}){}",
                 started.elapsed().as_secs_f64(),
                 state.trim(),
-                if failed.trim().is_empty() { String::new() } else { format!("; failed: {}", failed.trim()) }
+                if failed.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!("; failed: {}", failed.trim())
+                }
             );
             return node;
         }
@@ -262,7 +286,10 @@ fn boot(img: &nodenet_lab::Image, dir: &Path, cfg: PathBuf, nics: Vec<nodenet_la
                 "systemctl list-jobs --no-pager; journalctl -b --no-pager -o short-monotonic -u NetworkManager -u openvswitch-switch -u nmstate-configuration -u nmstate -u ovs-configuration -u nodenet-apply | tail -n 150",
                 "why the boot did not end",
             );
-            panic!("{FQDN}: the boot did not end within 480 s ({}):\n{why}", state.trim());
+            panic!(
+                "{FQDN}: the boot did not end within 480 s ({}):\n{why}",
+                state.trim()
+            );
         }
         std::thread::sleep(Duration::from_secs(5));
     }
@@ -285,10 +312,26 @@ fn assert_br_ex(node: &mut Vm, port: &str) {
         &format!("ovs-vsctl list-ports br-ex; ip -4 -o addr show dev br-ex; cat /sys/class/net/br-ex/address /sys/class/net/{port}/address; ping -c 2 -W 3 192.168.110.1 >/dev/null && echo ping-ok"),
         "br-ex",
     );
-    assert!(out.lines().any(|l| l.trim() == port), "{port} is not a port of br-ex:\n{out}");
-    assert!(out.contains("192.168.110.10/24"), "br-ex lacks the node's address:\n{out}");
-    let macs: Vec<&str> = out.lines().filter(|l| l.matches(':').count() == 5 && !l.contains(' ')).collect();
-    assert!(macs.len() == 2 && macs[0] == macs[1], "br-ex does not copy {port}'s MAC:\n{out}");
+    if !out.lines().any(|l| l.trim() == port) {
+        let why = must(
+            node,
+            "ip -br link; ovs-vsctl show; nmcli -c no -f NAME,TYPE,DEVICE,ACTIVE connection; ls -l /run/NetworkManager/system-connections; head -n 20 /run/NetworkManager/system-connections/ovs-if-br-ex*; journalctl -b -o cat --no-pager -u NetworkManager | grep -i -E 'ovs|ovsdb|br-ex|error|warn' | tail -n 60; journalctl -b -o cat --no-pager -u nodenet-apply -u nmstate | tail -n 40",
+            "the node's network",
+        );
+        panic!("{port} is not a port of br-ex:\n{out}\n{why}");
+    }
+    assert!(
+        out.contains("192.168.110.10/24"),
+        "br-ex lacks the node's address:\n{out}"
+    );
+    let macs: Vec<&str> = out
+        .lines()
+        .filter(|l| l.matches(':').count() == 5 && !l.contains(' '))
+        .collect();
+    assert!(
+        macs.len() == 2 && macs[0] == macs[1],
+        "br-ex does not copy {port}'s MAC:\n{out}"
+    );
     assert!(out.contains("ping-ok"), "{out}");
 }
 
@@ -304,7 +347,8 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let (agent_root, _) = agent_image(&dir.join("agent"), "quay.io/example/nodenet:0.1.0");
-    let inventory = fs::read_to_string(repo().join("crates/cli/tests/lab-data/openshift.yaml")).unwrap();
+    let inventory =
+        fs::read_to_string(repo().join("crates/cli/tests/lab-data/openshift.yaml")).unwrap();
     let render = |name: &str, text: &str| -> PathBuf {
         let f = write(dir, &format!("{name}.yaml"), text);
         let out = dir.join(name);
@@ -373,7 +417,10 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
         "day 2 through nodenet-apply.service",
     );
     assert!(out.contains("day2-ok"), "{out}");
-    eprintln!("day 2 (VLAN 120) through the unit: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "day 2 (VLAN 120) through the unit: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     assert_eq!(status(&mut node)["last"]["outcome"], "applied");
     assert_br_ex(&mut node, "bond0.110");
     drop(node);
@@ -389,8 +436,15 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     let cfg = node_config(dir, "derive", &out, &agent_root, &[]);
     let mut node = boot(&img, dir, cfg, node_nics.clone(), 0x32);
     let log = journal(&mut node, "ovs-configuration.service");
-    assert!(log.contains("Skipping configure-ovs due to manual network configuration"), "{log}");
-    must(&mut node, "cmp /etc/nmstate/openshift/node.yml /etc/nmstate/openshift/applied", "recorded as applied");
+    assert!(
+        log.contains("Skipping configure-ovs due to manual network configuration"),
+        "{log}"
+    );
+    must(
+        &mut node,
+        "cmp /etc/nmstate/openshift/node.yml /etc/nmstate/openshift/applied",
+        "recorded as applied",
+    );
     assert_br_ex(&mut node, "bond0.110");
     let st = status(&mut node);
     assert_eq!(st["last"]["outcome"], "applied", "{st}");
@@ -402,7 +456,12 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     //    /etc/nmstate/openshift. `check` refuses it before deploy; on the
     //    node configure-ovs skips and there is no br-ex at all.
     let state = fs::read_to_string(dir.join("configure-ovs/hosts/node/nmstate.yml")).unwrap();
-    let old = vec![("/etc/nmstate/openshift/node.yml".to_string(), 0o644, state.clone(), false)];
+    let old = vec![(
+        "/etc/nmstate/openshift/node.yml".to_string(),
+        0o644,
+        state.clone(),
+        false,
+    )];
     let mc = write(
         dir,
         "old-mc.yaml",
@@ -421,7 +480,10 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     let cfg = node_config(dir, "old", &out, &agent_root, &old);
     let mut node = boot(&img, dir, cfg, node_nics, 0x33);
     let log = journal(&mut node, "ovs-configuration.service");
-    assert!(log.contains("Skipping configure-ovs due to manual network configuration"), "{log}");
+    assert!(
+        log.contains("Skipping configure-ovs due to manual network configuration"),
+        "{log}"
+    );
     let out = must(
         &mut node,
         "ovs-vsctl br-exists br-ex; echo \"br-exists $?\"; ip link show br-ex 2>&1 | head -1",

@@ -608,7 +608,9 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
     eprintln!("stripped nodenet: {:.1} MB", size as f64 / 1e6);
     // glibc: the newest symbol version the binary needs.
     let syms = ok(
-        run(std::process::Command::new(tool("objdump")).arg("-T").arg(&bin)),
+        run(std::process::Command::new(tool("objdump"))
+            .arg("-T")
+            .arg(&bin)),
         "objdump",
     );
     let newest = String::from_utf8_lossy(&syms.stdout)
@@ -620,12 +622,24 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
         })
         .max()
         .unwrap();
-    assert!(newest <= (2, 34), "needs glibc {newest:?}: RHCOS 9 has 2.34");
+    assert!(
+        newest <= (2, 34),
+        "needs glibc {newest:?}: RHCOS 9 has 2.34"
+    );
     let shipped = root.join("usr/bin/nodenet");
-    assert_eq!(std::fs::read(&shipped).unwrap(), std::fs::read(&bin).unwrap());
+    assert_eq!(
+        std::fs::read(&shipped).unwrap(),
+        std::fs::read(&bin).unwrap()
+    );
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&shipped).unwrap().permissions().mode() & 0o111, 0o111);
-    let v = ok(run(std::process::Command::new(&shipped).arg("--version")), "the shipped binary");
+    assert_eq!(
+        std::fs::metadata(&shipped).unwrap().permissions().mode() & 0o111,
+        0o111
+    );
+    let v = ok(
+        run(std::process::Command::new(&shipped).arg("--version")),
+        "the shipped binary",
+    );
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("nodenet "));
     // The MCO's `configs` stage, stood in for: the node image's files.
     let base = tmp.path().join("base");
@@ -638,7 +652,14 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
     .unwrap();
     ok(
         run(buildah(tmp.path())
-            .args(["bud", "--isolation", "chroot", "--pull-never", "-t", "configs"])
+            .args([
+                "bud",
+                "--isolation",
+                "chroot",
+                "--pull-never",
+                "-t",
+                "configs",
+            ])
             .arg(&base)),
         "the configs stand-in",
     );
@@ -646,14 +667,26 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
     let out = tmp.path().join("out");
     render(&[&repo().join("examples/lacp-vlan.yaml")], &out);
     let mosc = &docs(&out.join("openshift/machineosconfig-worker.yaml"))[0];
-    let content = mosc["spec"]["containerFile"][0]["content"].as_str().unwrap();
-    assert!(content.contains(&format!("FROM {image} AS nodenet")), "{content}");
+    let content = mosc["spec"]["containerFile"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        content.contains(&format!("FROM {image} AS nodenet")),
+        "{content}"
+    );
     let layered = tmp.path().join("layered");
     std::fs::create_dir_all(&layered).unwrap();
     std::fs::write(layered.join("Containerfile"), content).unwrap();
     ok(
         run(buildah(tmp.path())
-            .args(["bud", "--isolation", "chroot", "--pull-never", "-t", "node-image"])
+            .args([
+                "bud",
+                "--isolation",
+                "chroot",
+                "--pull-never",
+                "-t",
+                "node-image",
+            ])
             .arg(&layered)),
         "the MachineOSConfig's containerFile",
     );
@@ -667,8 +700,14 @@ fn the_agent_image_builds_offline_and_reaches_the_node_image() {
     );
     let node = tmp.path().join("node");
     unpack(&layout, &node);
-    assert_eq!(std::fs::read_to_string(node.join("etc/os-release")).unwrap(), "ID=rhcos\n");
-    assert_eq!(std::fs::read(node.join("usr/bin/nodenet")).unwrap(), std::fs::read(&bin).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(node.join("etc/os-release")).unwrap(),
+        "ID=rhcos\n"
+    );
+    assert_eq!(
+        std::fs::read(node.join("usr/bin/nodenet")).unwrap(),
+        std::fs::read(&bin).unwrap()
+    );
     // Where the rendered unit runs it from.
     let unit = std::fs::read_to_string(out.join("openshift/10-nodenet-agent-worker.yaml")).unwrap();
     assert!(unit.contains("ExecStart=/usr/bin/nodenet service"));

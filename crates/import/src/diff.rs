@@ -7,7 +7,7 @@
 //! are not compared (NMState is partial: absent means "leave as is").
 
 use serde::Serialize;
-use serde_json::{Map, Value as J};
+use serde_json::{json, Map, Value as J};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{side} state is not valid NMState: {message}")]
@@ -165,9 +165,13 @@ fn fields(
         } else {
             d.clone()
         };
-        // The kernel lists ports in its own order: a set, live.
-        let (d, a) = if only.is_some() && (path == "bridge.port" || path == "link-aggregation.port")
-        {
+        // The kernel lists ports, and addresses of different subnets, in
+        // its own order: sets, live.
+        let (d, a) = if only.is_some()
+            && matches!(
+                path.as_str(),
+                "bridge.port" | "link-aggregation.port" | "ipv4.address" | "ipv6.address"
+            ) {
             (sorted(&d), actual.get(k).map(sorted))
         } else {
             (d, actual.get(k).cloned())
@@ -233,6 +237,10 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
     let mut interfaces = Vec::new();
     for d in &d_ifaces {
         let (name, kind) = key(d);
+        if how == Actual::Live && kind == "ovs-bridge" {
+            interfaces.extend(live_ovs_bridge(d, &a_ifaces));
+            continue;
+        }
         match a_ifaces
             .iter()
             .find(|a| key(a) == (name.clone(), kind.clone()))
@@ -307,6 +315,45 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         routes,
         dns_servers,
         dns_search,
+    })
+}
+
+/// An OVS bridge as far as the kernel can tell: it is ovsdb's, not a
+/// kernel device, so what shows is that each of its ports (its internal
+/// interface too) is there on the OVS datapath. Which bridge they are
+/// in, and the bridge's options, the kernel does not know.
+fn live_ovs_bridge(desired: &J, actual: &[&J]) -> Option<IfaceDiff> {
+    if is_absent(desired) {
+        return None;
+    }
+    let (name, kind) = key(desired);
+    let wanted: Vec<&str> = list(desired, &["bridge", "port"])
+        .into_iter()
+        .filter_map(|p| p.get("name").and_then(J::as_str))
+        .collect();
+    // A system port is attached to the datapath; an internal interface
+    // is the datapath's own device (not attached: it has no controller).
+    let attached = |port: &&str| {
+        actual.iter().any(|a| {
+            a.get("name").and_then(J::as_str) == Some(*port)
+                && (a.get("controller").and_then(J::as_str) == Some(crate::live::OVS_DATAPATH)
+                    || a.get("type").and_then(J::as_str) == Some("ovs-interface"))
+        })
+    };
+    if wanted.iter().all(attached) {
+        return None;
+    }
+    let names =
+        |ports: Vec<&str>| J::Array(ports.into_iter().map(|p| json!({ "name": p })).collect());
+    Some(IfaceDiff {
+        name,
+        kind,
+        change: Change::Changed,
+        fields: vec![FieldChange {
+            path: "bridge.port".into(),
+            actual: names(wanted.iter().copied().filter(attached).collect()),
+            desired: names(wanted),
+        }],
     })
 }
 
@@ -425,6 +472,52 @@ mod tests {
         let short = json!({"interfaces": [
             {"name": "bond0", "type": "bond", "state": "up", "link-aggregation": {"mode": "802.3ad", "port": ["eth0"]}},
             {"name": "eth1", "type": "ethernet", "state": "up"}
+        ]});
+        assert!(!diff_with(&desired, &short, Actual::Live).unwrap().equal);
+    }
+
+    /// An OVS bridge is ovsdb's: live, it is its ports attached to the
+    /// datapath, and its internal interface a kernel device.
+    #[test]
+    fn live_ovs_bridge_is_its_ports_on_the_datapath() {
+        let desired = json!({"interfaces": [
+            {"name": "br-ex", "type": "ovs-bridge", "bridge": {"port": [{"name": "enp2s0"}, {"name": "br-ex"}]}},
+            {"name": "br-ex", "type": "ovs-interface", "ipv4": {"enabled": true, "address": [
+                {"ip": "192.168.110.10", "prefix-length": 24}, {"ip": "169.254.0.2", "prefix-length": 17}]}}
+        ]});
+        let live = |enp2s0: J| {
+            json!({"interfaces": [
+                enp2s0,
+                {"name": "br-ex", "type": "ovs-interface", "state": "up",
+                 "ipv4": {"enabled": true, "address": [{"ip": "169.254.0.2", "prefix-length": 17}, {"ip": "192.168.110.10", "prefix-length": 24}]}}
+            ]})
+        };
+        // The kernel's address order is not the desired one: not a change.
+        let attached = live(
+            json!({"name": "enp2s0", "type": "ethernet", "state": "up", "controller": "ovs-system"}),
+        );
+        let d = diff_with(&desired, &attached, Actual::Live).unwrap();
+        assert!(d.equal, "{}", render_text(&d));
+        let loose = live(json!({"name": "enp2s0", "type": "ethernet", "state": "up"}));
+        let d = diff_with(&desired, &loose, Actual::Live).unwrap();
+        assert!(!d.equal);
+        assert_eq!(
+            render_text(&d),
+            "~ br-ex (ovs-bridge)\n    bridge.port: [{\"name\":\"br-ex\"}] -> [{\"name\":\"enp2s0\"},{\"name\":\"br-ex\"}]\n"
+        );
+        // Without its internal interface, neither bridge nor address.
+        let none = json!({"interfaces": [{"name": "enp2s0", "type": "ethernet", "state": "up", "controller": "ovs-system"}]});
+        let d = diff_with(&desired, &none, Actual::Live).unwrap();
+        let text = render_text(&d);
+        assert!(
+            text.contains("+ br-ex (ovs-interface)") && text.contains("~ br-ex (ovs-bridge)"),
+            "{text}"
+        );
+        // A missing address still is one.
+        let short = json!({"interfaces": [
+            {"name": "enp2s0", "type": "ethernet", "state": "up", "controller": "ovs-system"},
+            {"name": "br-ex", "type": "ovs-interface", "state": "up",
+             "ipv4": {"enabled": true, "address": [{"ip": "192.168.110.10", "prefix-length": 24}]}}
         ]});
         assert!(!diff_with(&desired, &short, Actual::Live).unwrap().equal);
     }

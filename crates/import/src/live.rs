@@ -25,6 +25,9 @@ fn nmstate_type(t: &str) -> Option<&'static str> {
         "mac-vlan" => "mac-vlan",
         "vrf" => "vrf",
         "vxlan" => "vxlan",
+        // An Open vSwitch internal interface (nispor spells the type
+        // both ways across versions); its bridge lives in ovsdb.
+        "openv-switch" | "openvswitch" => "ovs-interface",
         _ => return None,
     })
 }
@@ -47,6 +50,9 @@ fn addresses(info: Option<&J>) -> Vec<J> {
         .unwrap_or_default()
 }
 
+/// The kernel device every Open vSwitch port is attached to.
+pub const OVS_DATAPATH: &str = "ovs-system";
+
 /// nispor's JSON → NMState JSON.
 pub fn from_nispor(raw: &J) -> J {
     let mut ifaces: Vec<(String, J)> = Vec::new();
@@ -55,6 +61,10 @@ pub fn from_nispor(raw: &J) -> J {
         let Some(kind) = i.get("type").and_then(J::as_str).and_then(nmstate_type) else {
             continue;
         };
+        // The datapath every OVS port hangs off, not configuration.
+        if kind == "ovs-interface" && name == OVS_DATAPATH {
+            continue;
+        }
         let mut iface = Map::new();
         iface.insert("name".into(), json!(name));
         iface.insert("type".into(), json!(kind));
@@ -83,6 +93,11 @@ pub fn from_nispor(raw: &J) -> J {
                 ip.insert("address".into(), J::Array(addrs));
             }
             iface.insert(fam.into(), J::Object(ip));
+        }
+        // The kernel shows an OVS port only as a port of the datapath:
+        // which bridge it is in is ovsdb's (see `diff`).
+        if i.get("controller").and_then(J::as_str) == Some(OVS_DATAPATH) {
+            iface.insert("controller".into(), json!(OVS_DATAPATH));
         }
         if let Some(bond) = i.get("bond") {
             let ports: Vec<J> = bond
@@ -172,4 +187,41 @@ pub fn from_nispor(raw: &J) -> J {
         J::Array(ifaces.into_iter().map(|(_, v)| v).collect()),
     );
     J::Object(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nispor's view of a node with br-ex: the datapath, the bridge's
+    /// internal interface (the datapath's own device, no controller), and
+    /// the uplink attached to the datapath.
+    #[test]
+    fn ovs_internal_interfaces_and_ports_show_as_such() {
+        let raw = json!({"ifaces": {
+            "ovs-system": {"name": "ovs-system", "type": "openv-switch", "flags": [], "mtu": 1500},
+            "br-ex": {"name": "br-ex", "type": "openv-switch", "flags": ["up"], "mtu": 1500,
+                      "ipv4": {"addresses": [{"address": "192.168.110.10", "prefix-len": 24}]}},
+            "enp2s0": {"name": "enp2s0", "type": "ethernet", "flags": ["up"], "mtu": 1500,
+                       "controller": "ovs-system", "controller-type": "openv-switch"},
+            "enp3s0": {"name": "enp3s0", "type": "ethernet", "flags": ["up"], "mtu": 1500}
+        }});
+        let state = from_nispor(&raw);
+        let ifaces = state["interfaces"].as_array().unwrap();
+        let names: Vec<(&str, &str)> = ifaces
+            .iter()
+            .map(|i| (i["name"].as_str().unwrap(), i["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("br-ex", "ovs-interface"),
+                ("enp2s0", "ethernet"),
+                ("enp3s0", "ethernet")
+            ]
+        );
+        assert_eq!(ifaces[0]["ipv4"]["address"][0]["ip"], "192.168.110.10");
+        assert_eq!(ifaces[1]["controller"], "ovs-system");
+        assert!(ifaces[2].get("controller").is_none());
+    }
 }

@@ -170,7 +170,12 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
             Some(Path::new(&home).join(".cargo/bin/nmstatectl"))
         })
         .filter(|p| p.is_file())
-        .ok_or_else(|| LabError::Tool("nmstatectl".into(), "not found (.ci/run installs it)".into()))?;
+        .ok_or_else(|| {
+            LabError::Tool(
+                "nmstatectl".into(),
+                "not found (.ci/run installs it)".into(),
+            )
+        })?;
     let img = Image {
         rootfs: dir.join(format!(
             "rootfs-rhcos-r{RECIPE}-nm{}.ext4",
@@ -442,7 +447,11 @@ impl Vm {
         // D-Bus and NetworkManager on both host cores (apply ~30% faster);
         // the switch only forwards frames.
         let rhcos = spec.role == "rhcos";
-        let cpus = if spec.role == "node" || rhcos { "2" } else { "1" };
+        let cpus = if spec.role == "node" || rhcos {
+            "2"
+        } else {
+            "1"
+        };
         // systemd, Open vSwitch and nmstatectl beside NetworkManager.
         let memory = if rhcos { "1024" } else { "512" };
         let mut cmd = Command::new("qemu-system-x86_64");

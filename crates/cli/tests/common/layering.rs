@@ -32,8 +32,13 @@ pub fn ok(o: std::process::Output, what: &str) -> std::process::Output {
 /// The files of an image pushed to an OCI layout, its layers unpacked in
 /// order into `into`.
 pub fn unpack(layout: &Path, into: &Path) {
-    let blob = |digest: &str| layout.join("blobs/sha256").join(digest.trim_start_matches("sha256:"));
-    let index: Value = serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
+    let blob = |digest: &str| {
+        layout
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"))
+    };
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
     let manifest: Value = serde_json::from_slice(
         &std::fs::read(blob(index["manifests"][0]["digest"].as_str().unwrap())).unwrap(),
     )
