@@ -657,9 +657,15 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //       to a gateway that does not exist): rolled back, the unit
     //       fails (the MCO degrades the node and stops the pool), the
     //       record says why; what was in place stays recorded.
+    //       (The unit's guard with a 10 s probe timeout: the broken state
+    //       never answers, and step 10 tests the 120 s default.)
+    assert!(start.contains(" --probe-timeout 120"), "{start}");
+    let quick_restart = restart.replace(" --probe-timeout 120", " --probe-timeout 10");
     let out = must(
         &mut node,
-        &format!("sh /run/cfg/mc-broken.sh && {restart}; nodenet status; echo \"status exit $?\""),
+        &format!(
+            "sh /run/cfg/mc-broken.sh && {quick_restart}; nodenet status; echo \"status exit $?\""
+        ),
         "command failed",
     );
     assert!(
@@ -713,7 +719,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     //     the change is committed; with the old 10 s it is rolled back.
     let slow_partner = |node: &mut Vm, switch: &mut Vm, file: &str, extra: &str| -> String {
         node.run(
-            &format!("rm -f /tmp/slow.log; (s=$(date +%s.%N); nodenet apply /run/cfg/{file} --probe gateway{extra} >/tmp/slow.log 2>&1; r=$?; e=$(date +%s.%N); echo \"exit $r\" >> /tmp/slow.log; echo \"took $s $e\" >> /tmp/slow.log) &"),
+            &format!("rm -f /tmp/slow.log; (s=$(date +%s.%N); nodenet apply /run/cfg/{file} --probe gateway{extra} >/tmp/slow.log 2>&1; r=$?; e=$(date +%s.%N); echo \"exit $r\" >> /tmp/slow.log; echo \"took $s $e\" >> /tmp/slow.log) >/dev/null 2>&1 & true"),
             Duration::from_secs(30),
         )
         .unwrap();
@@ -730,7 +736,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
         );
         must(
             switch,
-            "ip link set bond0 down; (sleep 20; ip link set bond0 up) >/dev/null 2>&1 &",
+            "ip link set bond0 down; (sleep 20; ip link set bond0 up) >/dev/null 2>&1 & true",
             "the switch's bond down for 20 s",
         );
         let mut log = String::new();

@@ -68,7 +68,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 8;
+const RECIPE: u32 = 9;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
@@ -110,9 +110,11 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     // Debian's ifupdown hook fails on every event (no ifupdown here) and
     // costs a fork per event; CoreOS has no such hook either.
     let _ = std::fs::remove_file(root.join("etc/NetworkManager/dispatcher.d/01-ifupdown"));
+    // Sparse: room for the ~180 MB binary lab-init installs next to the
+    // ~850 MB root (a full disk leaves it half-written, not executable).
     let tmp_rootfs = dir.join("rootfs.tmp");
     sh(&format!(
-        "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{}' '{t}' 1G",
+        "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{}' '{t}' 2G",
         root.display(),
         t = tmp_rootfs.display()
     ))?;
@@ -218,7 +220,7 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
     ))?;
     let tmp = dir.join("rootfs-rhcos.tmp");
     sh(&format!(
-        "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{r}' '{t}' 1536M && mv '{t}' '{}'",
+        "rm -f '{t}' && mkfs.ext4 -q -F -L labroot -d '{r}' '{t}' 2G && mv '{t}' '{}'",
         img.rootfs.display(),
         t = tmp.display()
     ))?;
