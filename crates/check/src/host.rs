@@ -131,10 +131,12 @@ pub fn check_host(
         }
         if let Some(src) = iface.get("copy-mac-from") {
             let target = src.scalar_text().unwrap_or_default();
+            // A bond or bridge the state creates has the MAC the node
+            // gives it when it comes up: nmstate reads it then.
             let known = host.mac_of(&target).is_some()
                 || net
                     .iface(&target)
-                    .is_some_and(|i| i.get("mac-address").is_some());
+                    .is_some_and(|i| i.get("mac-address").is_some() || !i.ports.is_empty());
             if !known && host.scope() == Scope::Partial {
                 push(
                     Diagnostic::warning(
@@ -243,6 +245,26 @@ fn mtu_diag(upper: &str, up: i64, span: Span, lower: &str, low: i64) -> Diagnost
     .help(format!("raise the MTU of `{lower}` to at least {up}"))
 }
 
+/// A change's VLAN above the MTU its base has on a node it targets, as
+/// the inventory describes that node (an unset MTU: the kernel's 1500).
+fn node_mtu_below(targets: &Targets, vlan: &str, up: i64, base: &str) -> Option<Diagnostic> {
+    targets.iter().find_map(|(t, tnet)| {
+        let low = tnet.iface(base)?.mtu().map(|m| m.0).unwrap_or(1500);
+        (up > low).then(|| {
+            Diagnostic::error(
+                Code::MtuExceedsParent,
+                format!(
+                    "MTU {up} of `{vlan}` is larger than MTU {low} of `{base}` on `{}` (as the inventory has it): the kernel refuses the VLAN",
+                    t.name.value
+                ),
+            )
+            .help(format!(
+                "raise the MTU of `{base}` to at least {up} first (in this change, or in one applied before it)"
+            ))
+        })
+    })
+}
+
 fn check_vlan(
     host: &Host,
     targets: &Targets,
@@ -293,11 +315,23 @@ fn check_vlan(
                 ) {
                     push(d.at(base.span));
                 }
-            } else if let (Some((up, span)), Some(parent)) = (iface.mtu(), net.iface(&b)) {
-                // An unset MTU is the kernel's default 1500.
-                let low = parent.mtu().map(|m| m.0).unwrap_or(1500);
-                if up > low {
-                    push(mtu_diag(&iface.name, up, span, &b, low));
+            }
+            if let Some((up, span)) = iface.mtu() {
+                match net.iface(&b).and_then(|p| p.mtu()) {
+                    Some((low, _)) if up > low => push(mtu_diag(&iface.name, up, span, &b, low)),
+                    Some(_) => {}
+                    // A change leaves the base's MTU to the node: the
+                    // inventory's state for it says what that is.
+                    None if host.scope() == Scope::Partial => {
+                        if let Some(d) = node_mtu_below(targets, &iface.name, up, &b) {
+                            push(d.at(span));
+                        }
+                    }
+                    // An unset MTU is the kernel's default 1500.
+                    None if net.has(&b) && up > 1500 => {
+                        push(mtu_diag(&iface.name, up, span, &b, 1500))
+                    }
+                    None => {}
                 }
             }
         }

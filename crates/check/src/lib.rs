@@ -11,6 +11,7 @@ pub mod host;
 pub mod network;
 pub mod nmstate_bridge;
 pub mod node_agent;
+pub mod provisioning;
 mod shapes;
 pub mod traffic;
 pub mod wiring;
@@ -80,6 +81,9 @@ struct Prepared {
 
 fn prepare(inv: &Inventory, host: &Host) -> Prepared {
     let mut diags = Vec::new();
+    if host.scope() == Scope::FirstBoot {
+        provisioning::check_host(host, &mut diags);
+    }
     let Some(node) = host.network.as_ref() else {
         let net = network::Network::default();
         fleet::check_host_in_cluster(inv, host, &net, &mut diags);
@@ -198,7 +202,9 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                     !(explained || unplaced_beside_own)
                 });
                 diags.extend(from_nmstate);
-                report.keyfiles = outcome.keyfiles;
+                report.keyfiles = outcome
+                    .keyfiles
+                    .filter(|_| !nmstate_bridge::needs_stand_in(host, node));
                 report.pinned_state = outcome.pinned_state;
             }
             (report, diags)

@@ -110,23 +110,40 @@ fn has_copy_mac(network: &Node) -> bool {
 /// Parses and generates keyfiles for one host; every nmstate complaint is
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
-    let pinned = pinned_state(host, network);
-    let judged = match &pinned {
-        Some(state) => judge_cached(state),
-        None => judge_cached(&network.to_json()),
-    };
-    outcome(host, network, pinned, judged, out)
+    let judged = judge_cached(&state_of(host, network));
+    let mut outcome = outcome(host, network, pinned_state(host, network), judged, out);
+    if needs_stand_in(host, network) {
+        // Judged with a stand-in MAC: no keyfiles to give.
+        outcome.keyfiles = None;
+    }
+    outcome
+}
+
+/// Whether nmstate judges the state with [`STAND_IN_MAC`] somewhere.
+pub fn needs_stand_in(host: &Host, network: &Node) -> bool {
+    has_copy_mac(network) && resolve_copy_mac(host, network, true).1
 }
 
 /// The state nmstate judges for a host: its network as JSON, with
-/// `copy-mac-from` pinned to MACs.
+/// `copy-mac-from` pinned to MACs (stand-ins where the state creates the
+/// interface copied from).
 pub fn state_of(host: &Host, network: &Node) -> serde_json::Value {
+    match has_copy_mac(network) {
+        true => resolve_copy_mac(host, network, true).0.to_json(),
+        false => network.to_json(),
+    }
+}
+
+/// The state as written out: `copy-mac-from` pinned to the MACs the
+/// inventory knows, kept where it knows none.
+pub fn written_state_of(host: &Host, network: &Node) -> serde_json::Value {
     pinned_state(host, network).unwrap_or_else(|| network.to_json())
 }
 
-/// The host's state with `copy-mac-from` pinned to MACs, when it has any.
+/// The host's state with `copy-mac-from` pinned to known MACs, when it
+/// has any.
 pub fn pinned_state(host: &Host, network: &Node) -> Option<serde_json::Value> {
-    has_copy_mac(network).then(|| resolve_copy_mac(host, network).to_json())
+    has_copy_mac(network).then(|| resolve_copy_mac(host, network, false).0.to_json())
 }
 
 /// Turns nmstate's verdict on a host's state into its keyfiles and
@@ -447,12 +464,21 @@ fn find_key<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     }
 }
 
+/// A MAC nmstate is given, for judging only, where `copy-mac-from` names
+/// an interface the state itself creates (a bond, a bridge: its MAC is
+/// the one the node gives it when it comes up): the keyfiles made with it
+/// are never written anywhere.
+const STAND_IN_MAC: &str = "02:00:00:00:00:01";
+
 /// `copy-mac-from` needs the live MAC, which gen_conf offline cannot see
 /// ("Failed to find mac address"); the inventory knows it, so pin it.
-pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
+/// With `stand_in`, an interface the state creates with ports gets
+/// [`STAND_IN_MAC`]; the flag returned says one was used.
+pub fn resolve_copy_mac(host: &Host, network: &Node, stand_in: bool) -> (Node, bool) {
     let mut n = network.clone();
+    let mut used = false;
     let Some(Value::Seq(ifaces)) = n.get_mut("interfaces").map(|i| &mut i.value) else {
-        return n;
+        return (n, used);
     };
     let macs: Vec<(String, String)> = ifaces
         .iter()
@@ -462,6 +488,12 @@ pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
                 i.get("mac-address")?.scalar_text()?,
             ))
         })
+        .collect();
+    let created: Vec<String> = crate::network::Network::read(network)
+        .ifaces
+        .iter()
+        .filter(|i| !i.ports.is_empty())
+        .map(|i| i.name.clone())
         .collect();
     for iface in ifaces.iter_mut() {
         let Value::Map(entries) = &mut iface.value else {
@@ -474,11 +506,20 @@ pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
             continue;
         };
         let src = entries[pos].1.scalar_text().unwrap_or_default();
-        let mac = host.mac_of(&src).map(|m| m.value.clone()).or_else(|| {
-            macs.iter()
-                .find(|(name, _)| *name == src)
-                .map(|(_, m)| m.clone())
-        });
+        let mac = host
+            .mac_of(&src)
+            .map(|m| m.value.clone())
+            .or_else(|| {
+                macs.iter()
+                    .find(|(name, _)| *name == src)
+                    .map(|(_, m)| m.clone())
+            })
+            .or_else(|| {
+                (stand_in && created.contains(&src)).then(|| {
+                    used = true;
+                    STAND_IN_MAC.to_string()
+                })
+            });
         if let Some(mac) = mac {
             let span = entries[pos].1.span;
             entries.remove(pos);
@@ -493,7 +534,7 @@ pub fn resolve_copy_mac(host: &Host, network: &Node) -> Node {
             }
         }
     }
-    n
+    (n, used)
 }
 
 #[cfg(test)]

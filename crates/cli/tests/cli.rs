@@ -131,6 +131,34 @@ fn render_without_file_uses_the_builtin_example() {
         .path()
         .join("out/hosts/master-0/system-connections/bond0.110.nmconnection")
         .is_file());
+    // Said first, and in the verdict: it is the example, not yours.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .next()
+            .unwrap()
+            .starts_with("note: no inventory given: rendering nodenet's built-in example"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ok: 4 host(s) of the built-in example"),
+        "{err}"
+    );
+    // The inventory forgotten, `-o prod-out` (an existing directory that
+    // is no render): refused, nothing written; --example writes it.
+    let prod = tmp.path().join("prod-out");
+    fs::create_dir(&prod).unwrap();
+    let o = run(nodenet().args(["render", "-o"]).arg(&prod));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no inventory given") && err.contains("--example"),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(&prod).unwrap().count(), 0);
+    let o = run(nodenet().args(["render", "--example", "-o"]).arg(&prod));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(prod.join("manifest.json").is_file());
 }
 
 #[test]
@@ -139,9 +167,33 @@ fn bmc_password_only_in_its_secret() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let ex = repo().join("examples/lacp-vlan.yaml");
+    // By default no password is written anywhere, even when available.
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&ex)
+        .arg("-o")
+        .arg(&out)
+        .env("BMC_PASSWORD", secret));
+    assert!(o.status.success());
+    for f in files_under(&out) {
+        assert!(!fs::read_to_string(&f).unwrap().contains(secret), "{f:?}");
+    }
+    let o = run(nodenet()
+        .args(["render", "--bmc-secrets", "reference"])
+        .arg(&ex)
+        .arg("-o")
+        .arg(&out)
+        .env("BMC_PASSWORD", secret));
+    assert!(o.status.success());
+    let scale_out = fs::read_to_string(out.join("scale-out/master-0.yaml")).unwrap();
+    assert!(
+        !scale_out.contains("kind: Secret\nmetadata:\n  name: master-0-bmc-secret")
+            && scale_out.contains("credentialsName: master-0-bmc-secret"),
+        "{scale_out}"
+    );
     for format in ["human", "json"] {
         let o = run(nodenet()
-            .args(["render", "--format", format])
+            .args(["render", "--bmc-secrets", "embed", "--format", format])
             .arg(&ex)
             .arg("-o")
             .arg(&out)
@@ -1169,4 +1221,37 @@ fn readme_command_table_names_every_option() {
         missing.is_empty(),
         "README's command table lacks: {missing:?}"
     );
+}
+
+#[test]
+fn gc_writes_what_nmstatectl_writes_and_warns_with_checks_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = common::write(
+        tmp.path(),
+        "vlan.yml",
+        "interfaces:
+- name: eno1
+  type: ethernet
+  state: up
+- name: eno1.5000
+  type: vlan
+  state: up
+  vlan:
+    base-iface: eno1
+    id: 5000
+",
+    );
+    let ours = run(nodenet().arg("gc").arg(&state));
+    assert_eq!(ours.status.code(), Some(0));
+    let theirs = run(Command::new(tool("nmstatectl")).arg("gc").arg(&state));
+    assert!(theirs.status.success(), "nmstatectl gc takes id 5000");
+    assert_eq!(ours.stdout, theirs.stdout);
+    let err = String::from_utf8_lossy(&ours.stderr);
+    assert!(
+        err.contains("vlan-id-range")
+            && err.contains("outside 1-4094")
+            && err.contains("vlan.yml:10"),
+        "{err}"
+    );
+    assert!(err.contains("⚠"), "{err}");
 }

@@ -461,9 +461,23 @@ fn an_unavailable_bmc_password_is_warned_by_check_and_a_placeholder_in_render() 
         .find(|d| d["metadata"]["name"] == "master-0-bmc-secret")
         .unwrap();
     assert_eq!(secret["stringData"]["password"], "p@ss: #w0rd");
-    // With the password: the Secret carries it, and the file is 0600.
+    // The password available, render still writes the placeholder: a
+    // password goes into the output tree only when asked for.
     let (o, stderr) = render(&[&f], &out, &[("NODENET_TEST_PW", "s3cret")]);
     assert!(o.status.success(), "{stderr}");
+    let secret = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        secret.contains("${NODENET_TEST_PW}") && !secret.contains("s3cret"),
+        "{secret}"
+    );
+    // --bmc-secrets embed: the Secret carries it, and the file is 0600.
+    let o = run(nodenet()
+        .args(["render", "--bmc-secrets", "embed"])
+        .arg(&f)
+        .arg("-o")
+        .arg(&out)
+        .env("NODENET_TEST_PW", "s3cret"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let secret = std::fs::read_to_string(&path).unwrap();
     assert!(secret.contains("password: s3cret"), "{secret}");
     assert_eq!(

@@ -1503,3 +1503,66 @@ fn diff_live_against_the_kernel_in_a_network_namespace() {
         .expect("veth1");
     assert_eq!(veth1["change"], "changed");
 }
+
+/// `--into` edits the inventory in place: a commented file with flow maps
+/// keeps every line but the imported host's network.
+#[test]
+fn import_into_keeps_the_rest_of_the_inventory_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = tmp.path().join("cluster.yaml");
+    let before = "# Lab cluster: comments and flow maps must survive an import.
+nodenet: v1
+cluster: {name: lab, baseDomain: example.com, machineNetworks: [192.168.111.0/24]}  # one line
+hosts:
+- name: worker-0   # the imported one
+  role: worker
+  nics: {eno1: '52:54:00:00:00:01', eno2: '52:54:00:00:00:02'}
+  network:
+    interfaces:
+    - {name: eno1, type: ethernet, state: up}
+- name: worker-1
+  role: worker
+  nics: {eno1: '52:54:00:00:01:01'}   # stays
+# trailing comment
+";
+    fs::write(&inv, before).unwrap();
+    let kf = tmp.path().join("keyfiles");
+    gc_into(
+        &repo().join("tests/gc-corpus/bond-8023ad-vlan-dhcp.yml"),
+        &kf,
+    );
+    let o = run(nodenet()
+        .arg("import")
+        .arg(&kf)
+        .args(["--host", "worker-0", "--into"])
+        .arg(&inv));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("rewritten"));
+    let after = fs::read_to_string(&inv).unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    // Lines 1-8 (through `network:`) and 11-14 as they were.
+    assert_eq!(a[..8], b[..8]);
+    assert_eq!(a[10..], b[b.len() - 4..]);
+    // In between, the imported state, and worker-0 has it.
+    let doc: serde_json::Value = serde_yaml::from_str(&after).unwrap();
+    let ifaces = doc["hosts"][0]["network"]["interfaces"].as_array().unwrap();
+    assert!(ifaces.iter().any(|i| i["name"] == "bond0.110"), "{after}");
+    assert!(!tmp.path().join("cluster.yaml.bak").exists());
+    // A host written as one flow map: rewritten whole, said, backed up.
+    fs::write(
+        &inv,
+        "nodenet: v1\nhosts:\n- {name: w9, role: worker}  # flow\n",
+    )
+    .unwrap();
+    let o = run(nodenet()
+        .arg("import")
+        .arg(&kf)
+        .args(["--host", "w9", "--into"])
+        .arg(&inv));
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("rewritten whole"));
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("cluster.yaml.bak")).unwrap(),
+        "nodenet: v1\nhosts:\n- {name: w9, role: worker}  # flow\n"
+    );
+}

@@ -118,8 +118,10 @@ fn an_mtu_change_on_the_uplink_is_disruptive_on_every_host() {
     assert!(!policy.contains("prefix-length"), "{policy}");
 }
 
+/// A VLAN beside the machine network's on the workers' bond shares its
+/// ports: modifying, not additive.
 #[test]
-fn a_new_vlan_is_additive_and_old_may_be_a_render() {
+fn a_new_vlan_on_the_uplink_bond_is_modifying_and_old_may_be_a_render() {
     let tmp = tempfile::tempdir().unwrap();
     let old = version(tmp.path(), "old.yaml", |t| t);
     let rendered = tmp.path().join("out");
@@ -147,7 +149,7 @@ fn a_new_vlan_is_additive_and_old_may_be_a_render() {
         for c in changes {
             assert_eq!(
                 c["risk"],
-                "additive",
+                "modifying",
                 "{} from {}: {c}",
                 c["host"],
                 old.display()
@@ -193,4 +195,74 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     let j = json(&o);
     assert!(j.is_object(), "{j}");
+}
+
+#[test]
+fn cluster_changes_are_plan_entries_and_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "old.yaml", |t| t);
+    let new = version(tmp.path(), "new.yaml", |t| {
+        t.replace("apiVIPs: [10.20.0.5]", "apiVIPs: [10.20.0.6]")
+            .replace(
+                "machineNetworks: [10.20.0.0/16]",
+                "machineNetworks: [10.20.0.0/15]",
+            )
+            // The PXE NIC is in the LACP bond: the switch does LACP fallback.
+            .replace(
+                "network: Disabled",
+                "network: Managed\n    cidr: 172.22.0.0/24\n    allowLacp: true",
+            )
+    });
+    // Old as written and old as rendered: the same verdict (a render's
+    // install-config holds nodenet's defaults, which are no change).
+    let rendered = tmp.path().join("out");
+    run(nodenet().arg("render").arg(&old).arg("-o").arg(&rendered));
+    for before in [&old, &rendered] {
+        let o = plan(before, &new, &["--format", "json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j = json(&o);
+        let fields: Vec<(&str, &str)> = j["cluster"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["field"].as_str().unwrap(), c["risk"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            fields,
+            vec![
+                ("machineNetworks", "disruptive"),
+                ("apiVIPs", "disruptive"),
+                ("provisioning.network", "disruptive"),
+                ("provisioning.cidr", "modifying"),
+            ],
+            "{before:?}: {j}"
+        );
+        assert_eq!(j["changes"].as_array().unwrap().len(), 0, "{j}");
+    }
+    let o = plan(&old, &new, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("~ cluster apiVIPs: 10.20.0.5 -> 10.20.0.6 (disruptive)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("~ cluster provisioning.network: Disabled -> Managed (disruptive)"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("4 cluster field(s) changed"), "{stderr}");
+    // Nothing changed: exit 0, also with a render as OLD.
+    let o = plan(&rendered, &old, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }

@@ -1,12 +1,19 @@
 //! `import --into`: put an imported state into an inventory as a host's
 //! `network`, adding the host when it is new.
 //!
-//! The inventory is rewritten through serde_yaml, so its comments and
-//! formatting are not kept (the README says so); the write is atomic.
+//! The file is edited in place: only the host's `network` block (or the
+//! new host's entry) is written, every other byte (comments, flow maps,
+//! order) stays as it was. Where the layout leaves no block to edit (the
+//! host written as one flow map, a flow `hosts` list with entries), the
+//! file is rewritten whole, which loses its comments and layout: the
+//! caller is told, and the original is kept beside it as `<file>.bak`.
+//! Every write is atomic.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_yaml::{Mapping, Value as Y};
+
+use nodenet_model::yaml::{self, Node};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IntoError {
@@ -20,51 +27,231 @@ pub enum IntoError {
     NotInventory(String),
 }
 
-/// Returns whether an existing host was updated (else it was added).
+/// What `add_host` did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Added {
+    /// An existing host was updated (else it was added).
+    pub replaced: bool,
+    /// The file could not be edited in place and was rewritten whole;
+    /// the original is at this path.
+    pub rewritten: Option<PathBuf>,
+}
+
 pub fn add_host(
     inventory: &Path,
     host: &str,
     state: &serde_json::Value,
-) -> Result<bool, IntoError> {
+) -> Result<Added, IntoError> {
     let shown = inventory.display().to_string();
     let io = |source| IntoError::Io {
         path: shown.clone(),
         source,
     };
-    let mut doc: Y = match std::fs::read_to_string(inventory) {
-        Ok(text) => {
-            serde_yaml::from_str(&text).map_err(|_| IntoError::NotInventory(shown.clone()))?
-        }
+    let text = match std::fs::read_to_string(inventory) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut m = Mapping::new();
-            m.insert("nodenet".into(), "v1".into());
-            m.insert("hosts".into(), Y::Sequence(Vec::new()));
-            Y::Mapping(m)
+            let text = format!("nodenet: v1\nhosts:\n{}", new_entry(host, state, 0));
+            nodenet_model::write_atomic(inventory, text.as_bytes()).map_err(io)?;
+            return Ok(Added {
+                replaced: false,
+                rewritten: None,
+            });
         }
         Err(e) => return Err(io(e)),
     };
-    if doc.get("nodenet").is_none() {
+    let root = yaml::parse(&text, 0).map_err(|_| IntoError::NotInventory(shown.clone()))?;
+    if root.get("nodenet").is_none() {
         return Err(IntoError::NotInventory(shown));
     }
+    let replaced = root
+        .get("hosts")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .any(|h| h.get("name").and_then(Node::as_str) == Some(host));
+    match edit_in_place(&text, &root, host, state) {
+        Some(edited) => {
+            nodenet_model::write_atomic(inventory, edited.as_bytes()).map_err(io)?;
+            Ok(Added {
+                replaced,
+                rewritten: None,
+            })
+        }
+        None => {
+            let backup = PathBuf::from(format!("{}.bak", inventory.display()));
+            nodenet_model::write_atomic(&backup, text.as_bytes()).map_err(io)?;
+            let whole = rewrite(&text, host, state)
+                .ok_or_else(|| IntoError::NotInventory(shown.clone()))?;
+            nodenet_model::write_atomic(inventory, whole.as_bytes()).map_err(io)?;
+            Ok(Added {
+                replaced,
+                rewritten: Some(backup),
+            })
+        }
+    }
+}
+
+/// `state` as a block under `network:`, each line indented by `indent`.
+fn network_block(state: &serde_json::Value, indent: usize) -> String {
+    let body = serde_yaml::to_string(state).expect("JSON serialises to YAML");
+    let pad = " ".repeat(indent);
+    body.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
+/// A new `hosts` entry whose dash is at `indent`.
+fn new_entry(host: &str, state: &serde_json::Value, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let name = serde_yaml::to_string(host).expect("a string serialises");
+    format!(
+        "{pad}- name: {}\n{pad}  network:\n{}",
+        name.trim_end(),
+        network_block(state, indent + 4)
+    )
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Lines that hold nothing (blank or a comment alone).
+fn is_filler(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// The index of the last line (from `first`, 0-based) of a block whose
+/// lines are indented more than `column` (0-based): where the next line
+/// that is no filler and indented `column` or less begins, minus the
+/// fillers before it.
+fn block_end(lines: &[&str], first: usize, column: usize) -> usize {
+    let mut last = first;
+    for (i, line) in lines.iter().enumerate().skip(first + 1) {
+        if is_filler(line) {
+            continue;
+        }
+        if indent_of(line) <= column {
+            break;
+        }
+        last = i;
+    }
+    last
+}
+
+/// The column of the dash of the list item that starts at `item_col` of
+/// `line` (the dash itself, or the last one before it with only spaces
+/// between).
+fn dash_before(line: &str, item_col: usize) -> Option<usize> {
+    if line.get(item_col..)?.starts_with("- ") {
+        return Some(item_col);
+    }
+    let head = line.get(..item_col)?;
+    let dash = head.rfind('-')?;
+    head[dash + 1..].chars().all(|c| c == ' ').then_some(dash)
+}
+
+/// The text with the host's network written in, or `None` when the
+/// layout leaves no block to edit.
+fn edit_in_place(text: &str, root: &Node, host: &str, state: &serde_json::Value) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let line_of = |n: &Node| n.span.line as usize - 1;
+    let col_of = |n: &Node| n.span.column as usize - 1;
+    let Some((hosts_key, hosts)) = root.entry("hosts") else {
+        // No host list yet: one at the end.
+        let mut out = text.to_string();
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("hosts:\n");
+        out.push_str(&new_entry(host, state, 0));
+        return Some(out);
+    };
+    let items = hosts.as_seq()?;
+    let (start, end, replacement) = match items
+        .iter()
+        .find(|h| h.get("name").and_then(Node::as_str) == Some(host))
+    {
+        Some(entry) => {
+            let first_key = entry.as_map()?.first()?.0.clone();
+            let key_col = col_of(&first_key);
+            // A flow map (`- {name: a, …}`) has no block to edit: before
+            // a block map's first key there is only its dash.
+            let before = lines[line_of(&first_key)].get(..key_col)?.trim();
+            if !(before.is_empty() || before == "-") {
+                return None;
+            }
+            match entry.entry("network") {
+                Some((key, _)) => {
+                    if col_of(key) != key_col {
+                        return None;
+                    }
+                    // The value's lines: a block beneath the key, or a
+                    // flow value from the key's line on (continued on
+                    // deeper-indented lines).
+                    let first = line_of(key);
+                    let last = block_end(&lines, first, key_col);
+                    let prefix = lines[first].get(..key_col)?;
+                    let block = format!("{prefix}network:\n{}", network_block(state, key_col + 2));
+                    (first, last + 1, block)
+                }
+                None => {
+                    let dash_col = key_col.checked_sub(2)?;
+                    let last = block_end(&lines, line_of(entry), dash_col);
+                    let block = format!(
+                        "{}network:\n{}",
+                        " ".repeat(key_col),
+                        network_block(state, key_col + 2)
+                    );
+                    (last + 1, last + 1, block)
+                }
+            }
+        }
+        None => match items.last() {
+            Some(last_item) => {
+                let line = lines[line_of(last_item)];
+                let dash_col = dash_before(line, col_of(last_item))?;
+                let last = block_end(&lines, line_of(last_item), dash_col);
+                (last + 1, last + 1, new_entry(host, state, dash_col))
+            }
+            None => {
+                // `hosts: []` or `hosts:` with nothing: a block list.
+                let at = line_of(hosts_key);
+                let prefix = lines[at].get(..col_of(hosts_key))?;
+                let block = format!(
+                    "{prefix}hosts:\n{}",
+                    new_entry(host, state, col_of(hosts_key))
+                );
+                (at, at + 1, block)
+            }
+        },
+    };
+    let mut out = String::with_capacity(text.len() + replacement.len());
+    for line in &lines[..start] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&replacement);
+    for line in &lines[end..] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The whole file through serde_yaml (comments and layout lost).
+fn rewrite(text: &str, host: &str, state: &serde_json::Value) -> Option<String> {
+    let mut doc: Y = serde_yaml::from_str(text).ok()?;
     let network: Y = serde_yaml::to_value(state).expect("JSON converts to YAML");
-    let map = doc
-        .as_mapping_mut()
-        .ok_or_else(|| IntoError::NotInventory(shown.clone()))?;
+    let map = doc.as_mapping_mut()?;
     let hosts = map
         .entry("hosts".into())
         .or_insert_with(|| Y::Sequence(Vec::new()));
-    let Some(list) = hosts.as_sequence_mut() else {
-        return Err(IntoError::NotInventory(shown));
-    };
-    let existing = list
+    let list = hosts.as_sequence_mut()?;
+    match list
         .iter_mut()
-        .find(|h| h.get("name").and_then(Y::as_str) == Some(host));
-    let replaced = existing.is_some();
-    match existing {
+        .find(|h| h.get("name").and_then(Y::as_str) == Some(host))
+    {
         Some(h) => {
-            if let Some(m) = h.as_mapping_mut() {
-                m.insert("network".into(), network);
-            }
+            h.as_mapping_mut()?.insert("network".into(), network);
         }
         None => {
             let mut m = Mapping::new();
@@ -73,7 +260,118 @@ pub fn add_host(
             list.push(Y::Mapping(m));
         }
     }
-    let text = serde_yaml::to_string(&doc).expect("YAML serialises");
-    nodenet_model::write_atomic(inventory, text.as_bytes()).map_err(io)?;
-    Ok(replaced)
+    Some(serde_yaml::to_string(&doc).expect("YAML serialises"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMENTED: &str = "# The lab cluster.
+nodenet: v1
+cluster: {name: lab, machineNetworks: [10.0.0.0/24]}   # flow map, kept
+hosts:
+# masters first
+- name: m0
+  role: master
+  nics: {eno1: '52:54:00:00:00:01'}
+  network:
+    interfaces:
+    - {name: eno1, type: ethernet, state: up}   # old
+  # a comment after m0's network
+- name: w0    # no network yet
+  role: worker
+- {name: w1, role: worker}
+# the end
+";
+
+    fn state() -> serde_json::Value {
+        serde_json::json!({"interfaces": [{"name": "eno2", "type": "ethernet", "state": "up"}]})
+    }
+
+    fn edit(host: &str) -> String {
+        let root = yaml::parse(COMMENTED, 0).unwrap();
+        edit_in_place(COMMENTED, &root, host, &state()).expect("edited in place")
+    }
+
+    fn network_of(text: &str, host: &str) -> serde_json::Value {
+        let doc: serde_json::Value = serde_yaml::from_str(text).unwrap();
+        doc["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == host)
+            .unwrap()["network"]
+            .clone()
+    }
+
+    /// The lines of `a` that are not in `b`, and of `b` not in `a`, by
+    /// position after the common head and tail.
+    fn changed(a: &str, b: &str) -> (Vec<String>, Vec<String>) {
+        let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+        let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let tail = a[head..]
+            .iter()
+            .rev()
+            .zip(b[head..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        (
+            a[head..a.len() - tail]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            b[head..b.len() - tail]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_hosts_network_is_replaced_and_nothing_else() {
+        let out = edit("m0");
+        assert_eq!(network_of(&out, "m0"), state());
+        let (removed, added) = changed(COMMENTED, &out);
+        assert_eq!(
+            removed,
+            ["    - {name: eno1, type: ethernet, state: up}   # old"]
+        );
+        assert_eq!(
+            added,
+            [
+                "    - name: eno2",
+                "      type: ethernet",
+                "      state: up"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_network_is_added_to_a_host_without_one() {
+        let out = edit("w0");
+        assert_eq!(network_of(&out, "w0"), state());
+        let (removed, added) = changed(COMMENTED, &out);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added[0], "  network:");
+    }
+
+    #[test]
+    fn a_new_host_goes_after_the_last_entry() {
+        let out = edit("w2");
+        assert_eq!(network_of(&out, "w2"), state());
+        let (removed, added) = changed(COMMENTED, &out);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added[..2], ["- name: w2", "  network:"]);
+        // Every other host as it was.
+        assert_eq!(network_of(&out, "m0"), network_of(COMMENTED, "m0"));
+    }
+
+    #[test]
+    fn a_host_written_as_a_flow_map_is_left_to_a_rewrite() {
+        let root = yaml::parse(COMMENTED, 0).unwrap();
+        assert_eq!(edit_in_place(COMMENTED, &root, "w1", &state()), None);
+        let whole = rewrite(COMMENTED, "w1", &state()).unwrap();
+        assert_eq!(network_of(&whole, "w1"), state());
+    }
 }

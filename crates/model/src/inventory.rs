@@ -141,6 +141,13 @@ pub struct Cluster {
     /// .replicas`, when given (an agent install may list no host).
     pub control_plane_replicas: Option<u64>,
     pub compute_replicas: Option<u64>,
+    /// install-config.yaml as given, less its hosts (an install-config
+    /// input's document, or the inventory's `cluster.installConfig`):
+    /// render writes every field nodenet does not own (fips, proxy,
+    /// clusterNetwork, ...) back unchanged and in its order.
+    pub install_config: Option<Node>,
+    /// The same for agent-config.yaml (`additionalNTPSources`, ...).
+    pub agent_config: Option<Node>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
     /// Where an input that lists the cluster's hosts for the installer
@@ -417,6 +424,9 @@ pub struct Host {
     pub boot_mac: Option<Located<String>>,
     pub boot_mode: Option<Located<String>>,
     pub root_device_hints: Option<Node>,
+    /// The host's install-config fields nodenet does not own
+    /// (`hardwareProfile`), as given: written back unchanged.
+    pub install_config_extra: Option<Node>,
     pub nics: Vec<Nic>,
     /// The input lists the host's NICs (not only MACs pinned in its state).
     pub nics_listed: bool,
@@ -463,6 +473,7 @@ impl Host {
             boot_mac: None,
             boot_mode: None,
             root_device_hints: None,
+            install_config_extra: None,
             nics: Vec::new(),
             nics_listed: false,
             network: None,

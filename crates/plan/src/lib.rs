@@ -5,6 +5,7 @@
 //! kubernetes-nmstate's policies (`rollout.rs`). nodenet drives them; it
 //! does not orchestrate nodes itself.
 
+pub mod cluster;
 pub mod risk;
 pub mod rollout;
 
@@ -15,8 +16,9 @@ use serde::Serialize;
 use serde_json::Value as J;
 
 use nodenet_import::diff::Diff;
-use nodenet_model::{Host, Inventory, Scope};
+use nodenet_model::{Host, InputKind, Inventory, Scope};
 
+pub use cluster::ClusterChange;
 pub use risk::{Item, Risk};
 
 /// What happens to a host.
@@ -63,6 +65,9 @@ pub struct HostChange {
 
 #[derive(Debug, Serialize)]
 pub struct Plan {
+    /// Changes to the cluster as a whole (networks, VIPs, provisioning,
+    /// the fields install-config carries).
+    pub cluster: Vec<ClusterChange>,
     /// Hosts in the new inventory.
     pub hosts: usize,
     pub unchanged: usize,
@@ -71,7 +76,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn is_empty(&self) -> bool {
-        self.changes.is_empty()
+        self.changes.is_empty() && self.cluster.is_empty()
     }
 }
 
@@ -120,6 +125,7 @@ pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
             .map(|h| removed(h)),
     );
     Ok(Plan {
+        cluster: cluster::cluster_changes(old, new),
         hosts: new_hosts.len(),
         unchanged,
         changes,
@@ -174,7 +180,7 @@ fn modified(
     new: &Inventory,
     n: &Host,
 ) -> Result<Option<HostChange>, PlanError> {
-    let fields = field_changes(o, n);
+    let fields = field_changes(old, o, new, n);
     let (old_state, new_state) = (state(o), state(n));
     // Most hosts of a fleet do not change: compared as written first, and
     // only the others through nmstate's canonical form.
@@ -202,13 +208,16 @@ fn modified(
         } else {
             Risk::Modifying
         };
-        let what = if f.field == "role" {
-            format!(
+        let what = match f.field.as_str() {
+            "role" => format!(
                 "moves from the {} pool to the {} pool: its MachineConfig and policies change",
                 f.old, f.new
-            )
-        } else {
-            format!("{} {} -> {} (provisioning only)", f.field, f.old, f.new)
+            ),
+            "labels" => format!(
+                "node labels {} -> {}: policies that select by them (and failure domains) change",
+                f.old, f.new
+            ),
+            _ => format!("{} {} -> {} (provisioning only)", f.field, f.old, f.new),
         };
         reasons.push(Reason { risk, what });
     }
@@ -231,7 +240,7 @@ fn modified(
     }))
 }
 
-fn field_changes(o: &Host, n: &Host) -> Vec<FieldChange> {
+fn field_changes(old: &Inventory, o: &Host, new: &Inventory, n: &Host) -> Vec<FieldChange> {
     let mut out = Vec::new();
     let mut push = |field: &str, a: String, b: String| {
         if a != b {
@@ -261,12 +270,54 @@ fn field_changes(o: &Host, n: &Host) -> Vec<FieldChange> {
             .unwrap_or_default()
     };
     push("BMC", bmc(o), bmc(n));
+    // Credentials by their username: each format names them its own way
+    // (install-config's are `<host>-bmc`), and passwords are not compared.
+    let username = |inv: &Inventory, h: &Host| {
+        let name = h.bmc.as_ref()?.credentials.as_ref()?;
+        Some(inv.credentials.get(&name.value)?.value.username.clone())
+    };
+    if let (Some(a), Some(b)) = (username(old, o), username(new, n)) {
+        push("BMC username", a, b);
+    }
+    let text = |v: &Option<nodenet_model::Located<String>>| {
+        v.as_ref().map(|v| v.value.clone()).unwrap_or_default()
+    };
+    push("boot mode", text(&o.boot_mode), text(&n.boot_mode));
+    let hints = |h: &Host| {
+        h.root_device_hints
+            .as_ref()
+            .map(|n| n.to_json().to_string())
+            .unwrap_or_default()
+    };
+    push("root device hints", hints(o), hints(n));
+    // Labels are the inventory's alone (no installer file has them).
+    if o.kind == InputKind::Inventory && n.kind == InputKind::Inventory {
+        let labels = |h: &Host| {
+            h.labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        push("labels", labels(o), labels(n));
+    }
     out
 }
 
 /// The human form: hosts with the same change and risk shown once, with
 /// their count ("worker-00003 and 9,996 more hosts").
 pub fn render_text(plan: &Plan) -> String {
+    let mut s = String::new();
+    for c in &plan.cluster {
+        s.push_str(&format!(
+            "~ cluster {}: {} -> {} ({})\n    {}\n",
+            c.field,
+            if c.old.is_empty() { "(none)" } else { &c.old },
+            if c.new.is_empty() { "(none)" } else { &c.new },
+            c.risk.as_str(),
+            c.what
+        ));
+    }
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for c in &plan.changes {
@@ -300,7 +351,6 @@ pub fn render_text(plan: &Plan) -> String {
             }
         }
     }
-    let mut s = String::new();
     for (key, hosts) in groups {
         let mut parts = key.splitn(3, '\u{1}');
         let (sign, role, body) = (

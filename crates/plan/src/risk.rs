@@ -80,18 +80,19 @@ fn uses(state: &Node) -> BTreeMap<String, String> {
             used.entry(p.name.clone())
                 .or_insert_with(|| format!("is a port of `{}`", i.name));
         }
-        for section in ["vlan", "mac-vlan", "mac-vtap", "ipvlan", "vxlan"] {
-            if let Some(base) = i
-                .get(section)
-                .and_then(|s| s.get("base-iface"))
-                .and_then(Node::scalar_text)
-            {
-                used.entry(base)
-                    .or_insert_with(|| format!("carries `{}`", i.name));
-            }
+        if let Some(base) = base_iface(i.node) {
+            used.entry(base)
+                .or_insert_with(|| format!("carries `{}`", i.name));
         }
     }
     used
+}
+
+/// The interface a VLAN (MACVLAN, IPVLAN, VXLAN) is made on.
+pub fn base_iface(iface: &Node) -> Option<String> {
+    ["vlan", "mac-vlan", "mac-vtap", "ipvlan", "vxlan"]
+        .iter()
+        .find_map(|section| iface.get(section)?.get("base-iface")?.scalar_text())
 }
 
 fn is_default(route: &J) -> bool {
@@ -160,13 +161,30 @@ pub fn classify(
                             .or(used.get(&p.name))
                             .map(|why| (p.name.clone(), why.clone()))
                     });
-                match (carriers.get(name), taken) {
-                    (Some(why), _) => (Risk::Disruptive, format!("adds `{name}`, which {why}")),
-                    (None, Some((port, why))) => (
+                // A VLAN (or another link) on an interface in use shares
+                // its ports with what already runs there.
+                let shared = new_net
+                    .ifaces
+                    .iter()
+                    .filter(|x| &x.name == name)
+                    .find_map(|x| base_iface(x.node))
+                    .and_then(|base| {
+                        carriers
+                            .get(&base)
+                            .or(used.get(&base))
+                            .map(|why| (base, why.clone()))
+                    });
+                match (carriers.get(name), taken, shared) {
+                    (Some(why), _, _) => (Risk::Disruptive, format!("adds `{name}`, which {why}")),
+                    (None, Some((port, why)), _) => (
                         Risk::Disruptive,
                         format!("adds `{name}`, taking `{port}`, which {why}"),
                     ),
-                    (None, None) => (
+                    (None, None, Some((base, why))) => (
+                        Risk::Modifying,
+                        format!("adds `{name}` ({}) on `{base}`, which {why}", i.kind),
+                    ),
+                    (None, None, None) => (
                         Risk::Additive,
                         format!("adds `{name}` ({}) on ports nothing else uses", i.kind),
                     ),

@@ -18,8 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{json, Map, Value as J};
 
+use nodenet_check::network::Network;
 use nodenet_import::diff::Change;
-use nodenet_model::{Host, Inventory};
+use nodenet_model::{Host, Inventory, Node};
 use nodenet_render::artifacts::{self, Policy, DEFAULT_MAX_UNAVAILABLE};
 use nodenet_render::OutFile;
 
@@ -28,6 +29,9 @@ use crate::{HostChangeKind, Item, Plan, Risk};
 /// One policy of the rollout.
 #[derive(Debug, Serialize)]
 pub struct PlannedPolicy {
+    /// Waves go out in order: a wave's policies after every policy of the
+    /// one before is Available.
+    pub wave: usize,
     pub risk: Risk,
     pub file: String,
     pub name: String,
@@ -138,6 +142,200 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
     J::Object(state)
 }
 
+/// The wave of each of a host's items (from 1). An item goes after what
+/// it needs: a VLAN after its base is made, or after its base's MTU is
+/// raised to hold the VLAN's; a base's MTU lowered after its VLANs'; a
+/// route after the interface it leaves by; a removal after the host's
+/// additions (what replaces it). Items that go out in one policy (same
+/// risk, same wave) are ordered by nmstate; an item needed by one of
+/// another risk class goes a wave earlier.
+pub fn waves(items: &[Item], diff: &nodenet_import::diff::Diff, new_state: &Node) -> Vec<usize> {
+    let net = Network::read(new_state);
+    let index = |name: &str| {
+        items
+            .iter()
+            .position(|i| matches!(i, Item::Iface { name: n, .. } if n == name))
+    };
+    let mtu_change = |name: &str| {
+        diff.interfaces
+            .iter()
+            .filter(|d| d.name == name)
+            .flat_map(|d| d.fields.iter())
+            .find(|f| f.path == "mtu")
+            .map(|f| (f.actual.as_i64(), f.desired.as_i64()))
+    };
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    for (x, item) in items.iter().enumerate() {
+        match item {
+            Item::Iface {
+                name,
+                change: Change::Added | Change::Changed,
+                ..
+            } => {
+                let Some(iface) = net.iface(name) else {
+                    continue;
+                };
+                let Some((base, p)) =
+                    crate::risk::base_iface(iface.node).and_then(|b| Some((b.clone(), index(&b)?)))
+                else {
+                    continue;
+                };
+                match &items[p] {
+                    Item::Iface {
+                        change: Change::Added,
+                        ..
+                    } => edges.push((p, x)),
+                    Item::Iface {
+                        change: Change::Changed,
+                        ..
+                    } => {
+                        let Some((base_old, base_new)) = mtu_change(&base) else {
+                            continue;
+                        };
+                        // An unset MTU is the kernel's default 1500.
+                        let base_old = base_old.unwrap_or(1500);
+                        if iface.mtu().is_some_and(|(m, _)| m > base_old) {
+                            edges.push((p, x));
+                        }
+                        let own_old = mtu_change(name).and_then(|(old, _)| old);
+                        if let (Some(old), Some(new)) = (own_old, base_new) {
+                            if old > new {
+                                edges.push((x, p));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Item::Route {
+                route, added: true, ..
+            } => {
+                if let Some(p) = route["next-hop-interface"].as_str().and_then(index) {
+                    if matches!(
+                        items[p],
+                        Item::Iface {
+                            change: Change::Added,
+                            ..
+                        }
+                    ) {
+                        edges.push((p, x));
+                    }
+                }
+            }
+            Item::Iface {
+                change: Change::Removed,
+                ..
+            } => {
+                for (a, other) in items.iter().enumerate() {
+                    if matches!(
+                        other,
+                        Item::Iface {
+                            change: Change::Added,
+                            ..
+                        }
+                    ) {
+                        edges.push((a, x));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut wave = vec![1; items.len()];
+    // Longest path; bounded, as a cycle (none is built above) must not hang.
+    for _ in 0..=items.len() {
+        let mut moved = false;
+        for &(a, b) in &edges {
+            let need = wave[a] + usize::from(items[a].risk() != items[b].risk());
+            if wave[b] < need {
+                wave[b] = need;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    wave
+}
+
+/// A host's state after a policy's `delta` is applied to `state`, as
+/// nmstate merges a desired state into the current one: interfaces by
+/// name (fields merged, `state: absent` removes), routes by value
+/// (`state: absent` removes), name servers replaced.
+pub fn apply_delta(state: &J, delta: &J) -> J {
+    let mut out = state.clone();
+    let Some(root) = out.as_object_mut() else {
+        return out;
+    };
+    if let Some(changes) = delta.get("interfaces").and_then(J::as_array) {
+        let ifaces = root
+            .entry("interfaces")
+            .or_insert_with(|| json!([]))
+            .as_array_mut();
+        if let Some(ifaces) = ifaces {
+            for change in changes {
+                let name = change.get("name");
+                let pos = ifaces.iter().position(|i| i.get("name") == name);
+                let absent = change.get("state").and_then(J::as_str) == Some("absent");
+                match (pos, absent) {
+                    (Some(p), true) => {
+                        ifaces.remove(p);
+                    }
+                    (Some(p), false) => merge(&mut ifaces[p], change),
+                    (None, true) => {}
+                    (None, false) => ifaces.push(change.clone()),
+                }
+            }
+        }
+    }
+    if let Some(changes) = delta.pointer("/routes/config").and_then(J::as_array) {
+        let config = root
+            .entry("routes")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .map(|r| r.entry("config").or_insert_with(|| json!([])));
+        if let Some(J::Array(routes)) = config {
+            for r in changes {
+                let mut plain = r.clone();
+                let absent = plain
+                    .as_object_mut()
+                    .and_then(|o| o.shift_remove("state"))
+                    .is_some_and(|s| s == "absent");
+                if absent {
+                    routes.retain(|x| x != &plain);
+                } else if !routes.contains(&plain) {
+                    routes.push(plain);
+                }
+            }
+        }
+    }
+    if let Some(dns) = delta.get("dns-resolver") {
+        root.insert("dns-resolver".into(), dns.clone());
+    }
+    out
+}
+
+/// `b` merged into `a`: mappings key by key, anything else replaced.
+fn merge(a: &mut J, b: &J) {
+    match (a, b) {
+        (J::Object(a), J::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
+
+/// What one policy file gathers: wave, risk class, role.
+type PolicyKey = (usize, Risk, String);
+
 /// The rollout of `plan` onto the `new` inventory.
 pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     let by_name: BTreeMap<&str, &Host> = new
@@ -148,8 +346,8 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
     let mut left_to_configure_ovs = Vec::new();
     let agent = new.cluster.node_agent.is_some();
-    // (risk, role) → the hosts' deltas.
-    let mut deltas: BTreeMap<(Risk, String), Vec<(&Host, J)>> = BTreeMap::new();
+    // (wave, risk, role) → the hosts' deltas.
+    let mut deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>> = BTreeMap::new();
     for c in plan
         .changes
         .iter()
@@ -170,11 +368,20 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             _ => Vec::new(),
         };
         let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
-        for risk in [Risk::Additive, Risk::Modifying, Risk::Disruptive] {
+        let wave_of = match (&c.network, &h.network) {
+            (Some(diff), Some(node)) => waves(&c.items, diff, node),
+            _ => vec![1; c.items.len()],
+        };
+        let last = wave_of.iter().copied().max().unwrap_or(1);
+        for (wave, risk) in (1..=last)
+            .flat_map(|w| [Risk::Additive, Risk::Modifying, Risk::Disruptive].map(|r| (w, r)))
+        {
             let items: Vec<&Item> = c
                 .items
                 .iter()
-                .filter(|i| i.risk() == risk)
+                .zip(&wave_of)
+                .filter(|(i, w)| i.risk() == risk && **w == wave)
+                .map(|(i, _)| i)
                 .filter(|i| match i {
                     Item::Iface { name, .. } if owned.contains(name) => {
                         left_to_configure_ovs.push(format!("{}: {name}", c.host));
@@ -191,10 +398,13 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
                 })
                 .collect();
             if !items.is_empty() {
-                deltas.entry((risk, c.role.clone())).or_default().push((
-                    h,
-                    delta(&new_state, &items, c.network.as_ref().expect("a diff")),
-                ));
+                deltas
+                    .entry((wave, risk, c.role.clone()))
+                    .or_default()
+                    .push((
+                        h,
+                        delta(&new_state, &items, c.network.as_ref().expect("a diff")),
+                    ));
             }
         }
     }
@@ -205,8 +415,20 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             .count()
     };
     let mut policies = Vec::new();
-    for ((risk, role), hosts) in deltas {
-        let file = format!("nncp/{}-{role}.yaml", risk.as_str());
+    // Policies that must go out in order say so in their files' and
+    // names' wave; one wave is the plain layout.
+    let staged = deltas.keys().any(|(wave, _, _)| *wave > 1);
+    for ((wave, risk, role), hosts) in deltas {
+        let (file, prefix) = match staged {
+            true => (
+                format!("nncp/wave-{wave}/{}-{role}.yaml", risk.as_str()),
+                format!("nodenet-plan-w{wave}"),
+            ),
+            false => (
+                format!("nncp/{}-{role}.yaml", risk.as_str()),
+                "nodenet-plan".to_string(),
+            ),
+        };
         let role_label = format!("node-role.kubernetes.io/{role}");
         let unavailable = if risk == Risk::Disruptive {
             json!(1)
@@ -237,10 +459,11 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
                             .filter(|(h, _)| h.labels.get(&key.value) == Some(&value))
                             .count();
                         policies.push(PlannedPolicy {
+                            wave,
                             risk,
                             file: file.clone(),
                             name: format!(
-                                "nodenet-plan-{}-{role}-{}",
+                                "{prefix}-{}-{role}-{}",
                                 risk.as_str(),
                                 artifacts::dns_label(&value)
                             ),
@@ -252,9 +475,10 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
                     }
                 }
                 _ => policies.push(PlannedPolicy {
+                    wave,
                     risk,
                     file: file.clone(),
-                    name: format!("nodenet-plan-{}-{role}", risk.as_str()),
+                    name: format!("{prefix}-{}-{role}", risk.as_str()),
                     selector: base,
                     max_unavailable: unavailable.clone(),
                     hosts: hosts.len(),
@@ -264,10 +488,11 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         } else {
             for (h, state) in hosts {
                 policies.push(PlannedPolicy {
+                    wave,
                     risk,
                     file: file.clone(),
                     name: format!(
-                        "nodenet-plan-{}-{}",
+                        "{prefix}-{}-{}",
                         risk.as_str(),
                         artifacts::dns_label(h.short_name())
                     ),
@@ -346,6 +571,8 @@ impl Rollout {
         }
         // Per-node policies of one file: the first, and how many more.
         let mut shown: BTreeMap<(&str, Risk), usize> = BTreeMap::new();
+        let staged = self.policies.iter().any(|p| p.wave > 1);
+        let mut last_wave = None;
         for p in &self.policies {
             let per_node = p.selector.contains_key("kubernetes.io/hostname");
             let seen = shown.entry((p.file.as_str(), p.risk)).or_default();
@@ -378,6 +605,18 @@ impl Rollout {
                     }
                 })
                 .collect();
+            if staged && Some(p.wave) != last_wave {
+                s.push_str(&format!(
+                    "  wave {}{}:\n",
+                    p.wave,
+                    if p.wave > 1 {
+                        " (after every policy of the wave before is Available)"
+                    } else {
+                        ""
+                    }
+                ));
+                last_wave = Some(p.wave);
+            }
             s.push_str(&format!(
                 "  {} {}{more} ({}; {} node(s); maxUnavailable {}) in {}\n",
                 p.risk.as_str(),
@@ -402,5 +641,177 @@ impl Rollout {
             ));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One worker: a bond of two NICs, VLAN 110 on it with the machine
+    /// address and the default route; `bond` and `extra` go into the
+    /// bond's entry and after it.
+    fn inventory(bond: &str, extra: &str) -> Inventory {
+        let text = format!(
+            "nodenet: v1
+cluster:
+  name: c
+  baseDomain: example.com
+  machineNetworks: [10.0.0.0/24]
+  brEx: none
+hosts:
+- name: w0
+  role: worker
+  nics: {{eno1: '52:54:00:00:00:01', eno2: '52:54:00:00:00:02'}}
+  network:
+    interfaces:
+    - {{name: eno1, type: ethernet, state: up}}
+    - {{name: eno2, type: ethernet, state: up}}
+    - name: bond0
+      type: bond
+      state: up
+{bond}      ipv4: {{enabled: false}}
+      ipv6: {{enabled: false}}
+      link-aggregation: {{mode: 802.3ad, port: [eno1, eno2]}}
+    - name: bond0.110
+      type: vlan
+      state: up
+      vlan: {{base-iface: bond0, id: 110}}
+      ipv4: {{enabled: true, address: [{{ip: 10.0.0.10, prefix-length: 24}}]}}
+      ipv6: {{enabled: false}}
+{extra}    routes:
+      config:
+      - {{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0.110}}
+"
+        );
+        let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
+        assert!(
+            !l.diagnostics.iter().any(|d| d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
+        l.inventory
+    }
+
+    const VLAN_120: &str = "    - name: bond0.120
+      type: vlan
+      state: up
+      mtu: 9000
+      vlan: {base-iface: bond0, id: 120}
+      ipv4: {enabled: false}
+      ipv6: {enabled: false}
+";
+
+    /// `inv` with w0's state replaced.
+    fn with_state(inv: &Inventory, state: &J) -> Inventory {
+        let mut inv = inv.clone();
+        inv.hosts[0].network = Some(Node::from_json(state, Default::default()));
+        inv
+    }
+
+    fn errors(inv: &Inventory) -> Vec<String> {
+        nodenet_check::check(inv, Vec::new())
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}: {}", d.code.as_str(), d.message))
+            .collect()
+    }
+
+    /// Each wave's policies applied in turn to the old state: the state
+    /// after every wave checks clean, and the last is the new one.
+    fn cumulative_states_check_clean(old: &Inventory, new: &Inventory, waves: usize) {
+        let plan = crate::plan(old, new).unwrap();
+        let rollout = rollout(&plan, new);
+        assert_eq!(
+            rollout.policies.iter().map(|p| p.wave).max(),
+            Some(waves),
+            "{:?}",
+            rollout.policies
+        );
+        let mut state = old.hosts[0].network.as_ref().unwrap().to_json();
+        for wave in 1..=waves {
+            for p in rollout.policies.iter().filter(|p| p.wave == wave) {
+                state = apply_delta(&state, &p.state);
+            }
+            let errors = errors(&with_state(old, &state));
+            assert!(errors.is_empty(), "after wave {wave}: {errors:?}");
+        }
+        let d =
+            nodenet_import::diff::diff(&new.hosts[0].network.as_ref().unwrap().to_json(), &state)
+                .unwrap();
+        assert!(d.equal, "{d:?}");
+    }
+
+    #[test]
+    fn a_vlan_above_its_bonds_raised_mtu_goes_in_the_wave_after_it() {
+        let old = inventory("", "");
+        let new = inventory("      mtu: 9000\n", VLAN_120);
+        let plan = crate::plan(&old, &new).unwrap();
+        let c = &plan.changes[0];
+        // The VLAN shares bond0's ports with VLAN 110 and the machine
+        // network: not additive.
+        let vlan = c
+            .reasons
+            .iter()
+            .find(|r| r.what.contains("adds `bond0.120`"))
+            .unwrap();
+        assert_eq!(vlan.risk, Risk::Modifying, "{}", vlan.what);
+        assert!(vlan.what.contains("on `bond0`"), "{}", vlan.what);
+        let rollout = rollout(&plan, &new);
+        let placed: Vec<(usize, Risk, &str)> = rollout
+            .policies
+            .iter()
+            .map(|p| (p.wave, p.risk, p.file.as_str()))
+            .collect();
+        assert_eq!(
+            placed,
+            vec![
+                (1, Risk::Disruptive, "nncp/wave-1/disruptive-worker.yaml"),
+                (2, Risk::Modifying, "nncp/wave-2/modifying-worker.yaml"),
+            ]
+        );
+        // Wave 2 alone on the old state is what the kernel refuses, and
+        // check says so.
+        let state = apply_delta(
+            &old.hosts[0].network.as_ref().unwrap().to_json(),
+            &rollout.policies[1].state,
+        );
+        let errors = errors(&with_state(&old, &state));
+        assert!(
+            errors.iter().any(|e| e.starts_with("mtu-exceeds-parent")),
+            "{errors:?}"
+        );
+        cumulative_states_check_clean(&old, &new, 2);
+    }
+
+    #[test]
+    fn a_bonds_mtu_lowered_goes_after_its_vlans() {
+        let old = inventory("      mtu: 9000\n", VLAN_120);
+        let new = inventory(
+            "      mtu: 1500\n",
+            &VLAN_120.replace("mtu: 9000", "mtu: 1500"),
+        );
+        cumulative_states_check_clean(&old, &new, 2);
+        let plan = crate::plan(&old, &new).unwrap();
+        let rollout = rollout(&plan, &new);
+        let bond_wave = rollout
+            .policies
+            .iter()
+            .find(|p| p.state.to_string().contains("\"bond0\""))
+            .unwrap()
+            .wave;
+        assert_eq!(bond_wave, 2);
+    }
+
+    #[test]
+    fn independent_changes_are_one_wave_in_the_plain_layout() {
+        let old = inventory("", "");
+        let new = inventory("      mtu: 9000\n", "");
+        let plan = crate::plan(&old, &new).unwrap();
+        let rollout = rollout(&plan, &new);
+        assert_eq!(rollout.policies.len(), 1);
+        assert_eq!(rollout.policies[0].file, "nncp/disruptive-worker.yaml");
+        assert_eq!(rollout.policies[0].name, "nodenet-plan-disruptive-worker");
     }
 }

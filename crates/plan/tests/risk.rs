@@ -61,7 +61,9 @@ fn with(extra: &str) -> String {
 fn risk_classes_over_a_table_of_changes() {
     use Risk::*;
     let table: Vec<(&str, String, &str, Risk, &str)> = vec![
-        ("new VLAN on the bond, no address", with("- {name: bond0.120, type: vlan, state: up, vlan: {base-iface: bond0, id: 120}}\n"), "master", Additive, "adds `bond0.120`"),
+        // bond0 carries VLAN 110 and the machine network: a VLAN beside
+        // them shares its ports.
+        ("new VLAN on the bond, no address", with("- {name: bond0.120, type: vlan, state: up, vlan: {base-iface: bond0, id: 120}}\n"), "master", Modifying, "adds `bond0.120` (vlan) on `bond0`, which is beneath `bond0.110`"),
         ("new VLAN on an unused NIC", with("- {name: eno4.30, type: vlan, state: up, vlan: {base-iface: eno4, id: 30}}\n"), "master", Additive, "nothing else uses"),
         ("new bond on an unused NIC", with("- {name: bond1, type: bond, state: up, link-aggregation: {mode: active-backup, port: [eno4]}}\n"), "master", Additive, "adds `bond1`"),
         ("new bridge taking a port of the uplink bond", with("- {name: br1, type: linux-bridge, state: up, bridge: {port: [{name: eno2}]}}\n"), "master", Disruptive, "taking `eno2`"),
@@ -159,7 +161,7 @@ fn the_rollout_of_each_class() {
         state(Risk::Modifying).contains("\"eno4\"")
             && state(Risk::Modifying).contains("192.168.111.2")
     );
-    assert!(state(Risk::Additive).contains("bond0.120"));
+    assert!(state(Risk::Additive).contains("eno4.30"));
     // No node agent, br-ex by configure-ovs: no MachineConfig carries a
     // host file of this host.
     assert_eq!(r.machine_configs.get("worker"), None);
@@ -219,7 +221,7 @@ fn what_configure_ovs_owns_is_not_carried() {
 fn with_then(s: &str) -> String {
     s.replace(
         "dns-resolver:",
-        "- {name: bond0.120, type: vlan, state: up, vlan: {base-iface: bond0, id: 120}}\ndns-resolver:",
+        "- {name: eno4.30, type: vlan, state: up, vlan: {base-iface: eno4, id: 30}}\ndns-resolver:",
     )
 }
 

@@ -202,6 +202,9 @@ fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
     if let Some(hints) = &host.root_device_hints {
         h.insert("rootDeviceHints".into(), hints.to_json());
     }
+    if let Some(J::Object(extra)) = host.install_config_extra.as_ref().map(|n| n.to_json()) {
+        h.extend(extra);
+    }
     if has_net {
         h.insert("networkConfig".into(), json!(TOKEN));
     }
@@ -218,11 +221,48 @@ pub fn install_config(inv: &Inventory, texts: &[Option<String>]) -> String {
 /// install-config.yaml for the hosts at `keep` (indices into the
 /// inventory's hosts, in order).
 fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) -> String {
-    let c = &inv.cluster;
     let hosts: Vec<J> = keep
         .iter()
         .map(|&i| install_config_host(inv, &inv.hosts[i], texts[i].is_some()))
         .collect();
+    let doc = install_config_document(inv, keep, hosts);
+    let states: Vec<&str> = keep.iter().filter_map(|&i| texts[i].as_deref()).collect();
+    embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
+}
+
+/// The install-config document render writes without its hosts: what
+/// `plan` compares between two versions of a cluster.
+pub fn install_config_cluster(inv: &Inventory) -> J {
+    let all: Vec<usize> = (0..inv.hosts.len()).collect();
+    let mut doc = install_config_document(inv, &all, Vec::new());
+    if let Some(bm) = doc
+        .pointer_mut("/platform/baremetal")
+        .and_then(J::as_object_mut)
+    {
+        bm.shift_remove("hosts");
+    }
+    as_written(&mut doc);
+    doc
+}
+
+/// Each [`placeholder`] in `v` as the file shows it: `${VAR}`.
+fn as_written(v: &mut J) {
+    match v {
+        J::String(s) => {
+            if let Some(var) = s.strip_prefix(PLACEHOLDER) {
+                *s = format!("${{{var}}}");
+            }
+        }
+        J::Array(items) => items.iter_mut().for_each(as_written),
+        J::Object(m) => m.values_mut().for_each(as_written),
+        _ => {}
+    }
+}
+
+/// install-config.yaml as JSON for the hosts at `keep` (`hosts`, their
+/// entries): the given document's fields in their order, nodenet's set.
+fn install_config_document(inv: &Inventory, keep: &[usize], hosts: Vec<J>) -> J {
+    let c = &inv.cluster;
     let mut bm = Map::new();
     if !c.api_vips.is_empty() {
         bm.insert(
@@ -260,49 +300,136 @@ fn install_config_of(inv: &Inventory, texts: &[Option<String>], keep: &[usize]) 
         bm.insert("clusterOSImage".into(), json!(img.value));
     }
     bm.insert("hosts".into(), J::Array(hosts));
-    let platform = object([("baremetal", J::Object(bm))]);
-    let doc = if !c.is_complete() {
-        object([("platform", platform)])
-    } else {
-        let count = |r: Role| {
-            keep.iter()
-                .filter(|&&i| inv.hosts[i].role.value == r)
-                .count()
-        };
-        let mut doc = Map::new();
-        doc.insert("apiVersion".into(), json!("v1"));
-        doc.insert(
-            "baseDomain".into(),
-            json!(c.base_domain.as_ref().map(|b| b.value.clone())),
-        );
-        doc.insert(
-            "metadata".into(),
-            json!({ "name": c.name.as_ref().map(|n| n.value.clone()) }),
-        );
-        doc.insert(
-            "networking".into(),
-            json!({
-                "networkType": "OVNKubernetes",
-                "machineNetwork": c.machine_networks.iter().map(|n| json!({"cidr": n.value.to_string()})).collect::<Vec<_>>(),
-            }),
-        );
-        doc.insert(
-            "controlPlane".into(),
-            json!({"name": "master", "replicas": replicas(c.control_plane_replicas, count(Role::Master)), "platform": {"baremetal": {}}}),
-        );
-        doc.insert(
-            "compute".into(),
-            json!([{"name": "worker", "replicas": replicas(c.compute_replicas, count(Role::Worker)), "platform": {"baremetal": {}}}]),
-        );
-        doc.insert("platform".into(), platform);
-        doc.insert("pullSecret".into(), placeholder("PULL_SECRET"));
-        if let Some(k) = &c.ssh_key {
-            doc.insert("sshKey".into(), json!(k));
+    match &c.install_config {
+        None if !c.is_complete() => object([("platform", object([("baremetal", J::Object(bm))]))]),
+        given => {
+            let count = |r: Role| {
+                keep.iter()
+                    .filter(|&&i| inv.hosts[i].role.value == r)
+                    .count()
+            };
+            // What the user gave first, in its order; nodenet's fields
+            // set in place (or added after).
+            let mut doc = match given.as_ref().map(|n| n.to_json()) {
+                Some(J::Object(m)) => m,
+                _ => Map::new(),
+            };
+            set_default(&mut doc, "apiVersion", json!("v1"));
+            if let Some(b) = &c.base_domain {
+                set_at(&mut doc, &["baseDomain"], json!(b.value));
+            }
+            if let Some(n) = &c.name {
+                set_at(&mut doc, &["metadata", "name"], json!(n.value));
+            }
+            let networking = object_at(&mut doc, "networking");
+            if !networking.contains_key("type") {
+                set_default(networking, "networkType", json!("OVNKubernetes"));
+            }
+            // The older single field is what nodenet read too: written
+            // once, as the list that replaced it.
+            networking.shift_remove("machineCIDR");
+            if !c.machine_networks.is_empty() {
+                set_at(
+                    networking,
+                    &["machineNetwork"],
+                    json!(c
+                        .machine_networks
+                        .iter()
+                        .map(|n| json!({"cidr": n.value.to_string()}))
+                        .collect::<Vec<_>>()),
+                );
+            }
+            let control_plane = object_at(&mut doc, "controlPlane");
+            set_default(control_plane, "name", json!("master"));
+            set_at(
+                control_plane,
+                &["replicas"],
+                json!(replicas(c.control_plane_replicas, count(Role::Master))),
+            );
+            set_default(control_plane, "platform", json!({"baremetal": {}}));
+            let compute = doc.entry("compute").or_insert_with(|| json!([]));
+            if !compute.is_array() {
+                *compute = json!([]);
+            }
+            let pools = compute.as_array_mut().expect("made an array above");
+            let worker_replicas = json!(replicas(c.compute_replicas, count(Role::Worker)));
+            match pools
+                .iter_mut()
+                .find(|p| p.get("name").and_then(J::as_str) == Some("worker"))
+                .and_then(J::as_object_mut)
+            {
+                Some(worker) => set_at(worker, &["replicas"], worker_replicas),
+                None => pools.push(json!({"name": "worker", "replicas": worker_replicas, "platform": {"baremetal": {}}})),
+            }
+            let baremetal = object_at(object_at(&mut doc, "platform"), "baremetal");
+            for (old, list) in [("apiVIP", "apiVIPs"), ("ingressVIP", "ingressVIPs")] {
+                if bm.contains_key(list) {
+                    baremetal.shift_remove(old);
+                }
+            }
+            for (k, v) in bm {
+                set_at(baremetal, &[k.as_str()], v);
+            }
+            // A secret is never written: filled in with envsubst.
+            set_at(&mut doc, &["pullSecret"], placeholder("PULL_SECRET"));
+            if let Some(J::Object(proxy)) = doc.get_mut("proxy") {
+                for (key, var) in [("httpProxy", "HTTP_PROXY"), ("httpsProxy", "HTTPS_PROXY")] {
+                    if proxy.get(key).and_then(J::as_str).is_some_and(has_password) {
+                        proxy.insert(key.into(), placeholder(var));
+                    }
+                }
+            }
+            if let Some(k) = &c.ssh_key {
+                set_at(&mut doc, &["sshKey"], json!(k));
+            }
+            J::Object(doc)
         }
-        J::Object(doc)
+    }
+}
+
+/// Whether a proxy URL carries a password (`http://user:pw@host:3128`):
+/// it is then written as a placeholder, as every secret is.
+fn has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+}
+
+/// `value` under `path` in `doc`: in place when the key is there (the
+/// document's order kept), else added after the rest; mappings made on
+/// the way.
+fn set_at(doc: &mut Map<String, J>, path: &[&str], value: J) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
     };
-    let states: Vec<&str> = keep.iter().filter_map(|&i| texts[i].as_deref()).collect();
-    embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
+    let mut m = doc;
+    for k in parents {
+        m = object_at(m, k);
+    }
+    match m.get_mut(*last) {
+        Some(slot) => *slot = value,
+        None => {
+            m.insert(last.to_string(), value);
+        }
+    }
+}
+
+/// `value` under `key` unless the document gives one.
+fn set_default(doc: &mut Map<String, J>, key: &str, value: J) {
+    doc.entry(key.to_string()).or_insert(value);
+}
+
+/// The mapping under `key`, made (or replacing what is no mapping).
+fn object_at<'m>(doc: &'m mut Map<String, J>, key: &str) -> &'m mut Map<String, J> {
+    let slot = doc
+        .entry(key.to_string())
+        .or_insert_with(|| J::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = J::Object(Map::new());
+    }
+    slot.as_object_mut().expect("made a mapping above")
 }
 
 /// The replicas an install-config gave, else as many as the hosts listed
@@ -470,17 +597,22 @@ pub fn agent_config(
             J::Object(m)
         })
         .collect();
-    let mut doc = Map::new();
-    doc.insert("apiVersion".into(), json!("v1beta1"));
-    doc.insert("kind".into(), json!("AgentConfig"));
-    doc.insert(
-        "metadata".into(),
-        json!({"name": inv.cluster.name.as_ref().map(|n| n.value.clone()).unwrap_or_else(|| "cluster".into())}),
-    );
-    if let Some(ip) = rendezvous {
-        doc.insert("rendezvousIP".into(), json!(ip.to_string()));
+    // What the user gave first, in its order; nodenet's fields set in place.
+    let mut doc = match inv.cluster.agent_config.as_ref().map(|n| n.to_json()) {
+        Some(J::Object(m)) => m,
+        _ => Map::new(),
+    };
+    set_default(&mut doc, "apiVersion", json!("v1beta1"));
+    set_default(&mut doc, "kind", json!("AgentConfig"));
+    let name = inv.cluster.name.as_ref().map(|n| n.value.clone());
+    match name {
+        Some(name) => set_at(&mut doc, &["metadata", "name"], json!(name)),
+        None => set_default(object_at(&mut doc, "metadata"), "name", json!("cluster")),
     }
-    doc.insert("hosts".into(), J::Array(hosts));
+    if let Some(ip) = rendezvous {
+        set_at(&mut doc, &["rendezvousIP"], json!(ip.to_string()));
+    }
+    set_at(&mut doc, &["hosts"], J::Array(hosts));
     let states: Vec<&str> = listed.iter().filter_map(|(_, _, t)| *t).collect();
     embed_all(&yaml(&J::Object(doc)), &states, Embed::Mapping)
 }
@@ -725,18 +857,22 @@ pub struct BmcLogin {
 /// The BMC login per credentials name.
 pub type Passwords = BTreeMap<String, BmcLogin>;
 
-/// Reads every password once (not once per host). One that is not
-/// available (check warns of it) or empty is written as its `${VAR}`
-/// placeholder.
-pub fn resolve_passwords(inv: &Inventory) -> Passwords {
+/// Reads every password once (not once per host), only when asked to
+/// embed them. One not read, not available (check warns of it) or empty
+/// is written as its `${VAR}` placeholder.
+pub fn resolve_passwords(inv: &Inventory, how: crate::BmcSecrets) -> Passwords {
+    if how == crate::BmcSecrets::Reference {
+        // Secrets made elsewhere: none written, none read.
+        return Passwords::new();
+    }
     inv.credentials
         .iter()
         .map(|(name, cred)| {
             let login = BmcLogin {
                 username: cred.value.username.clone(),
-                password: cred
-                    .value
-                    .resolve_password()
+                password: (how == crate::BmcSecrets::Embed)
+                    .then(|| cred.value.resolve_password())
+                    .flatten()
                     .filter(|p| !p.expose().is_empty()),
                 var: password_var(name, Some(&cred.value)),
             };

@@ -122,11 +122,30 @@ impl Provenance {
     }
 }
 
+/// How render writes the BMC credentials of `scale-out/`: people keep the
+/// output tree in git, so a password is written only when asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BmcSecrets {
+    /// Each BMC Secret with the username and a `${VAR}` placeholder for
+    /// the password, filled with `envsubst` when applied.
+    #[default]
+    Placeholder,
+    /// Each BMC Secret with the password read from the inventory's
+    /// source (its file 0600).
+    Embed,
+    /// No BMC Secret: the BareMetalHosts name `<host>-bmc-secret`, made
+    /// elsewhere (External Secrets Operator, Sealed Secrets, `oc create
+    /// secret`).
+    Reference,
+}
+
 /// How [`render`] treats an existing output directory.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Replace {
     /// Replace a render of other inputs (or of unrecorded ones).
     pub force: bool,
+    /// How the BMC credentials are written.
+    pub bmc_secrets: BmcSecrets,
 }
 
 /// What a render run wrote.
@@ -213,7 +232,7 @@ fn render_all(
         .map(|h| h.addresses.iter().map(|a| a.ip).collect())
         .collect();
     let mut warnings = Vec::new();
-    let passwords = artifacts::resolve_passwords(inv);
+    let passwords = artifacts::resolve_passwords(inv, replace.bmc_secrets);
     let texts = artifacts::intent_texts(inv);
     output::guard_provenance(out, provenance, replace.force)?;
     let tree = output::Tree::begin(out)?;

@@ -38,6 +38,10 @@ pub fn run(args: Args) -> ExitCode {
         .as_ref()
         .expect("an NMState host has its network");
     let keyfiles = nodenet_check::nmstate_bridge::evaluate(host, network, &mut diags).keyfiles;
+    if keyfiles.is_some() {
+        diags.extend(check_findings(&loaded.inventory, &diags));
+        nodenet_model::diag::sort(&mut diags);
+    }
     report::print(&loaded.sources, &diags, Format::Human);
     let Some(keyfiles) = keyfiles else {
         return super::problems();
@@ -61,4 +65,28 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// What `nodenet check` finds in a state nmstate accepts (a VLAN id past
+/// 4094, say): warnings with check's codes, since gc still writes what
+/// nmstatectl writes. nmstate's own findings are already in `have`.
+fn check_findings(
+    inv: &nodenet_model::Inventory,
+    have: &[nodenet_model::Diagnostic],
+) -> Vec<nodenet_model::Diagnostic> {
+    use nodenet_model::{Code, Severity};
+    nodenet_check::check(inv, Vec::new())
+        .diagnostics
+        .into_iter()
+        .filter(|d| !matches!(d.code, Code::NmstateError | Code::NmstateWarning))
+        .filter(|d| !have.iter().any(|h| h.code == d.code && h.span == d.span))
+        .map(|mut d| {
+            if d.severity == Severity::Error {
+                d.severity = Severity::Warning;
+                d.message
+                    .push_str(" (nodenet check refuses this state; nmstatectl writes it)");
+            }
+            d
+        })
+        .collect()
 }

@@ -48,12 +48,19 @@ pub fn run(args: Args) -> ExitCode {
     match (args.into, args.host) {
         (Some(inventory), Some(host)) => {
             match nodenet_import::into::add_host(&inventory, &host, &imported.state) {
-                Ok(replaced) => {
+                Ok(added) => {
                     eprintln!(
                         "{} host `{host}` in {}",
-                        if replaced { "updated" } else { "added" },
+                        if added.replaced { "updated" } else { "added" },
                         inventory.display()
                     );
+                    if let Some(backup) = added.rewritten {
+                        eprintln!(
+                            "warning: the host is written as a flow map (or in a flow list), which cannot be edited in place: {} was rewritten whole, without its comments and layout; the original is {}",
+                            inventory.display(),
+                            backup.display()
+                        );
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => super::Failure::usage(e).report(args.format),

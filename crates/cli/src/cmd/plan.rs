@@ -96,6 +96,7 @@ pub fn run(args: Args) -> ExitCode {
         Format::Json => println!(
             "{}",
             serde_json::json!({
+                "cluster": plan.cluster,
                 "hosts": plan.hosts,
                 "unchanged": plan.unchanged,
                 "changes": plan.changes,
@@ -104,14 +105,15 @@ pub fn run(args: Args) -> ExitCode {
         ),
         Format::Human => {
             print!("{}", nodenet_plan::render_text(&plan));
-            if !plan.is_empty() {
+            if !plan.changes.is_empty() {
                 println!("rollout:\n{}", rollout.render_text());
             }
             let count = |k: nodenet_plan::HostChangeKind| {
                 plan.changes.iter().filter(|c| c.change == k).count()
             };
             info!(
-                "{} host(s): {} changed, {} added, {} removed, {} unchanged",
+                "{} cluster field(s) changed; {} host(s): {} changed, {} added, {} removed, {} unchanged",
+                plan.cluster.len(),
                 plan.hosts,
                 count(nodenet_plan::HostChangeKind::Modified),
                 count(nodenet_plan::HostChangeKind::Added),

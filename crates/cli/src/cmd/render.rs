@@ -26,11 +26,51 @@ pub struct Args {
     /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// Without inventory files: render the built-in example also into an
+    /// existing directory that holds something else.
+    #[arg(long)]
+    example: bool,
+    /// The BMC Secrets of scale-out/: `placeholder` (the password as
+    /// `${VAR}`, filled with envsubst when applied), `embed` (the password
+    /// itself, file 0600), `reference` (none written: the BareMetalHosts
+    /// name `<host>-bmc-secret`, made elsewhere).
+    #[arg(long, value_enum, default_value_t = BmcSecrets::Placeholder)]
+    bmc_secrets: BmcSecrets,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BmcSecrets {
+    Placeholder,
+    Embed,
+    Reference,
+}
+
+/// Whether the built-in example may go to `dir` unasked: a directory not
+/// there yet, or a render (which the provenance guard then judges: a
+/// render of other inputs is refused there, naming them).
+fn example_may_write(dir: &std::path::Path) -> bool {
+    !dir.exists() || dir.join("manifest.json").is_file()
 }
 
 pub fn run(args: Args) -> ExitCode {
     let mut phases = Phases::start();
-    let (loaded, inputs) = if args.files.is_empty() {
+    let builtin = args.files.is_empty();
+    if builtin {
+        if !args.example && !args.force && !example_may_write(&args.output) {
+            return super::Failure::usage(format!(
+                "no inventory given: nodenet would render its built-in example cluster into {}, which exists and is no render; name your inventory file (nodenet render cluster.yaml -o {}), or pass --example to write the example there",
+                args.output.display(),
+                args.output.display()
+            ))
+            .report(args.format);
+        }
+        if args.format == Format::Human {
+            eprintln!(
+                "note: no inventory given: rendering nodenet's built-in example cluster (examples/lacp-vlan.yaml), not yours; name your inventory file to render it"
+            );
+        }
+    }
+    let (loaded, inputs) = if builtin {
         (
             nodenet_model::load_texts(vec![(
                 BUILTIN_EXAMPLE.0.to_string(),
@@ -67,7 +107,14 @@ pub fn run(args: Args) -> ExitCode {
         }
         return super::problems();
     }
-    let replace = Replace { force: args.force };
+    let replace = Replace {
+        force: args.force,
+        bmc_secrets: match args.bmc_secrets {
+            BmcSecrets::Placeholder => nodenet_render::BmcSecrets::Placeholder,
+            BmcSecrets::Embed => nodenet_render::BmcSecrets::Embed,
+            BmcSecrets::Reference => nodenet_render::BmcSecrets::Reference,
+        },
+    };
     let rendered = match nodenet_render::render(
         &loaded.inventory,
         &report,
@@ -115,8 +162,13 @@ pub fn run(args: Args) -> ExitCode {
             }
             n => format!("{n} host(s)"),
         };
+        let example = if builtin {
+            " of the built-in example"
+        } else {
+            ""
+        };
         info!(
-            "ok: {what}, {} files written to {} ({}{skipped})",
+            "ok: {what}{example}, {} files written to {} ({}{skipped})",
             rendered.manifest.len() + 1,
             args.output.display(),
             report::summary(&diags)

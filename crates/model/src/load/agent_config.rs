@@ -27,6 +27,32 @@ const HOST: &[&str] = &[
     "BMC",
 ];
 
+/// The inventory's `cluster.agentConfig`: agent-config fields to carry
+/// into the rendered agent-config.yaml (`additionalNTPSources`,
+/// `bootArtifactsBaseURL`, `minimalISO`); those nodenet writes from the
+/// inventory are refused there, naming the inventory field.
+pub(crate) fn base(d: &mut Decoder, given: &Node) -> Option<Node> {
+    if given.as_map().is_none() {
+        d.type_error(given, "cluster.agentConfig", "a mapping");
+        return None;
+    }
+    let mut base = given.clone();
+    d.go_fields(&mut base, "cluster.agentConfig", TOP);
+    for (key, instead) in [("rendezvousIP", "cluster.rendezvousIP"), ("hosts", "hosts")] {
+        if let Some(n) = base.get(key) {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`{key}` in cluster.agentConfig is written by nodenet from {instead}"),
+                )
+                .at(n.span)
+                .help(format!("remove it here and set {instead}")),
+            );
+        }
+    }
+    Some(base)
+}
+
 /// openshift-install decodes agent-config.yaml strictly: an unknown field
 /// is an error there too.
 fn fields(d: &mut Decoder, root: &mut Node) {
@@ -38,6 +64,18 @@ fn fields(d: &mut Decoder, root: &mut Node) {
                 r,
                 "rootDeviceHints",
                 super::install_config::ROOT_DEVICE_HINTS,
+            );
+        }
+        if let Some(b) = h.get_mut("BMC") {
+            d.go_fields(
+                b,
+                "BMC",
+                &[
+                    "username",
+                    "password",
+                    "address",
+                    "disableCertificateVerification",
+                ],
             );
         }
         for i in h.seq_at_mut(&["interfaces"]).into_iter().flatten() {
@@ -56,6 +94,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     let root = &*root;
     let mut d = Decoder::new(diags);
     let mut inv = Inventory::default();
+    inv.cluster.agent_config = Some(without_hosts(root));
     inv.cluster.name = root.get("metadata").and_then(|m| d.string(m, "name"));
     inv.cluster.span = Some(root.span);
     let first_key = root.as_map().and_then(|m| m.first()).map(|(k, _)| k.span);
@@ -87,6 +126,9 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.span = h.span;
         host.role = super::role(&mut d, h.get("role"), h.span);
         host.root_device_hints = h.get("rootDeviceHints").cloned();
+        host.bmc = h
+            .get("BMC")
+            .and_then(|b| bmc(&mut d, b, &host.name.value, &mut inv.credentials));
         host.nics_listed = !nics.is_empty();
         host.nics = nics;
         host.network = networks
@@ -97,6 +139,49 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         d.host = None;
     }
     inv
+}
+
+/// The document less its hosts: what render carries through.
+fn without_hosts(root: &Node) -> Node {
+    let entries = root
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter(|(k, _)| k.as_str() != Some("hosts"))
+        .cloned()
+        .collect();
+    Node::new(crate::yaml::Value::Map(entries), root.span)
+}
+
+/// A host's `BMC` (address, username, password inline: kept as a secret
+/// under `<host>-bmc`, as install-config's are).
+fn bmc(
+    d: &mut Decoder,
+    b: &Node,
+    host: &str,
+    credentials: &mut std::collections::BTreeMap<String, Located<Credentials>>,
+) -> Option<Bmc> {
+    let address = d.required_string(b, "address", "BMC")?;
+    let cred_name = format!("{host}-bmc");
+    if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
+        credentials.insert(
+            cred_name.clone(),
+            Located::new(
+                Credentials {
+                    username: user.value,
+                    password: PasswordSource::Inline(Secret::new(pw.value)),
+                },
+                b.span,
+            ),
+        );
+    }
+    Some(Bmc {
+        address,
+        credentials: Some(Located::new(cred_name, b.span)),
+        disable_certificate_verification: d
+            .bool(b, "disableCertificateVerification")
+            .unwrap_or(false),
+    })
 }
 
 /// An `interfaces` list of name + `macAddress` (agent-config hosts,

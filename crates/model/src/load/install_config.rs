@@ -149,6 +149,147 @@ pub(crate) const ROOT_DEVICE_HINTS: &[&str] = &[
     "rotational",
 ];
 
+/// Host fields nodenet reads into its model: the others
+/// (`hardwareProfile`) are carried through as given.
+const HOST_OWNED: &[&str] = &[
+    "name",
+    "bmc",
+    "role",
+    "bootMACAddress",
+    "rootDeviceHints",
+    "bootMode",
+    "networkConfig",
+];
+
+/// install-config fields render writes from the inventory's model, with
+/// where the inventory says them: in `cluster.installConfig` they are an
+/// error (two places for one value), everything else is carried through.
+const OWNED: &[(&[&str], &str)] = &[
+    (&["metadata", "name"], "cluster.name"),
+    (&["baseDomain"], "cluster.baseDomain"),
+    (&["sshKey"], "cluster.sshKey"),
+    (
+        &["pullSecret"],
+        "the PULL_SECRET environment variable when the rendered install-config is filled in (a secret never goes into the inventory)",
+    ),
+    (&["networking", "machineNetwork"], "cluster.machineNetworks"),
+    (&["networking", "machineCIDR"], "cluster.machineNetworks"),
+    (&["platform", "baremetal", "apiVIPs"], "cluster.apiVIPs"),
+    (&["platform", "baremetal", "apiVIP"], "cluster.apiVIPs"),
+    (&["platform", "baremetal", "ingressVIPs"], "cluster.ingressVIPs"),
+    (&["platform", "baremetal", "ingressVIP"], "cluster.ingressVIPs"),
+    (
+        &["platform", "baremetal", "provisioningNetwork"],
+        "cluster.provisioning.network",
+    ),
+    (
+        &["platform", "baremetal", "provisioningNetworkCIDR"],
+        "cluster.provisioning.cidr",
+    ),
+    (
+        &["platform", "baremetal", "provisioningNetworkInterface"],
+        "cluster.provisioning.interface",
+    ),
+    (
+        &["platform", "baremetal", "clusterOSImage"],
+        "cluster.clusterOSImage",
+    ),
+    (&["platform", "baremetal", "hosts"], "hosts"),
+];
+
+/// The inventory's `cluster.installConfig`: install-config fields to
+/// carry into the rendered install-config.yaml, read by the installer's
+/// field rules; the fields nodenet writes from the inventory are refused
+/// there, naming the inventory field that holds them.
+pub(crate) fn base(d: &mut Decoder, given: &Node, cluster: &mut Cluster) -> Option<Node> {
+    if given.as_map().is_none() {
+        d.type_error(given, "cluster.installConfig", "a mapping");
+        return None;
+    }
+    let mut base = given.clone();
+    fields(d, &mut base);
+    for (path, instead) in OWNED {
+        let mut n = Some(&base);
+        for k in path.iter() {
+            n = n.and_then(|n| n.get(k));
+        }
+        if let Some(n) = n {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!(
+                        "`{}` in cluster.installConfig is written by nodenet from {instead}",
+                        path.join(".")
+                    ),
+                )
+                .at(n.span)
+                .help(format!("remove it here and set {instead}")),
+            );
+        }
+    }
+    let (cp, compute) = replicas(&base);
+    cluster.control_plane_replicas = cluster.control_plane_replicas.or(cp);
+    cluster.compute_replicas = cluster.compute_replicas.or(compute);
+    Some(base)
+}
+
+/// `controlPlane.replicas` and the `worker` compute pool's.
+fn replicas(root: &Node) -> (Option<u64>, Option<u64>) {
+    let replicas = |pool: Option<&Node>| {
+        pool.and_then(|p| p.get("replicas"))
+            .and_then(Node::as_i64)
+            .and_then(|n| u64::try_from(n).ok())
+    };
+    (
+        replicas(root.get("controlPlane")),
+        replicas(
+            root.get("compute")
+                .and_then(Node::as_seq)
+                .and_then(|pools| {
+                    pools
+                        .iter()
+                        .find(|p| p.get("name").and_then(Node::as_str) == Some("worker"))
+                }),
+        ),
+    )
+}
+
+/// The document less `platform.baremetal.hosts` (the hosts stay in
+/// `root`): what render carries through.
+fn without_hosts(root: &mut Node) -> Node {
+    let hosts = root
+        .get_mut("platform")
+        .and_then(|p| p.get_mut("baremetal"))
+        .and_then(|b| b.take("hosts"));
+    let mut base = root.clone();
+    if let Some(bm) = base
+        .get_mut("platform")
+        .and_then(|p| p.get_mut("baremetal"))
+    {
+        bm.remove("hosts");
+    }
+    if let (Some(hosts), Some(slot)) = (
+        hosts,
+        root.get_mut("platform")
+            .and_then(|p| p.get_mut("baremetal"))
+            .and_then(|b| b.get_mut("hosts")),
+    ) {
+        *slot = hosts;
+    }
+    base
+}
+
+/// A host's entries whose keys nodenet does not read, as a mapping.
+fn host_extra(h: &Node) -> Option<Node> {
+    let extra: Vec<(Node, Node)> = h
+        .as_map()?
+        .iter()
+        .filter(|(k, _)| !k.as_str().is_some_and(|k| HOST_OWNED.contains(&k)))
+        .cloned()
+        .collect();
+    (!extra.is_empty()).then(|| Node::new(crate::yaml::Value::Map(extra), h.span))
+}
+
 /// Every key checked against the field it would fill (see
 /// [`Decoder::go_fields`]); keys in another case renamed in place.
 fn fields(d: &mut Decoder, root: &mut Node) {
@@ -242,9 +383,11 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         .seq_at_mut(&["platform", "baremetal", "hosts"])
         .map(|hosts| hosts.iter_mut().map(|h| h.take("networkConfig")).collect())
         .unwrap_or_default();
+    let base = without_hosts(root);
     let root = &*root;
     let mut inv = Inventory::default();
     let c = &mut inv.cluster;
+    c.install_config = Some(base);
     c.span = Some(root.span);
     c.name = root.get("metadata").and_then(|m| d.string(m, "name"));
     c.base_domain = d.string(root, "baseDomain");
@@ -264,21 +407,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         }
     }
     c.ssh_key = d.string(root, "sshKey").map(|s| s.value);
-    let replicas = |pool: Option<&Node>| {
-        pool.and_then(|p| p.get("replicas"))
-            .and_then(Node::as_i64)
-            .and_then(|n| u64::try_from(n).ok())
-    };
-    c.control_plane_replicas = replicas(root.get("controlPlane"));
-    c.compute_replicas = replicas(
-        root.get("compute")
-            .and_then(Node::as_seq)
-            .and_then(|pools| {
-                pools
-                    .iter()
-                    .find(|p| p.get("name").and_then(Node::as_str) == Some("worker"))
-            }),
-    );
+    (c.control_plane_replicas, c.compute_replicas) = replicas(root);
     let Some(bm) = root.get("platform").and_then(|p| p.get("baremetal")) else {
         return inv;
     };
@@ -342,6 +471,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.boot_mac = h.get("bootMACAddress").and_then(|m| d.mac(m));
         host.boot_mode = d.string(h, "bootMode");
         host.root_device_hints = h.get("rootDeviceHints").cloned();
+        host.install_config_extra = host_extra(h);
         host.network = networks
             .get_mut(i)
             .and_then(Option::take)

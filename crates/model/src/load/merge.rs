@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::inventory::*;
-use crate::yaml::{Node, Span};
+use crate::yaml::{Node, Span, Value};
 
 /// One inventory from the parts each document gave, in input order.
 pub(crate) fn merge(
@@ -157,7 +157,27 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if c.node_agent.is_none() {
         c.node_agent = p.node_agent.clone();
     }
+    merge_document(&mut c.install_config, p.install_config.as_ref());
+    merge_document(&mut c.agent_config, p.agent_config.as_ref());
     c.span = c.span.or(p.span);
+}
+
+/// A carried-through document from a later input: its top-level fields
+/// the first input lacks are added after the first input's.
+fn merge_document(into: &mut Option<Node>, later: Option<&Node>) {
+    let Some(later) = later else { return };
+    let Some(first) = into else {
+        *into = Some(later.clone());
+        return;
+    };
+    let (Value::Map(entries), Some(more)) = (&mut first.value, later.as_map()) else {
+        return;
+    };
+    for (k, v) in more {
+        if !entries.iter().any(|(have, _)| have.as_str() == k.as_str()) {
+            entries.push((k.clone(), v.clone()));
+        }
+    }
 }
 
 /// `b` (a later input) into `a`: what `a` lacks is filled in, what both

@@ -33,6 +33,8 @@ const CLUSTER_FIELDS: &[&str] = &[
     "brEx",
     "ovnMasquerade",
     "nodeAgent",
+    "installConfig",
+    "agentConfig",
 ];
 const NODE_AGENT_FIELDS: &[&str] = &[
     "image",
@@ -312,6 +314,12 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     }
     if let Some(a) = c.get("nodeAgent") {
         cluster.node_agent = node_agent(d, a);
+    }
+    if let Some(ic) = c.get("installConfig") {
+        cluster.install_config = super::install_config::base(d, ic, &mut cluster);
+    }
+    if let Some(ac) = c.get("agentConfig") {
+        cluster.agent_config = super::agent_config::base(d, ac);
     }
     cluster
 }
@@ -789,7 +797,13 @@ fn build_host<'n>(
             }
         }),
     };
-    let role = super::role(d, field("role"), entry.span);
+    // A host without a role is a worker: what its MachineConfig pool and
+    // policies already were, now also what install-config and its
+    // BareMetalHost say.
+    let role = match field("role") {
+        None => Located::new(Role::Worker, entry.span),
+        given => super::role(d, given, entry.span),
+    };
     Host {
         span: entry.span,
         kind: InputKind::Inventory,
@@ -801,6 +815,7 @@ fn build_host<'n>(
         boot_mac,
         boot_mode: field("bootMode").and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
         root_device_hints: field("rootDeviceHints").map(|n| expand(d, n, vars)),
+        install_config_extra: None,
         nics,
         network,
         pxe_interface: field("pxeInterface")

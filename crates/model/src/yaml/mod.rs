@@ -90,6 +90,17 @@ impl Node {
         Some(std::mem::replace(v, Node::new(Value::Null, span)))
     }
 
+    /// Removes `key` and its value from this mapping.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        match &mut self.value {
+            Value::Map(entries) => {
+                let i = entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
+                Some(entries.remove(i).1)
+            }
+            _ => None,
+        }
+    }
+
     /// The items of `path` (keys of nested mappings) when it is a list.
     pub fn seq_at_mut(&mut self, path: &[&str]) -> Option<&mut Vec<Node>> {
         let mut n = self;

@@ -1,0 +1,519 @@
+//! What a new inventory version changes for the whole cluster: its
+//! networks, VIPs, provisioning, OS image, br-ex, node agent, and every
+//! install-config and agent-config field it carries through. Each is a
+//! plan entry with its risk and what it breaks: most are fixed at install
+//! (openshift-install reads its files once), so a plan must not wave them
+//! through.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde::Serialize;
+use serde_json::{Map, Value as J};
+
+use nodenet_check::network::Network;
+use nodenet_model::{Cluster, InputKind, Inventory, Located, Scope};
+
+use crate::Risk;
+
+/// One cluster field that differs between the versions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterChange {
+    pub field: String,
+    pub old: String,
+    pub new: String,
+    pub risk: Risk,
+    /// What the change means for a cluster that runs.
+    pub what: String,
+}
+
+fn list<T: ToString>(items: &[Located<T>]) -> String {
+    items
+        .iter()
+        .map(|i| i.value.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn one<T: ToString>(item: &Option<Located<T>>) -> String {
+    item.as_ref()
+        .map(|i| i.value.to_string())
+        .unwrap_or_default()
+}
+
+/// Whether both versions come from inputs that can say a field: the
+/// inventory's own settings (`brEx`, `nodeAgent`, …) are in no installer
+/// file, so a render's install-config read back as OLD is silent on them.
+fn both_say(old: &Inventory, new: &Inventory, kinds: &[InputKind]) -> bool {
+    let says = |inv: &Inventory| inv.kinds.iter().any(|k| kinds.contains(k));
+    says(old) && says(new)
+}
+
+/// Fields of the inventory alone.
+const NATIVE: &[&str] = &[
+    "nodeNames",
+    "failureDomain",
+    "brEx",
+    "ovnMasquerade",
+    "nodeAgent",
+];
+
+/// Every cluster-level difference between `old` and `new`.
+pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
+    let (o, n) = (&old.cluster, &new.cluster);
+    let native = both_say(old, new, &[InputKind::Inventory]);
+    let agent_said = both_say(old, new, &[InputKind::Inventory, InputKind::AgentConfig]);
+    let mut out = Vec::new();
+    let mut push = |field: &str, a: String, b: String, risk: Risk, what: String| {
+        let said = match field {
+            f if NATIVE.contains(&f) => native,
+            "rendezvousIP" => agent_said,
+            _ => true,
+        };
+        if said && a != b {
+            out.push(ClusterChange {
+                field: field.into(),
+                old: a,
+                new: b,
+                risk,
+                what,
+            });
+        }
+    };
+    let fixed = "fixed at install: a cluster of another name or domain is another cluster";
+    push(
+        "name",
+        one(&o.name),
+        one(&n.name),
+        Risk::Disruptive,
+        fixed.into(),
+    );
+    push(
+        "baseDomain",
+        one(&o.base_domain),
+        one(&n.base_domain),
+        Risk::Disruptive,
+        fixed.into(),
+    );
+    push(
+        "machineNetworks",
+        list(&o.machine_networks),
+        list(&n.machine_networks),
+        Risk::Disruptive,
+        machine_network_breaks(new, n),
+    );
+    push(
+        "apiVIPs",
+        list(&o.api_vips),
+        list(&n.api_vips),
+        Risk::Disruptive,
+        vip_breaks("API", "api", n),
+    );
+    push(
+        "ingressVIPs",
+        list(&o.ingress_vips),
+        list(&n.ingress_vips),
+        Risk::Disruptive,
+        vip_breaks("ingress", "*.apps", n),
+    );
+    push(
+        "provisioning.network",
+        o.provisioning.mode().as_str().into(),
+        n.provisioning.mode().as_str().into(),
+        Risk::Disruptive,
+        "the Provisioning object's network mode: Managed runs the cluster's DHCP and PXE server on the provisioning network, Unmanaged only PXE, Disabled neither (hosts then boot by virtual media); metal3 restarts with it and hosts being provisioned fail".into(),
+    );
+    push(
+        "provisioning.cidr",
+        one(&o.provisioning.cidr),
+        one(&n.provisioning.cidr),
+        Risk::Modifying,
+        "the provisioning network's addresses (the Provisioning object): the masters' provisioning IP and the DHCP range move with it".into(),
+    );
+    push(
+        "provisioning.interface",
+        one(&o.provisioning.interface),
+        one(&n.provisioning.interface),
+        Risk::Modifying,
+        "the NIC the masters serve the provisioning network on (the Provisioning object)".into(),
+    );
+    push(
+        "clusterOSImage",
+        one(&o.cluster_os_image),
+        one(&n.cluster_os_image),
+        Risk::Modifying,
+        "provisioning only: hosts provisioned from now on boot this image".into(),
+    );
+    push(
+        "sshKey",
+        o.ssh_key.clone().unwrap_or_default(),
+        n.ssh_key.clone().unwrap_or_default(),
+        Risk::Modifying,
+        "the core user's key: the MCO writes it to every node (no reboot)".into(),
+    );
+    push(
+        "nodeNames",
+        format!("{:?}", o.node_names).to_lowercase(),
+        format!("{:?}", n.node_names).to_lowercase(),
+        Risk::Disruptive,
+        "the name every node is known by: policies pinned by kubernetes.io/hostname and the files under /etc/nmstate/openshift change name".into(),
+    );
+    push(
+        "failureDomain",
+        one(&o.failure_domain),
+        one(&n.failure_domain),
+        Risk::Modifying,
+        "the order disruptive policies go out in (one failure domain at a time)".into(),
+    );
+    push(
+        "brEx",
+        o.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),
+        n.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),
+        Risk::Disruptive,
+        "who makes br-ex, OVN-Kubernetes' bridge: every node's uplink moves under a new owner at its next boot".into(),
+    );
+    push(
+        "ovnMasquerade",
+        list(&o.ovn_masquerade),
+        list(&n.ovn_masquerade),
+        Risk::Disruptive,
+        "the masquerade addresses day-2 states keep on br-ex: wrong ones cut pods off the node's services".into(),
+    );
+    let agent = |c: &Cluster| {
+        c.node_agent
+            .as_ref()
+            .map(|a| {
+                format!(
+                    "image {}, layering {:?}, osImageURL {}, checkpoint {}, probe {}",
+                    one(&a.image),
+                    a.layering,
+                    one(&a.os_image_url),
+                    one(&a.checkpoint_timeout),
+                    one(&a.probe_timeout)
+                )
+            })
+            .unwrap_or_default()
+    };
+    push(
+        "nodeAgent",
+        agent(o),
+        agent(n),
+        Risk::Disruptive,
+        "a new node image or unit: every node of the pool reboots into it in turn (maxUnavailable)"
+            .into(),
+    );
+    push(
+        "rendezvousIP",
+        one(&old.rendezvous_ip),
+        one(&new.rendezvous_ip),
+        Risk::Modifying,
+        "install only: the agent installer's first host (the agent ISO must be made again)".into(),
+    );
+    carried(
+        &mut out,
+        "install-config",
+        &install_config_carried(old),
+        &install_config_carried(new),
+    );
+    if agent_said {
+        carried(
+            &mut out,
+            "agent-config",
+            &agent_config_carried(o),
+            &agent_config_carried(n),
+        );
+    }
+    out
+}
+
+/// The machine networks changed: what no longer fits.
+fn machine_network_breaks(new: &Inventory, c: &Cluster) -> String {
+    let nets: Vec<IpNet> = c.machine_networks.iter().map(|n| n.value).collect();
+    let inside = |ip: &IpAddr| nets.iter().any(|n| n.contains(ip));
+    let mut outside: Vec<String> = Vec::new();
+    for h in new.hosts.iter().filter(|h| h.scope() == Scope::FirstBoot) {
+        let Some(state) = &h.network else { continue };
+        let net = Network::read(state);
+        let addrs: Vec<IpAddr> = net.addresses.iter().map(|a| a.ip).collect();
+        let same_family = |ip: &IpAddr| nets.iter().any(|n| n.addr().is_ipv4() == ip.is_ipv4());
+        if !addrs.is_empty() && addrs.iter().any(same_family) && !addrs.iter().any(inside) {
+            outside.push(h.name.value.clone());
+        }
+    }
+    let vips: Vec<String> = c
+        .api_vips
+        .iter()
+        .chain(&c.ingress_vips)
+        .filter(|v| !inside(&v.value))
+        .map(|v| v.value.to_string())
+        .collect();
+    let mut what = "fixed at install (install-config is read once): on a running cluster every node's address, the VIPs and etcd's peers are in it; changing it means re-addressing the cluster".to_string();
+    if !outside.is_empty() {
+        what.push_str(&format!(
+            "; {} host(s) have no address in it ({})",
+            outside.len(),
+            shorten(&outside)
+        ));
+    }
+    if !vips.is_empty() {
+        what.push_str(&format!("; VIPs outside it: {}", vips.join(", ")));
+    }
+    what
+}
+
+fn vip_breaks(which: &str, record: &str, c: &Cluster) -> String {
+    let domain = match (&c.name, &c.base_domain) {
+        (Some(n), Some(d)) => format!("{record}.{}.{}", n.value, d.value),
+        _ => format!("{record}.<cluster>.<domain>"),
+    };
+    format!("the {which} VIP moves: keepalived moves it, the DNS record {domain} and every client must follow; on an installed cluster only the Infrastructure object changes it")
+}
+
+fn shorten(names: &[String]) -> String {
+    match names {
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} and {} more", rest.len()),
+        [] => String::new(),
+    }
+}
+
+/// The install-config fields nodenet carries through (what render would
+/// write, less the fields the plan compares from the model and the
+/// replicas that follow the hosts).
+fn install_config_carried(inv: &Inventory) -> J {
+    let mut doc = nodenet_render::artifacts::install_config_cluster(inv);
+    let Some(m) = doc.as_object_mut() else {
+        return doc;
+    };
+    for key in ["baseDomain", "sshKey", "pullSecret"] {
+        m.shift_remove(key);
+    }
+    if let Some(meta) = m.get_mut("metadata").and_then(J::as_object_mut) {
+        meta.shift_remove("name");
+    }
+    if let Some(net) = m.get_mut("networking").and_then(J::as_object_mut) {
+        net.shift_remove("machineNetwork");
+    }
+    if let Some(cp) = m.get_mut("controlPlane").and_then(J::as_object_mut) {
+        cp.shift_remove("replicas");
+    }
+    for pool in m
+        .get_mut("compute")
+        .and_then(J::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(p) = pool.as_object_mut() {
+            p.shift_remove("replicas");
+        }
+    }
+    if let Some(bm) = doc
+        .pointer_mut("/platform/baremetal")
+        .and_then(J::as_object_mut)
+    {
+        for key in [
+            "apiVIPs",
+            "ingressVIPs",
+            "provisioningNetwork",
+            "provisioningNetworkCIDR",
+            "provisioningNetworkInterface",
+            "clusterOSImage",
+        ] {
+            bm.shift_remove(key);
+        }
+    }
+    doc
+}
+
+fn agent_config_carried(c: &Cluster) -> J {
+    let mut doc = c
+        .agent_config
+        .as_ref()
+        .map(|n| n.to_json())
+        .unwrap_or(J::Object(Map::new()));
+    if let Some(m) = doc.as_object_mut() {
+        for key in ["apiVersion", "kind", "rendezvousIP", "hosts"] {
+            m.shift_remove(key);
+        }
+        if let Some(meta) = m.get_mut("metadata").and_then(J::as_object_mut) {
+            meta.shift_remove("name");
+        }
+    }
+    doc
+}
+
+/// Leaf differences between two carried documents, by dotted path
+/// (lists compared whole).
+fn carried(out: &mut Vec<ClusterChange>, file: &str, old: &J, new: &J) {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    leaves("", old, &mut a);
+    leaves("", new, &mut b);
+    let mut paths: Vec<&String> = a.iter().chain(&b).map(|(p, _)| p).collect();
+    paths.sort();
+    paths.dedup();
+    let value = |set: &[(String, J)], p: &str| {
+        set.iter()
+            .find(|(q, _)| q == p)
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_default()
+    };
+    for p in paths {
+        let (was, is) = (value(&a, p), value(&b, p));
+        if was == is {
+            continue;
+        }
+        let (risk, what) = field_meaning(file, p);
+        out.push(ClusterChange {
+            field: format!("{file} {p}"),
+            old: was,
+            new: is,
+            risk,
+            what,
+        });
+    }
+}
+
+fn leaves(prefix: &str, v: &J, out: &mut Vec<(String, J)>) {
+    match v {
+        J::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(&p, v, out);
+            }
+        }
+        J::Object(_) if prefix.is_empty() => {}
+        _ => out.push((prefix.to_string(), v.clone())),
+    }
+}
+
+/// How a carried field's change lands on a cluster that runs.
+fn field_meaning(file: &str, path: &str) -> (Risk, String) {
+    let day1 = format!("{file}.yaml is read once, at install");
+    let (risk, how) = match path {
+        "fips" => (Risk::Disruptive, "FIPS mode cannot be changed on an installed cluster"),
+        p if p.starts_with("networking.clusterNetwork") || p.starts_with("networking.serviceNetwork") => (
+            Risk::Disruptive,
+            "pod and service networks are changed on a running cluster only through the Network object, with every node rebooted (and service networks not at all)",
+        ),
+        p if p.starts_with("networking.") => (
+            Risk::Disruptive,
+            "the cluster network's settings change on a running cluster only through the Network operator, with node reboots",
+        ),
+        p if p.starts_with("proxy") => (
+            Risk::Modifying,
+            "on an installed cluster the `cluster` Proxy object carries it; every node's MachineConfig changes with it",
+        ),
+        "additionalTrustBundle" | "additionalTrustBundlePolicy" => (
+            Risk::Modifying,
+            "on an installed cluster a ConfigMap named by the Proxy object's trustedCA carries it",
+        ),
+        p if p.starts_with("imageDigestSources") || p.starts_with("imageContentSources") => (
+            Risk::Modifying,
+            "on an installed cluster ImageDigestMirrorSet objects carry it; every node's MachineConfig changes with it",
+        ),
+        p if p.starts_with("platform.baremetal.bootstrap") => (
+            Risk::Modifying,
+            "used by the bootstrap VM only: nothing changes on an installed cluster",
+        ),
+        _ => (Risk::Modifying, "change it on the cluster itself, if it can be changed at all"),
+    };
+    (risk, format!("{day1}: {how}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Inventory {
+        let l = nodenet_model::load_texts(vec![("c.yaml".into(), text.into())]);
+        assert!(
+            !l.diagnostics.iter().any(|d| d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
+        l.inventory
+    }
+
+    const BASE: &str = "nodenet: v1
+cluster:
+  name: c
+  baseDomain: example.com
+  machineNetworks: [10.0.0.0/24]
+  apiVIPs: [10.0.0.5]
+  ingressVIPs: [10.0.0.4]
+  provisioning: {network: Disabled}
+  installConfig:
+    fips: false
+    networking:
+      clusterNetwork: [{cidr: 10.128.0.0/14, hostPrefix: 23}]
+hosts:
+- name: m0
+  role: master
+  network:
+    interfaces:
+    - name: eno1
+      type: ethernet
+      state: up
+      ipv4: {enabled: true, address: [{ip: 10.0.0.10, prefix-length: 24}]}
+";
+
+    fn fields(changes: &[ClusterChange]) -> Vec<(&str, Risk)> {
+        changes.iter().map(|c| (c.field.as_str(), c.risk)).collect()
+    }
+
+    #[test]
+    fn the_same_cluster_has_no_change() {
+        assert_eq!(cluster_changes(&load(BASE), &load(BASE)), vec![]);
+    }
+
+    #[test]
+    fn vips_networks_and_provisioning_are_disruptive() {
+        let new = BASE
+            .replace("apiVIPs: [10.0.0.5]", "apiVIPs: [10.0.0.6]")
+            .replace("[10.0.0.0/24]", "[10.0.2.0/23]")
+            .replace("network: Disabled", "network: Managed");
+        let c = cluster_changes(&load(BASE), &load(&new));
+        assert_eq!(
+            fields(&c),
+            vec![
+                ("machineNetworks", Risk::Disruptive),
+                ("apiVIPs", Risk::Disruptive),
+                ("provisioning.network", Risk::Disruptive),
+            ]
+        );
+        // The new /23 holds neither m0's address nor the VIPs: said.
+        assert!(
+            c[0].what.contains("1 host(s) have no address in it (m0)"),
+            "{}",
+            c[0].what
+        );
+        assert!(
+            c[0].what.contains("VIPs outside it: 10.0.0.6, 10.0.0.4"),
+            "{}",
+            c[0].what
+        );
+        assert!(c[1].what.contains("api.c.example.com"), "{}", c[1].what);
+    }
+
+    #[test]
+    fn carried_install_config_fields_are_compared_leaf_by_leaf() {
+        let new = BASE
+            .replace("fips: false", "fips: true")
+            .replace("hostPrefix: 23", "hostPrefix: 24");
+        let c = cluster_changes(&load(BASE), &load(&new));
+        assert_eq!(
+            fields(&c),
+            vec![
+                ("install-config fips", Risk::Disruptive),
+                ("install-config networking.clusterNetwork", Risk::Disruptive),
+            ]
+        );
+        assert_eq!((c[0].old.as_str(), c[0].new.as_str()), ("false", "true"));
+        assert!(c[0].what.contains("cannot be changed"), "{}", c[0].what);
+    }
+}
