@@ -2,16 +2,17 @@
 //! power, boot override, insert/eject — and `provision`, which boots each
 //! host from its own network-customised ISO, in parallel with a bound.
 
+pub mod discovery;
 pub mod redfish;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use nodenet_model::{Inventory, Secret};
-use redfish::{Client, Collection, Effect, Manager, System, VirtualMedia};
+use redfish::{Client, Collection, Effect, EthernetInterface, Manager, System, VirtualMedia};
 
 /// What went wrong, without the host and step (see [`BmcError`]).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -266,7 +267,30 @@ struct Session {
     media_path: String,
 }
 
-async fn open(t: &Target, deadline: Instant) -> Result<Session, BmcError> {
+/// A NIC as the host's BMC reports it.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+pub struct HardwareNic {
+    /// The BMC's id for it (`NIC.Integrated.1-1-1`, a MAC, …).
+    pub id: String,
+    /// Lower case, colon-separated.
+    pub mac: String,
+    /// `LinkUp`, `LinkDown`, `NoLink`, when the BMC says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+}
+
+/// What `discover` read from one host's BMC.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+pub struct Discovery {
+    pub host: String,
+    pub system: String,
+    pub nics: Vec<HardwareNic>,
+}
+
+/// The BMC's client and the host's system.
+async fn connect(t: &Target, deadline: Instant) -> Result<(Client, String, System), BmcError> {
     let client = Client::new(
         &t.base,
         &t.username,
@@ -300,6 +324,11 @@ async fn open(t: &Target, deadline: Instant) -> Result<Session, BmcError> {
             }
         };
     let system: System = client.get("reading the system", &system_path).await?;
+    Ok((client, system_path, system))
+}
+
+async fn open(t: &Target, deadline: Instant) -> Result<Session, BmcError> {
+    let (client, system_path, system) = connect(t, deadline).await?;
     // Virtual media hang off the system or its manager: follow the links.
     let mut collection = system.virtual_media.clone();
     if collection.is_none() {
@@ -492,13 +521,13 @@ const GRACE: Duration = Duration::from_secs(1);
 /// Runs `op` with the host's deadline (`timeout` from now); whatever
 /// happens, returns by the deadline plus [`GRACE`], and every error names
 /// the BMC.
-async fn bounded<F>(
+async fn bounded<T, F>(
     t: &Target,
     timeout: Duration,
     op: impl FnOnce(Instant) -> F,
-) -> Result<Status, BmcError>
+) -> Result<T, BmcError>
 where
-    F: std::future::Future<Output = Result<Status, BmcError>>,
+    F: std::future::Future<Output = Result<T, BmcError>>,
 {
     let deadline = Instant::now() + timeout;
     let r = tokio::time::timeout_at((deadline + GRACE).into(), op(deadline))
@@ -513,6 +542,56 @@ where
             ))
         });
     r.map_err(|e| e.at_bmc(&t.bmc()))
+}
+
+/// The host's NICs as its BMC lists them (Redfish
+/// `Systems/{id}/EthernetInterfaces`): MAC, link state, speed. A NIC the
+/// BMC lists without a MAC is left out.
+pub async fn discover(
+    t: &Target,
+    timeout: Duration,
+    progress: &Progress,
+) -> Result<Discovery, BmcError> {
+    bounded(t, timeout, |deadline| async move {
+        progress(&t.host, "connecting");
+        let (client, _, system) = connect(t, deadline).await?;
+        let link = system.ethernet_interfaces.clone().ok_or_else(|| {
+            BmcError::new(
+                "reading the NICs",
+                Failure::Protocol("the system has no EthernetInterfaces".into()),
+            )
+        })?;
+        progress(&t.host, "reading the NICs");
+        let members: Collection = client.get("reading the NICs", &link.id).await?;
+        let mut nics = Vec::new();
+        for m in &members.members {
+            let nic: EthernetInterface = client.get("reading a NIC", &m.id).await?;
+            let Some(mac) = nic
+                .mac
+                .filter(|m| !m.is_empty())
+                .or(nic.permanent_mac)
+                .filter(|m| !m.is_empty())
+            else {
+                continue;
+            };
+            nics.push(HardwareNic {
+                id: nic.id,
+                mac: mac.to_ascii_lowercase().replace('-', ":"),
+                link: nic.link_status.or_else(|| {
+                    nic.enabled
+                        .map(|e| if e { "Enabled" } else { "Disabled" }.to_string())
+                }),
+                speed_mbps: nic.speed_mbps,
+            });
+        }
+        progress(&t.host, "done");
+        Ok(Discovery {
+            host: t.host.clone(),
+            system: system.id,
+            nics,
+        })
+    })
+    .await
 }
 
 pub async fn status(
@@ -620,14 +699,15 @@ pub async fn provision(
 
 /// Runs `job` for every target, at most `parallel` at once; one host's
 /// failure never stops the others. Results in target order.
-pub fn run_all<F, Fut>(
+pub fn run_all<T, F, Fut>(
     targets: Vec<Target>,
     parallel: usize,
     job: F,
-) -> Vec<(String, Result<Status, BmcError>)>
+) -> Vec<(String, Result<T, BmcError>)>
 where
+    T: Send + 'static,
     F: Fn(Arc<Target>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Status, BmcError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, BmcError>> + Send + 'static,
 {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

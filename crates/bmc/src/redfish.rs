@@ -58,8 +58,27 @@ pub struct System {
     pub links: SystemLinks,
     #[serde(rename = "VirtualMedia")]
     pub virtual_media: Option<Link>,
+    #[serde(rename = "EthernetInterfaces")]
+    pub ethernet_interfaces: Option<Link>,
     #[serde(rename = "Actions", default)]
     pub actions: SystemActions,
+}
+
+/// A system's NIC (`EthernetInterface`): the fields discovery reads.
+#[derive(Deserialize, Debug)]
+pub struct EthernetInterface {
+    #[serde(rename = "Id")]
+    pub id: String,
+    #[serde(rename = "MACAddress")]
+    pub mac: Option<String>,
+    #[serde(rename = "PermanentMACAddress")]
+    pub permanent_mac: Option<String>,
+    #[serde(rename = "LinkStatus")]
+    pub link_status: Option<String>,
+    #[serde(rename = "SpeedMbps")]
+    pub speed_mbps: Option<u64>,
+    #[serde(rename = "InterfaceEnabled")]
+    pub enabled: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]

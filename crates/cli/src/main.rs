@@ -69,6 +69,10 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Redfish BMC operations: status, power, media.
     Bmc(cmd::bmc::Args),
+    /// Every host's NICs as its BMC lists them (Redfish), held against the
+    /// inventory: MACs it lacks filled in (`--write`), MACs the hardware
+    /// does not have and boot MACs on no NIC reported.
+    Discover(cmd::discover::Args),
     /// Boot every selected host from its own ISO through its BMC (Redfish virtual media).
     Provision(cmd::provision::Args),
     /// On a node: the current network state as NMState.
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
         Command::Image(args) => cmd::image::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Bmc(args) => cmd::bmc::run(args),
+        Command::Discover(args) => cmd::discover::run(args),
         Command::Provision(args) => cmd::provision::run(args),
         Command::Show(args) => cmd::agent::show(args),
         Command::Apply(args) => cmd::agent::apply(args),

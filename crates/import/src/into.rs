@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::{Mapping, Value as Y};
 
+use nodenet_model::edit::{block_end, dash_before};
 use nodenet_model::yaml::{self, Node};
 
 #[derive(Debug, thiserror::Error)]
@@ -107,46 +108,6 @@ fn new_entry(host: &str, state: &serde_json::Value, indent: usize) -> String {
         name.trim_end(),
         network_block(state, indent + 4)
     )
-}
-
-fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-/// Lines that hold nothing (blank or a comment alone).
-fn is_filler(line: &str) -> bool {
-    let t = line.trim_start();
-    t.is_empty() || t.starts_with('#')
-}
-
-/// The index of the last line (from `first`, 0-based) of a block whose
-/// lines are indented more than `column` (0-based): where the next line
-/// that is no filler and indented `column` or less begins, minus the
-/// fillers before it.
-fn block_end(lines: &[&str], first: usize, column: usize) -> usize {
-    let mut last = first;
-    for (i, line) in lines.iter().enumerate().skip(first + 1) {
-        if is_filler(line) {
-            continue;
-        }
-        if indent_of(line) <= column {
-            break;
-        }
-        last = i;
-    }
-    last
-}
-
-/// The column of the dash of the list item that starts at `item_col` of
-/// `line` (the dash itself, or the last one before it with only spaces
-/// between).
-fn dash_before(line: &str, item_col: usize) -> Option<usize> {
-    if line.get(item_col..)?.starts_with("- ") {
-        return Some(item_col);
-    }
-    let head = line.get(..item_col)?;
-    let dash = head.rfind('-')?;
-    head[dash + 1..].chars().all(|c| c == ' ').then_some(dash)
 }
 
 /// The text with the host's network written in, or `None` when the

@@ -122,7 +122,10 @@ codes! {
     LldpNativeVlan = "lldp-native-vlan": "The switch port's port VLAN id is not the NIC's `native` VLAN.",
     LldpMtu = "lldp-mtu": "The switch port's maximum frame size is smaller than the MTU the host runs on the NIC.",
     LldpAggregation = "lldp-aggregation": "The ports of an 802.3ad bond are not in one link aggregation on the switch (aggregation off, or different aggregation ids on one switch); a warning when the switch aggregates the ports of a bond of another mode.",
-    ObservedInvalid = "observed-invalid": "A `--observed` file is not an observation `nodenet lldp --format json` wrote.",
+    ObservedInvalid = "observed-invalid": "A `--observed` file is not an observation `nodenet lldp --format json` or `nodenet discover -o` wrote.",
+    ObservedMacNotOnHardware = "observed-mac-not-on-hardware": "A NIC MAC of the inventory is none of the NICs the host's BMC lists (a typo, or another machine's NIC).",
+    ObservedBootMacNotOnHardware = "observed-boot-mac-not-on-hardware": "The boot MAC is none of the NICs the host's BMC lists: the host would not PXE boot from it, nor be found by it.",
+    ObservedMacMissing = "observed-mac-missing": "The inventory lists a NIC without a MAC that the host's BMC can give (`nodenet discover --write` fills it in when only one MAC fits; a warning).",
     ObservedUnmatched = "observed-unmatched": "An observation names a host (by name or NIC MACs) or a cabled NIC the inventory does not have, or misses a NIC the inventory expects on a switch port (a warning).",
     // wire verification: `netverify report`
     NetverifyVlanNotCarried = "netverify-vlan-not-carried": "Probe frames on a planned VLAN did not pass between two NICs that both use it (the switch port of one lacks the VLAN, or the NICs are on different segments).",

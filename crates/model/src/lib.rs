@@ -3,6 +3,7 @@
 //! agent-config.yaml or a bare NMState file, with every value located.
 
 pub mod diag;
+pub mod edit;
 pub mod fields;
 pub mod inventory;
 pub mod load;

@@ -181,14 +181,15 @@ pub fn print_plan(targets: &[nodenet_bmc::Target], plan: &dyn Fn(&str) -> String
 type Results = Vec<(String, Result<Status, nodenet_bmc::BmcError>)>;
 
 /// Runs `job` on every target, showing per-host progress on a terminal.
-pub fn run_with_progress<F, Fut>(
+pub fn run_with_progress<T, F, Fut>(
     targets: Vec<nodenet_bmc::Target>,
     parallel: usize,
     job: F,
-) -> Results
+) -> Vec<(String, Result<T, nodenet_bmc::BmcError>)>
 where
+    T: Send + 'static,
     F: Fn(Arc<nodenet_bmc::Target>, Arc<nodenet_bmc::Progress>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Status, nodenet_bmc::BmcError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, nodenet_bmc::BmcError>> + Send + 'static,
 {
     let hosts: Vec<String> = targets.iter().map(|t| t.host.clone()).collect();
     let bars = Arc::new(ui::HostProgress::new(&hosts));

@@ -13,8 +13,9 @@ pub struct Args {
     /// `json`: one object on stdout, whatever the outcome (README: JSON output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
-    /// LLDP observations (`nodenet lldp --format json` files, or
-    /// directories of them): compare each node's cabling with the inventory.
+    /// Observations (`nodenet lldp --format json` files, `nodenet discover
+    /// -o` files, or directories of them): compare each node's cabling and
+    /// its NICs' MACs with the inventory.
     #[arg(long, num_args = 1..)]
     observed: Vec<PathBuf>,
 }
@@ -25,11 +26,10 @@ pub fn run(args: Args) -> ExitCode {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(args.format),
     };
-    let (observed, mut observed_diags) =
-        match super::wires::read_observed(&args.observed, &mut loaded.sources) {
-            Ok(o) => o,
-            Err(f) => return f.report(args.format),
-        };
+    let observed = match super::wires::read_observed(&args.observed, &mut loaded.sources) {
+        Ok(o) => o,
+        Err(f) => return f.report(args.format),
+    };
     phases.mark("load");
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     // What render would do to stay within etcd's limits (or refuse),
@@ -39,10 +39,17 @@ pub fn run(args: Args) -> ExitCode {
         .extend(nodenet_render::fleet_findings(&loaded.inventory));
     nodenet_model::diag::sort(&mut report.diagnostics);
     if !args.observed.is_empty() {
+        let mut observed_diags = observed.diagnostics;
         observed_diags.extend(nodenet_wires::compare::compare(
             &loaded.inventory,
-            &observed,
+            &observed.lldp,
         ));
+        for (d, span) in &observed.discoveries {
+            observed_diags.extend(
+                nodenet_bmc::discovery::compare(&loaded.inventory, &d.hosts, Some(*span))
+                    .diagnostics,
+            );
+        }
         report.diagnostics.extend(observed_diags);
         nodenet_model::diag::sort(&mut report.diagnostics);
         phases.mark("compare observations");

@@ -4,6 +4,7 @@ pub mod agent;
 pub mod bmc;
 pub mod check;
 pub mod diff;
+pub mod discover;
 pub mod explain;
 pub mod gc;
 pub mod hosts;

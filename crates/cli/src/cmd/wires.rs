@@ -122,12 +122,20 @@ pub fn lldp(args: LldpArgs) -> ExitCode {
 /// Reads `--observed` files into the source map (so findings about them
 /// are located) and the comparison's input; unreadable ones are
 /// `observed-invalid` errors at the file.
+/// The `--observed` files: LLDP observations and saved discoveries.
+#[derive(Default)]
+pub struct ObservedFiles {
+    pub lldp: Vec<Observed>,
+    /// Each with where to point at it.
+    pub discoveries: Vec<(nodenet_bmc::discovery::DiscoveryFile, Span)>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 pub fn read_observed(
     files: &[PathBuf],
     sources: &mut SourceMap,
-) -> Result<(Vec<Observed>, Vec<Diagnostic>), super::Failure> {
-    let mut observed = Vec::new();
-    let mut diags = Vec::new();
+) -> Result<ObservedFiles, super::Failure> {
+    let mut read = ObservedFiles::default();
     for path in expand_dirs(files)? {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(&path).map_err(|e| super::Failure::io(&name, e))?;
@@ -141,15 +149,19 @@ pub fn read_observed(
             len: 0,
         };
         let text = &sources.get(id).expect("just added").text;
-        match Observation::from_json(text) {
-            Ok(obs) => observed.push(Observed { obs, span }),
-            Err(e) => diags.push(
-                Diagnostic::error(nodenet_model::Code::ObservedInvalid, format!("{name}: {e}"))
-                    .at(span),
-            ),
+        let invalid = |e: String| {
+            Diagnostic::error(nodenet_model::Code::ObservedInvalid, format!("{name}: {e}")).at(span)
+        };
+        match nodenet_bmc::discovery::DiscoveryFile::from_json(text) {
+            Some(Ok(d)) => read.discoveries.push((d, span)),
+            Some(Err(e)) => read.diagnostics.push(invalid(e)),
+            None => match Observation::from_json(text) {
+                Ok(obs) => read.lldp.push(Observed { obs, span }),
+                Err(e) => read.diagnostics.push(invalid(e)),
+            },
         }
     }
-    Ok((observed, diags))
+    Ok(read)
 }
 
 /// Directories stand for the `.json` files in them.

@@ -36,7 +36,16 @@ pub struct Emulator {
 }
 
 impl Emulator {
+    /// `n` systems, each with one NIC (`00:5c:52:31:3a:<i>`).
     pub fn start(dir: &Path, n: usize) -> Emulator {
+        let nics: Vec<Vec<String>> = (0..n)
+            .map(|i| vec![format!("00:5c:52:31:3a:{i:02x}")])
+            .collect();
+        Emulator::start_with_nics(dir, &nics)
+    }
+
+    /// A system per entry of `nics`, with those NIC MACs.
+    pub fn start_with_nics(dir: &Path, nics: &[Vec<String>]) -> Emulator {
         let bin = sushy();
         assert!(
             bin.is_file(),
@@ -56,8 +65,23 @@ impl Emulator {
             format!("admin:{}", String::from_utf8_lossy(&hash.stdout)),
         )
         .unwrap();
-        let systems: Vec<String> = (0..n)
-            .map(|i| format!("{{'uuid': '{}', 'name': 'node-{i}', 'power_state': 'Off', 'nics': [{{'mac': '00:5c:52:31:3a:{i:02x}', 'ip': '172.22.130.{}'}}]}}", uuid(i), 10 + i))
+        let systems: Vec<String> = nics
+            .iter()
+            .enumerate()
+            .map(|(i, macs)| {
+                let macs: Vec<String> = macs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, m)| {
+                        format!("{{'mac': '{m}', 'ip': '172.22.{}.{}'}}", 130 + j, 10 + i)
+                    })
+                    .collect();
+                format!(
+                    "{{'uuid': '{}', 'name': 'node-{i}', 'power_state': 'Off', 'nics': [{}]}}",
+                    uuid(i),
+                    macs.join(", ")
+                )
+            })
             .collect();
         let conf = dir.join("emulator.conf");
         fs::write(

@@ -720,7 +720,9 @@ fn build_host<'n>(
         match &n.value {
             Value::Map(entries) => {
                 for (k, v) in entries {
-                    let mac = if v.is_null() { None } else { d.mac(v) };
+                    // A NIC whose MAC is not known yet: null or "".
+                    let unknown = v.is_null() || v.as_str() == Some("");
+                    let mac = if unknown { None } else { d.mac(v) };
                     nics.push(Nic::new(
                         Located::new(k.scalar_text().unwrap_or_default(), k.span),
                         mac,
@@ -738,6 +740,7 @@ fn build_host<'n>(
                     let mac = item
                         .get("mac")
                         .or(item.get("macAddress"))
+                        .filter(|m| !(m.is_null() || m.as_str() == Some("")))
                         .and_then(|m| d.mac(m));
                     let wiring = nic_wiring(d, item);
                     nics.push(Nic {

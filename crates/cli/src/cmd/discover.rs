@@ -1,0 +1,240 @@
+//! `nodenet discover INVENTORY`: every host's NICs as its BMC lists them
+//! (Redfish `EthernetInterfaces`), held against the inventory. `--write`
+//! fills in the MACs the inventory lacks, edited in place; `-o FILE` saves
+//! the discovery for `check --observed`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use nodenet_bmc::discovery::{self, DiscoveryFile, Fill};
+use nodenet_bmc::Select;
+
+use crate::report::{self, Format};
+use crate::ui::info;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The inventory.
+    inventory: PathBuf,
+    /// Hosts to read (default: all); repeat for more.
+    #[arg(long, value_name = "HOST")]
+    host: Vec<String>,
+    #[command(flatten)]
+    limits: super::bmc::Limits,
+    /// Write the MACs found for NICs the inventory lists without one into
+    /// the inventory (in place; shown as a diff without it).
+    #[arg(long)]
+    write: bool,
+    /// Save the discovery here (JSON), for `check --observed`.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// `json`: one object on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let select = if args.host.is_empty() {
+        Select::All
+    } else {
+        Select::Hosts(args.host.clone())
+    };
+    let targets = match super::bmc::targets(&args.inventory, &select, args.format) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let loaded = match nodenet_model::load_files(std::slice::from_ref(&args.inventory)) {
+        Ok(l) => l,
+        Err(e) => return super::Failure::from(e).report(args.format),
+    };
+    let timeout = Duration::from_secs(args.limits.timeout);
+    let results =
+        super::bmc::run_with_progress(targets, args.limits.parallel, move |t, p| async move {
+            nodenet_bmc::discover(&t, timeout, &*p).await
+        });
+    let mut found = Vec::new();
+    let mut failed = Vec::new();
+    for (host, r) in results {
+        match r {
+            Ok(d) => found.push(d),
+            Err(e) => failed.push((host, e.to_string())),
+        }
+    }
+    let findings = discovery::compare(&loaded.inventory, &found, None);
+    if let Some(path) = &args.output {
+        let text = serde_json::to_string_pretty(&DiscoveryFile::new(found.clone()))
+            .expect("a discovery serialises");
+        if let Err(e) = nodenet_model::write_atomic(path, format!("{text}\n").as_bytes()) {
+            return super::Failure::io(path.display().to_string(), e).report(args.format);
+        }
+    }
+    let edit = fill_in(&args.inventory, &findings.fills);
+    let mut wrote = false;
+    if let (true, Ok(Some(edited))) = (args.write, &edit.result) {
+        if let Err(e) = nodenet_model::write_atomic(&args.inventory, edited.as_bytes()) {
+            return super::Failure::io(args.inventory.display().to_string(), e).report(args.format);
+        }
+        wrote = true;
+    }
+    let errors = findings.diagnostics.iter().any(|d| d.is_error());
+    match args.format {
+        Format::Json => {
+            let mut v = report::to_json(&loaded.sources, &findings.diagnostics);
+            v["hosts"] = serde_json::json!(found);
+            v["failed"] = serde_json::json!(failed
+                .iter()
+                .map(|(h, e)| serde_json::json!({"host": h, "error": e}))
+                .collect::<Vec<_>>());
+            v["fills"] = serde_json::json!(findings
+                .fills
+                .iter()
+                .map(|f| serde_json::json!({"host": f.host, "nic": f.nic, "mac": f.mac}))
+                .collect::<Vec<_>>());
+            v["written"] = serde_json::json!(wrote);
+            println!("{v}");
+        }
+        Format::Human => {
+            println!("{:<20} {:<28} {:<18} LINK", "HOST", "NIC (BMC id)", "MAC");
+            for d in &found {
+                for n in &d.nics {
+                    println!(
+                        "{:<20} {:<28} {:<18} {}{}",
+                        d.host,
+                        n.id,
+                        n.mac,
+                        n.link.as_deref().unwrap_or("-"),
+                        n.speed_mbps
+                            .map(|s| format!(" {s} Mb/s"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            for (h, e) in &failed {
+                println!("{h:<20} FAILED {e}");
+            }
+            report::print(&loaded.sources, &findings.diagnostics, args.format);
+            match &edit.result {
+                Ok(Some(_)) if wrote => info!(
+                    "wrote {} MAC(s) into {}",
+                    edit.applied.len(),
+                    args.inventory.display()
+                ),
+                Ok(Some(_)) => {
+                    print!("{}", edit.diff);
+                    info!(
+                        "{} MAC(s) to fill in: run again with --write to write them into {}",
+                        edit.applied.len(),
+                        args.inventory.display()
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("warning: {e}"),
+            }
+            for (fill, why) in &edit.skipped {
+                eprintln!(
+                    "warning: {} of {} ({}) not written: {why}",
+                    fill.nic, fill.host, fill.mac
+                );
+            }
+            info!(
+                "{}: {} host(s) read, {} failed: {}",
+                if errors || !failed.is_empty() {
+                    "failed"
+                } else {
+                    "ok"
+                },
+                found.len(),
+                failed.len(),
+                report::summary(&findings.diagnostics)
+            );
+        }
+    }
+    if errors || !failed.is_empty() {
+        super::problems()
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The inventory with the fills written in, and what it changes.
+struct Edit {
+    /// The new text (`None`: nothing to fill in), or why the file is not
+    /// edited at all.
+    result: Result<Option<String>, String>,
+    applied: Vec<Fill>,
+    skipped: Vec<(Fill, String)>,
+    /// `-`/`+` lines with their line numbers.
+    diff: String,
+}
+
+fn fill_in(inventory: &PathBuf, fills: &[Fill]) -> Edit {
+    let mut edit = Edit {
+        result: Ok(None),
+        applied: Vec::new(),
+        skipped: Vec::new(),
+        diff: String::new(),
+    };
+    if fills.is_empty() {
+        return edit;
+    }
+    let original = match std::fs::read_to_string(inventory) {
+        Ok(t) => t,
+        Err(e) => {
+            edit.result = Err(format!("{} cannot be read: {e}", inventory.display()));
+            return edit;
+        }
+    };
+    let mut text = original.clone();
+    for f in fills {
+        match nodenet_model::edit::set_nic_mac(&text, &f.host, &f.nic, &f.mac) {
+            Ok(t) => {
+                text = t;
+                edit.applied.push(f.clone());
+            }
+            Err(why) => edit.skipped.push((f.clone(), why)),
+        }
+    }
+    if edit.applied.is_empty() {
+        return edit;
+    }
+    edit.diff = line_diff(&original, &text);
+    edit.result = Ok(Some(text));
+    edit
+}
+
+/// The lines that differ, as `-N old` / `+N new` (the edits change lines
+/// in place or insert them).
+fn line_diff(old: &str, new: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let (mut i, mut j) = (0, 0);
+    let mut out = String::new();
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            // An inserted line: the next old line is the one after it.
+            (Some(x), Some(y)) if b.get(j + 1) == Some(x) => {
+                out.push_str(&format!("+{:<5} {y}\n", j + 1));
+                j += 1;
+            }
+            (Some(x), Some(y)) => {
+                out.push_str(&format!("-{:<5} {x}\n+{:<5} {y}\n", i + 1, j + 1));
+                i += 1;
+                j += 1;
+            }
+            (None, Some(y)) => {
+                out.push_str(&format!("+{:<5} {y}\n", j + 1));
+                j += 1;
+            }
+            (Some(x), None) => {
+                out.push_str(&format!("-{:<5} {x}\n", i + 1));
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    out
+}

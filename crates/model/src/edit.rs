@@ -1,0 +1,249 @@
+//! Editing an inventory file in place: only the bytes of what changes are
+//! written, every other byte (comments, flow maps, order) stays. The
+//! places come from the parsed document's positions; the extent of a
+//! block from its indentation, as YAML defines it.
+
+use crate::yaml::Node;
+
+pub fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Lines that hold nothing (blank or a comment alone).
+pub fn is_filler(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// The index of the last line (from `first`, 0-based) of a block whose
+/// lines are indented more than `column` (0-based): up to the next line
+/// that is no filler and indented `column` or less, less the fillers
+/// before it.
+pub fn block_end(lines: &[&str], first: usize, column: usize) -> usize {
+    let mut last = first;
+    for (i, line) in lines.iter().enumerate().skip(first + 1) {
+        if is_filler(line) {
+            continue;
+        }
+        if indent_of(line) <= column {
+            break;
+        }
+        last = i;
+    }
+    last
+}
+
+/// The column of the dash of the list item that starts at `item_col` of
+/// `line` (the dash itself, or the last one before it with only spaces
+/// between).
+pub fn dash_before(line: &str, item_col: usize) -> Option<usize> {
+    if line.get(item_col..)?.starts_with("- ") {
+        return Some(item_col);
+    }
+    let head = line.get(..item_col)?;
+    let dash = head.rfind('-')?;
+    head[dash + 1..].chars().all(|c| c == ' ').then_some(dash)
+}
+
+/// 0-based line and column of a node.
+fn place(n: &Node) -> (usize, usize) {
+    (n.span.line as usize - 1, n.span.column as usize - 1)
+}
+
+/// Whether the value of the mapping key `key` is written in flow style
+/// (`key: {…}` or `key: […]` on the key's line).
+fn flow_value(lines: &[&str], key: &Node) -> bool {
+    let (l, c) = place(key);
+    lines
+        .get(l)
+        .and_then(|line| line.get(c..))
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(_, v)| v.trim_start().starts_with(['{', '[']))
+}
+
+/// The host entry of `root` named `host` (written as is, not generated).
+pub fn host_entry<'n>(root: &'n Node, host: &str) -> Option<&'n Node> {
+    root.get("hosts")?
+        .as_seq()?
+        .iter()
+        .find(|h| h.get("name").and_then(Node::as_str) == Some(host))
+}
+
+/// Gives the NIC `nic` of host `host` the MAC `mac` where the inventory
+/// lists the NIC without one (`nics: {eno2: ""}`, `eno2:` alone, or a list
+/// entry without `mac`). `Err` says why this layout is not edited.
+pub fn set_nic_mac(text: &str, host: &str, nic: &str, mac: &str) -> Result<String, String> {
+    let root = crate::yaml::parse(text, 0).map_err(|e| e.message)?;
+    let entry = host_entry(&root, host).ok_or_else(|| {
+        format!("host `{host}` is not written out in the file (a template or a generated name)")
+    })?;
+    let (nics_key, nics) = entry
+        .entry("nics")
+        .ok_or_else(|| format!("host `{host}` has no `nics` of its own"))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let value = format!("\"{mac}\"");
+    let (line, new_line) = if let Some(map) = nics.as_map() {
+        let (key, v) = map
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(nic))
+            .ok_or_else(|| format!("host `{host}` lists no NIC `{nic}`"))?;
+        if !(v.is_null() || v.as_str() == Some("")) {
+            return Err(format!("NIC `{nic}` of `{host}` has a MAC already"));
+        }
+        let (l, c) = place(key);
+        let src = lines[l];
+        // After `eno2:`, up to the next `,` or `}` in a flow map, else to
+        // the end of the line or its comment.
+        let colon = c + src[c..].find(':').ok_or("no `:` after the NIC")? + 1;
+        let rest = &src[colon..];
+        let end = if flow_value(&lines, nics_key) {
+            rest.find([',', '}']).unwrap_or(rest.len())
+        } else {
+            rest.find(" #").unwrap_or(rest.len())
+        };
+        (l, format!("{} {value}{}", &src[..colon], &rest[end..]))
+    } else if let Some(list) = nics.as_seq() {
+        let item = list
+            .iter()
+            .find(|i| i.get("name").and_then(Node::as_str) == Some(nic))
+            .ok_or_else(|| format!("host `{host}` lists no NIC `{nic}`"))?;
+        if item
+            .get("mac")
+            .is_some_and(|m| !m.is_null() && m.as_str() != Some(""))
+        {
+            return Err(format!("NIC `{nic}` of `{host}` has a MAC already"));
+        }
+        if item.get("mac").is_some() {
+            return Err(format!(
+                "NIC `{nic}` of `{host}` has an empty `mac:`: write it there"
+            ));
+        }
+        let (name_key, _) = item.entry("name").expect("found by name");
+        let (l, c) = place(name_key);
+        let src = lines[l];
+        // `- {name: eno2}`: a `{` or `,` before the name key.
+        if src[..c].trim_end().ends_with(['{', ',']) {
+            // `- {name: eno2, …}`: before its closing brace.
+            let close = src[c..]
+                .find('}')
+                .map(|i| c + i)
+                .ok_or("the NIC's flow map goes on over several lines")?;
+            (
+                l,
+                format!("{}, mac: {value}{}", &src[..close], &src[close..]),
+            )
+        } else {
+            // A block entry: a line after `name:`, at its indentation.
+            let mut out = String::with_capacity(text.len() + 32);
+            for (i, line) in lines.iter().enumerate() {
+                out.push_str(line);
+                out.push('\n');
+                if i == l {
+                    out.push_str(&format!("{}mac: {value}\n", " ".repeat(c)));
+                }
+            }
+            return Ok(out);
+        }
+    } else {
+        return Err(format!("`nics` of `{host}` is neither a map nor a list"));
+    };
+    let mut out = String::with_capacity(text.len() + 32);
+    for (i, l) in lines.iter().enumerate() {
+        if i == line {
+            out.push_str(&new_line);
+        } else {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INV: &str = "nodenet: v1   # lab
+hosts:
+- name: m0
+  nics: {eno1: '52:54:00:00:00:01', eno2: ''}   # second NIC unknown
+- name: m1
+  nics:
+    eno1: '52:54:00:00:01:01'
+    eno2:        # to find
+- name: m2
+  nics:
+  - {name: eno1, mac: '52:54:00:00:02:01'}
+  - {name: eno2}
+- name: m3
+  nics:
+  - name: eno2
+    switch: leaf-1
+";
+
+    /// Only line `n` (1-based) differs, and it reads `want`; or one line,
+    /// `want`, was inserted after it.
+    fn only_changed(after: &str, n: usize, want: &str) {
+        let (a, b): (Vec<&str>, Vec<&str>) = (INV.lines().collect(), after.lines().collect());
+        if a.len() == b.len() {
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                if i + 1 == n {
+                    assert_eq!(*y, want);
+                } else {
+                    assert_eq!(x, y, "line {}", i + 1);
+                }
+            }
+        } else {
+            assert_eq!(b.len(), a.len() + 1);
+            assert_eq!(a[..n], b[..n]);
+            assert_eq!(b[n], want);
+            assert_eq!(a[n..], b[n + 1..]);
+        }
+    }
+
+    fn mac_of(text: &str, host: usize, nic: &str) -> serde_json::Value {
+        let root = crate::yaml::parse(text, 0).unwrap().to_json();
+        let nics = &root["hosts"][host]["nics"];
+        match nics.as_array() {
+            Some(list) => list.iter().find(|n| n["name"] == nic).unwrap()["mac"].clone(),
+            None => nics[nic].clone(),
+        }
+    }
+
+    #[test]
+    fn a_flow_map_value() {
+        let out = set_nic_mac(INV, "m0", "eno2", "52:54:00:00:00:02").unwrap();
+        only_changed(
+            &out,
+            4,
+            "  nics: {eno1: '52:54:00:00:00:01', eno2: \"52:54:00:00:00:02\"}   # second NIC unknown",
+        );
+        assert_eq!(mac_of(&out, 0, "eno2"), "52:54:00:00:00:02");
+    }
+
+    #[test]
+    fn a_block_map_value_keeps_its_comment() {
+        let out = set_nic_mac(INV, "m1", "eno2", "52:54:00:00:01:02").unwrap();
+        only_changed(&out, 8, "    eno2: \"52:54:00:00:01:02\" # to find");
+        assert_eq!(mac_of(&out, 1, "eno2"), "52:54:00:00:01:02");
+    }
+
+    #[test]
+    fn list_entries_flow_and_block() {
+        let out = set_nic_mac(INV, "m2", "eno2", "52:54:00:00:02:02").unwrap();
+        only_changed(&out, 12, "  - {name: eno2, mac: \"52:54:00:00:02:02\"}");
+        let out = set_nic_mac(INV, "m3", "eno2", "52:54:00:00:03:02").unwrap();
+        only_changed(&out, 15, "    mac: \"52:54:00:00:03:02\"");
+        assert_eq!(mac_of(&out, 3, "eno2"), "52:54:00:00:03:02");
+    }
+
+    #[test]
+    fn what_is_not_edited_says_why() {
+        assert!(set_nic_mac(INV, "m0", "eno1", "52:54:00:00:00:09")
+            .unwrap_err()
+            .contains("has a MAC already"));
+        assert!(set_nic_mac(INV, "m9", "eno1", "52:54:00:00:00:09")
+            .unwrap_err()
+            .contains("not written out"));
+    }
+}
