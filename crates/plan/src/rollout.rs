@@ -538,6 +538,7 @@ impl Rollout {
             .into_iter()
             .map(|(file, docs)| OutFile::new(file, docs.join("---\n"), 0o644))
             .collect();
+        out.push(OutFile::new("ROLLOUT.md", self.steps(), 0o644));
         if !self.machine_configs.is_empty() {
             // The pools of the changed roles (custom pools of a split
             // role included) with their MachineConfigs and what they need.
@@ -554,6 +555,68 @@ impl Rollout {
             }));
         }
         out
+    }
+
+    /// The order to apply what `files` writes, as numbered steps
+    /// (`ROLLOUT.md`): the MachineConfigs, then each wave's policies,
+    /// additive first, each step once the one before is done.
+    pub fn steps(&self) -> String {
+        let mut s = String::from("# Rollout\n");
+        if !self.machine_configs.is_empty() && !self.policies.is_empty() {
+            s.push_str("\nOne engine carries this change, not both: the Machine Config Operator on nodes that run nodenet-apply.service, kubernetes-nmstate on clusters that manage host networking with it.\n");
+        }
+        if !self.machine_configs.is_empty() {
+            let roles: Vec<&str> = self.machine_configs.keys().map(String::as_str).collect();
+            s.push_str(&format!(
+                "\n## Through the Machine Config Operator\n\n1. `oc apply -f openshift/`: the MachineConfigs of the {} pool(s); each node restarts nodenet-apply.service in turn; done when each pool is Updated (`oc wait mcp/<pool> --for condition=Updated`), a Degraded pool stops there\n",
+                roles.join(", ")
+            ));
+        }
+        if self.policies.is_empty() {
+            return s;
+        }
+        s.push_str("\n## Through kubernetes-nmstate\n\nIn this order; start a step only once the one before is done.\n\n");
+        let mut n = 0;
+        let waves: BTreeSet<usize> = self.policies.iter().map(|p| p.wave).collect();
+        for wave in waves {
+            let mut files: Vec<(&Risk, &str)> = self
+                .policies
+                .iter()
+                .filter(|p| p.wave == wave)
+                .map(|p| (&p.risk, p.file.as_str()))
+                .collect();
+            files.sort();
+            files.dedup();
+            for (risk, file) in files {
+                let names: Vec<&str> = self
+                    .policies
+                    .iter()
+                    .filter(|p| p.wave == wave && p.file == file)
+                    .map(|p| p.name.as_str())
+                    .collect();
+                let wait = match names.as_slice() {
+                    [one] => {
+                        format!("`oc wait nncp/{one} --for condition=Available --timeout=-1s`")
+                    }
+                    [first, rest @ ..] => format!(
+                        "`oc wait nncp/{first} … --for condition=Available` ({} policies)",
+                        rest.len() + 1
+                    ),
+                    [] => String::new(),
+                };
+                n += 1;
+                s.push_str(&format!(
+                    "{n}. `oc apply -f {file}` ({} change); done when {wait}: a Degraded policy stops the rollout here\n",
+                    risk.as_str()
+                ));
+            }
+        }
+        for what in &self.left_to_configure_ovs {
+            s.push_str(&format!(
+                "\nNot carried by any step: {what} (the interface configure-ovs.sh puts under br-ex).\n"
+            ));
+        }
+        s
     }
 
     /// The human form.
@@ -771,6 +834,12 @@ hosts:
                 (2, Risk::Modifying, "nncp/wave-2/modifying-worker.yaml"),
             ]
         );
+        // ROLLOUT.md says the order: wave 1's file, then wave 2's.
+        let steps = rollout.steps();
+        let first = steps.find("nncp/wave-1/disruptive-worker.yaml").unwrap();
+        let second = steps.find("nncp/wave-2/modifying-worker.yaml").unwrap();
+        assert!(first < second, "{steps}");
+        assert!(steps.contains("1. `oc apply -f nncp/wave-1/"), "{steps}");
         // Wave 2 alone on the old state is what the kernel refuses, and
         // check says so.
         let state = apply_delta(
