@@ -436,3 +436,50 @@ fn a_field_nodenet_owns_in_install_config_is_an_error_naming_its_place() {
     );
     assert_eq!((diags[1].0.as_str(), diags[1].1), ("unknown-field", 12));
 }
+
+/// An agent-config host's `BMC` is the host's BMC: it reaches the
+/// rendered install-config (password as a placeholder) and the scale-out
+/// BareMetalHost, and the password is in neither.
+#[test]
+fn an_agent_config_bmc_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ic = write(
+        tmp.path(),
+        "install-config.yaml",
+        "apiVersion: v1\nbaseDomain: example.com\nmetadata: {name: ocp4}\nnetworking:\n  machineNetwork: [{cidr: 192.168.111.0/24}]\nplatform:\n  baremetal:\n    apiVIPs: [192.168.111.5]\n    ingressVIPs: [192.168.111.4]\n",
+    );
+    let ac = write(
+        tmp.path(),
+        "agent-config.yaml",
+        &AGENT_CONFIG.replace(
+            "  interfaces:\n",
+            "  BMC:\n    address: redfish-virtualmedia://10.10.0.20/redfish/v1/Systems/1\n    username: admin\n    password: bmc-password-not-to-be-rendered\n  interfaces:\n",
+        ),
+    );
+    let out = tmp.path().join("out");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&ic)
+        .arg(&ac)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rendered = yaml(&out.join("install-config.yaml"));
+    let host = &rendered["platform"]["baremetal"]["hosts"][0];
+    assert_eq!(
+        host["bmc"]["address"],
+        Y::from("redfish-virtualmedia://10.10.0.20/redfish/v1/Systems/1")
+    );
+    assert_eq!(host["bmc"]["username"], Y::from("admin"));
+    let scale_out = fs::read_to_string(out.join("scale-out/master-0.yaml")).unwrap();
+    assert!(
+        scale_out.contains("credentialsName: master-0-bmc-secret"),
+        "{scale_out}"
+    );
+    no_secret_in(&out);
+}

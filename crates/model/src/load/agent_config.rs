@@ -126,9 +126,9 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.span = h.span;
         host.role = super::role(&mut d, h.get("role"), h.span);
         host.root_device_hints = h.get("rootDeviceHints").cloned();
-        host.bmc = h
-            .get("BMC")
-            .and_then(|b| bmc(&mut d, b, &host.name.value, &mut inv.credentials));
+        host.bmc = h.get("BMC").and_then(|b| {
+            super::inline_bmc(&mut d, b, "BMC", &host.name.value, &mut inv.credentials)
+        });
         host.nics_listed = !nics.is_empty();
         host.nics = nics;
         host.network = networks
@@ -151,37 +151,6 @@ fn without_hosts(root: &Node) -> Node {
         .cloned()
         .collect();
     Node::new(crate::yaml::Value::Map(entries), root.span)
-}
-
-/// A host's `BMC` (address, username, password inline: kept as a secret
-/// under `<host>-bmc`, as install-config's are).
-fn bmc(
-    d: &mut Decoder,
-    b: &Node,
-    host: &str,
-    credentials: &mut std::collections::BTreeMap<String, Located<Credentials>>,
-) -> Option<Bmc> {
-    let address = d.required_string(b, "address", "BMC")?;
-    let cred_name = format!("{host}-bmc");
-    if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
-        credentials.insert(
-            cred_name.clone(),
-            Located::new(
-                Credentials {
-                    username: user.value,
-                    password: PasswordSource::Inline(Secret::new(pw.value)),
-                },
-                b.span,
-            ),
-        );
-    }
-    Some(Bmc {
-        address,
-        credentials: Some(Located::new(cred_name, b.span)),
-        disable_certificate_verification: d
-            .bool(b, "disableCertificateVerification")
-            .unwrap_or(false),
-    })
 }
 
 /// An `interfaces` list of name + `macAddress` (agent-config hosts,

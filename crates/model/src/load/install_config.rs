@@ -441,29 +441,9 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             Located::new(format!("hosts[{i}]"), h.span)
         });
         d.host = Some(name.value.clone());
-        let bmc = h.get("bmc").and_then(|b| {
-            let address = d.required_string(b, "address", "bmc")?;
-            let cred_name = format!("{}-bmc", name.value);
-            if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
-                inv.credentials.insert(
-                    cred_name.clone(),
-                    Located::new(
-                        Credentials {
-                            username: user.value,
-                            password: PasswordSource::Inline(Secret::new(pw.value)),
-                        },
-                        b.span,
-                    ),
-                );
-            }
-            Some(Bmc {
-                address,
-                credentials: Some(Located::new(cred_name, b.span)),
-                disable_certificate_verification: d
-                    .bool(b, "disableCertificateVerification")
-                    .unwrap_or(false),
-            })
-        });
+        let bmc = h
+            .get("bmc")
+            .and_then(|b| super::inline_bmc(&mut d, b, "bmc", &name.value, &mut inv.credentials));
         let mut host = Host::new(name, InputKind::InstallConfig);
         host.span = h.span;
         host.role = super::role(&mut d, h.get("role"), h.span);

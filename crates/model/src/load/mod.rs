@@ -708,6 +708,39 @@ fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNe
     Some(Located::new(mode, v.span))
 }
 
+/// A host's BMC as install-config and agent-config write it (address,
+/// username, password inline): the password kept as a secret under the
+/// credentials `<host>-bmc`. `what` is the key it was under.
+fn inline_bmc(
+    d: &mut Decoder,
+    b: &Node,
+    what: &str,
+    host: &str,
+    credentials: &mut std::collections::BTreeMap<String, Located<Credentials>>,
+) -> Option<Bmc> {
+    let address = d.required_string(b, "address", what)?;
+    let cred_name = format!("{host}-bmc");
+    if let (Some(user), Some(pw)) = (d.string(b, "username"), d.string(b, "password")) {
+        credentials.insert(
+            cred_name.clone(),
+            Located::new(
+                Credentials {
+                    username: user.value,
+                    password: PasswordSource::Inline(Secret::new(pw.value)),
+                },
+                b.span,
+            ),
+        );
+    }
+    Some(Bmc {
+        address,
+        credentials: Some(Located::new(cred_name, b.span)),
+        disable_certificate_verification: d
+            .bool(b, "disableCertificateVerification")
+            .unwrap_or(false),
+    })
+}
+
 fn role(d: &mut Decoder, v: Option<&Node>, fallback: Span) -> Located<Role> {
     let Some(v) = v else {
         return Located::new(Role::Unset, fallback);
