@@ -451,7 +451,7 @@ fn an_agent_config_bmc_is_kept() {
     let ac = write(
         tmp.path(),
         "agent-config.yaml",
-        &AGENT_CONFIG.replace(
+        AGENT_CONFIG.replace(
             "  interfaces:\n",
             "  BMC:\n    address: redfish-virtualmedia://10.10.0.20/redfish/v1/Systems/1\n    username: admin\n    password: bmc-password-not-to-be-rendered\n  interfaces:\n",
         ),
