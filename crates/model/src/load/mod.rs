@@ -455,6 +455,8 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
             .collect(),
     };
     let mut parts = Vec::new();
+    // Documents of directories that nodenet does not read, by kind.
+    let mut unread: std::collections::BTreeMap<String, usize> = Default::default();
     let mut ctx = Context {
         sources: &mut sources,
         secrets: &secrets,
@@ -480,8 +482,14 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                     .help(READS),
                 );
             }
-            Shape::OtherObject(_) => {}
-            Shape::Unknown if doc.in_dir => {}
+            Shape::OtherObject(kind) => {
+                if doc.in_dir {
+                    *unread.entry(kind.clone()).or_default() += 1;
+                }
+            }
+            Shape::Unknown if doc.in_dir => {
+                *unread.entry("not Kubernetes".to_string()).or_default() += 1;
+            }
             Shape::Unknown => diagnostics.push(
                 Diagnostic::error(
                     Code::UnknownFormat,
@@ -491,6 +499,21 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                 .help(READS),
             ),
         }
+    }
+    // A directory of nothing nodenet reads must not pass as checked.
+    let secrets_read = !secret_docs.is_empty();
+    if parts.is_empty() && !secrets_read && !unread.is_empty() {
+        let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        diagnostics.push(
+            Diagnostic::error(
+                Code::UnknownFormat,
+                format!(
+                    "nothing in the inputs is something nodenet reads ({}): no host was checked",
+                    named.join(", ")
+                ),
+            )
+            .help(READS),
+        );
     }
     let inventory = merge::merge(parts, &sources, &mut diagnostics);
     Loaded {
