@@ -4,6 +4,7 @@
 mod cmd;
 mod log;
 mod report;
+mod sarif;
 mod ui;
 
 use std::process::ExitCode;

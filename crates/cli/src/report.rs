@@ -455,7 +455,7 @@ pub fn error_json(code: &str, message: &str, file: Option<&str>) -> serde_json::
 
 /// Findings inside embedded texts (a MachineConfig's data: URL, a
 /// Secret's value) at their place in the real file.
-fn relocated<'a>(sources: &SourceMap, diags: &'a [Diagnostic]) -> Cow<'a, [Diagnostic]> {
+pub(crate) fn relocated<'a>(sources: &SourceMap, diags: &'a [Diagnostic]) -> Cow<'a, [Diagnostic]> {
     if !sources.has_embedded() {
         return Cow::Borrowed(diags);
     }

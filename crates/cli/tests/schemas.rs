@@ -404,3 +404,70 @@ fn a_misspelt_field_fails_validation() {
     .unwrap();
     assert!(!errors(&v, &typo).is_empty());
 }
+
+/// `check --format sarif` is SARIF 2.1.0 as its schema says, every
+/// finding a result at its file and line, its rule the code.
+#[test]
+fn check_sarif_is_valid_sarif_at_the_findings_lines() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(shared_schema("sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let v = validator(&schema);
+    let bad = repo().join("tests/bad/host-root-device-hints.yaml");
+    let o = run(nodenet()
+        .args(["check", "--format", "sarif"])
+        .arg(&bad)
+        .current_dir(repo()));
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let problems = errors(&v, &doc);
+    assert!(problems.is_empty(), "{problems:?}");
+    let run0 = &doc["runs"][0];
+    let rules = run0["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run0["results"].as_array().unwrap();
+    let at: Vec<(&str, &str, u64, &str)> = results
+        .iter()
+        .filter(|r| r["level"] == "error")
+        .map(|r| {
+            let loc = &r["locations"][0]["physicalLocation"];
+            let rule = &rules[r["ruleIndex"].as_u64().unwrap() as usize];
+            assert_eq!(rule["id"], r["ruleId"]);
+            (
+                r["ruleId"].as_str().unwrap(),
+                loc["artifactLocation"]["uri"].as_str().unwrap(),
+                loc["region"]["startLine"].as_u64().unwrap(),
+                r["level"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (
+                "unknown-field",
+                "tests/bad/host-root-device-hints.yaml",
+                11,
+                "error"
+            ),
+            (
+                "invalid-value",
+                "tests/bad/host-root-device-hints.yaml",
+                12,
+                "error"
+            ),
+        ]
+    );
+    // A clean input: valid, no result.
+    let o = run(nodenet()
+        .args(["check", "--format", "sarif"])
+        .arg(repo().join("examples/lacp-vlan.yaml")));
+    assert_eq!(o.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(errors(&v, &doc).is_empty());
+    assert!(doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["level"] != "error"));
+}

@@ -10,9 +10,10 @@ pub struct Args {
     /// (several files form one cluster, e.g. install-config + agent-config).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
+    /// `json`: one object on stdout, whatever the outcome (README: JSON
+    /// output); `sarif`: SARIF 2.1.0 on stdout, for code-scanning UIs.
     #[arg(long, value_enum, default_value_t)]
-    format: Format,
+    format: CheckFormat,
     /// Observations (`nodenet lldp --format json` files, `nodenet discover
     /// -o` files, or directories of them): compare each node's cabling and
     /// its NICs' MACs with the inventory.
@@ -20,15 +21,29 @@ pub struct Args {
     observed: Vec<PathBuf>,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+enum CheckFormat {
+    #[default]
+    Human,
+    Json,
+    Sarif,
+}
+
 pub fn run(args: Args) -> ExitCode {
+    let sarif = args.format == CheckFormat::Sarif;
+    // What cannot be checked at all is said as JSON in SARIF mode too.
+    let format = match args.format {
+        CheckFormat::Human => Format::Human,
+        CheckFormat::Json | CheckFormat::Sarif => Format::Json,
+    };
     let mut phases = Phases::start();
     let mut loaded = match nodenet_model::load_files(&args.files) {
         Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(args.format),
+        Err(e) => return super::Failure::from(e).report(format),
     };
     let observed = match super::wires::read_observed(&args.observed, &mut loaded.sources) {
         Ok(o) => o,
-        Err(f) => return f.report(args.format),
+        Err(f) => return f.report(format),
     };
     phases.mark("load");
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
@@ -56,8 +71,15 @@ pub fn run(args: Args) -> ExitCode {
     }
     phases.mark("check");
     phases.print();
-    report::print(&loaded.sources, &report.diagnostics, args.format);
-    if args.format == Format::Human {
+    if sarif {
+        println!(
+            "{}",
+            crate::sarif::to_sarif(&loaded.sources, &report.diagnostics)
+        );
+    } else {
+        report::print(&loaded.sources, &report.diagnostics, format);
+    }
+    if format == Format::Human {
         info!(
             "{}: {} checked: {}",
             if report.has_errors() { "failed" } else { "ok" },
