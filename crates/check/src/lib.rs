@@ -169,7 +169,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         host.network
             .as_ref()
             .filter(|_| host.unresolved.is_empty())
-            .map(|n| nmstate_bridge::state_of(host, n))
+            .map(|n| nmstate_bridge::pin(host, n).judged)
     };
     let shapes::Fleet { judged, shapes } = shapes::judge_fleet(inv.hosts.len(), &state);
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
@@ -186,10 +186,16 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                 ..HostReport::default()
             };
             if let (Some(judged), Some(node)) = (judged, host.network.as_ref()) {
-                let pinned = nmstate_bridge::pinned_state(host, node);
+                let pinned = nmstate_bridge::pin(host, node);
                 let mut from_nmstate = Vec::new();
-                let outcome =
-                    nmstate_bridge::outcome(host, node, pinned, judged, &mut from_nmstate);
+                let outcome = nmstate_bridge::outcome(
+                    host,
+                    node,
+                    pinned.written,
+                    pinned.stand_in,
+                    judged,
+                    &mut from_nmstate,
+                );
                 // nmstate's complaint about a value a host check already
                 // explains (at the same place) adds nothing; nor does one
                 // it cannot place (the whole state) beside an error a host
@@ -202,9 +208,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                     !(explained || unplaced_beside_own)
                 });
                 diags.extend(from_nmstate);
-                report.keyfiles = outcome
-                    .keyfiles
-                    .filter(|_| !nmstate_bridge::needs_stand_in(host, node));
+                report.keyfiles = outcome.keyfiles;
                 report.pinned_state = outcome.pinned_state;
             }
             (report, diags)

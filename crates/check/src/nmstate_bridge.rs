@@ -110,48 +110,57 @@ fn has_copy_mac(network: &Node) -> bool {
 /// Parses and generates keyfiles for one host; every nmstate complaint is
 /// pushed to `out` at the best location found.
 pub fn evaluate(host: &Host, network: &Node, out: &mut Vec<Diagnostic>) -> Outcome {
-    let judged = judge_cached(&state_of(host, network));
-    let mut outcome = outcome(host, network, pinned_state(host, network), judged, out);
-    if needs_stand_in(host, network) {
-        // Judged with a stand-in MAC: no keyfiles to give.
-        outcome.keyfiles = None;
+    let Pinned {
+        judged,
+        written,
+        stand_in,
+    } = pin(host, network);
+    outcome(host, network, written, stand_in, judge_cached(&judged), out)
+}
+
+/// A host's state with `copy-mac-from` pinned to MACs, which nmstate's
+/// gen_conf cannot read from a node offline.
+pub struct Pinned {
+    /// What nmstate judges: pinned to the MACs the inventory knows, and to
+    /// [`STAND_IN_MAC`] where the state creates the interface copied from.
+    pub judged: serde_json::Value,
+    /// What render writes when it is not the state as given: pinned to
+    /// the MACs the inventory knows only.
+    pub written: Option<serde_json::Value>,
+    /// A stand-in was used: nmstate's keyfiles are not the node's.
+    pub stand_in: bool,
+}
+
+pub fn pin(host: &Host, network: &Node) -> Pinned {
+    if !has_copy_mac(network) {
+        return Pinned {
+            judged: network.to_json(),
+            written: None,
+            stand_in: false,
+        };
     }
-    outcome
-}
-
-/// Whether nmstate judges the state with [`STAND_IN_MAC`] somewhere.
-pub fn needs_stand_in(host: &Host, network: &Node) -> bool {
-    has_copy_mac(network) && resolve_copy_mac(host, network, true).1
-}
-
-/// The state nmstate judges for a host: its network as JSON, with
-/// `copy-mac-from` pinned to MACs (stand-ins where the state creates the
-/// interface copied from).
-pub fn state_of(host: &Host, network: &Node) -> serde_json::Value {
-    match has_copy_mac(network) {
-        true => resolve_copy_mac(host, network, true).0.to_json(),
-        false => network.to_json(),
+    let (known, _) = resolve_copy_mac(host, network, false);
+    // Stand-ins only where the inventory knows no MAC.
+    let (judged, stand_in) = match has_copy_mac(&known) {
+        true => resolve_copy_mac(host, &known, true),
+        false => (known.clone(), false),
+    };
+    Pinned {
+        judged: judged.to_json(),
+        written: Some(known.to_json()),
+        stand_in,
     }
-}
-
-/// The state as written out: `copy-mac-from` pinned to the MACs the
-/// inventory knows, kept where it knows none.
-pub fn written_state_of(host: &Host, network: &Node) -> serde_json::Value {
-    pinned_state(host, network).unwrap_or_else(|| network.to_json())
-}
-
-/// The host's state with `copy-mac-from` pinned to known MACs, when it
-/// has any.
-pub fn pinned_state(host: &Host, network: &Node) -> Option<serde_json::Value> {
-    has_copy_mac(network).then(|| resolve_copy_mac(host, network, false).0.to_json())
 }
 
 /// Turns nmstate's verdict on a host's state into its keyfiles and
 /// located diagnostics.
+/// (`written`, `stand_in`: of the host's [`Pinned`] state; keyfiles made
+/// with a stand-in MAC are not given.)
 pub fn outcome(
     host: &Host,
     network: &Node,
-    pinned_state: Option<serde_json::Value>,
+    written: Option<serde_json::Value>,
+    stand_in: bool,
     judged: Judged,
     out: &mut Vec<Diagnostic>,
 ) -> Outcome {
@@ -183,8 +192,8 @@ pub fn outcome(
     }
     match result {
         Ok(keyfiles) => Outcome {
-            keyfiles: Some(keyfiles),
-            pinned_state,
+            keyfiles: (!stand_in).then_some(keyfiles),
+            pinned_state: written,
         },
         Err(msg) if partial && parsed && needs_the_node(&msg) => {
             out.push(
@@ -474,7 +483,7 @@ const STAND_IN_MAC: &str = "02:00:00:00:00:01";
 /// ("Failed to find mac address"); the inventory knows it, so pin it.
 /// With `stand_in`, an interface the state creates with ports gets
 /// [`STAND_IN_MAC`]; the flag returned says one was used.
-pub fn resolve_copy_mac(host: &Host, network: &Node, stand_in: bool) -> (Node, bool) {
+fn resolve_copy_mac(host: &Host, network: &Node, stand_in: bool) -> (Node, bool) {
     let mut n = network.clone();
     let mut used = false;
     let Some(Value::Seq(ifaces)) = n.get_mut("interfaces").map(|i| &mut i.value) else {

@@ -5,32 +5,28 @@
 //! so check says it first.
 
 use nodenet_model::fields::suggest;
+use nodenet_model::load::ROOT_DEVICE_HINTS;
 use nodenet_model::{Code, Diagnostic, Host, InputKind, Node, Value};
 
 /// `BootMode` of the installer's baremetal platform and of metal3's
 /// BareMetalHost (kubebuilder enum).
 pub const BOOT_MODES: &[&str] = &["UEFI", "UEFISecureBoot", "legacy"];
 
-/// metal3's `RootDeviceHints` (and the installer's copy of it): each key
-/// and whether its value is a string, an integer or a boolean.
-const HINTS: &[(&str, Kind)] = &[
-    ("deviceName", Kind::Str),
-    ("hctl", Kind::Str),
-    ("model", Kind::Str),
-    ("vendor", Kind::Str),
-    ("serialNumber", Kind::Str),
-    ("minSizeGigabytes", Kind::Int),
-    ("wwn", Kind::Str),
-    ("wwnWithExtension", Kind::Str),
-    ("wwnVendorExtension", Kind::Str),
-    ("rotational", Kind::Bool),
-];
-
+/// The type of a root device hint's value (metal3's `RootDeviceHints`;
+/// the keys are the model's [`ROOT_DEVICE_HINTS`]).
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Str,
     Int,
     Bool,
+}
+
+fn kind_of(hint: &str) -> Kind {
+    match hint {
+        "minSizeGigabytes" => Kind::Int,
+        "rotational" => Kind::Bool,
+        _ => Kind::Str,
+    }
 }
 
 pub fn check_host(host: &Host, out: &mut Vec<Diagnostic>) {
@@ -89,12 +85,12 @@ fn check_hints(hints: &Node, keys_reported: bool, push: &mut impl FnMut(Diagnost
         }
         return;
     };
-    let names: Vec<&str> = HINTS.iter().map(|(k, _)| *k).collect();
+    let names = ROOT_DEVICE_HINTS;
     for (key, value) in entries {
         let name = key.scalar_text().unwrap_or_default();
-        let Some((_, kind)) = HINTS.iter().find(|(k, _)| *k == name) else {
+        if !names.contains(&name.as_str()) {
             if !keys_reported {
-                let help = match suggest(&name, &names).or_else(|| {
+                let help = match suggest(&name, names).or_else(|| {
                     (name.eq_ignore_ascii_case("device") || name.eq_ignore_ascii_case("name"))
                         .then_some("deviceName")
                 }) {
@@ -111,7 +107,8 @@ fn check_hints(hints: &Node, keys_reported: bool, push: &mut impl FnMut(Diagnost
                 );
             }
             continue;
-        };
+        }
+        let kind = kind_of(&name);
         let ok = match kind {
             Kind::Str => matches!(value.value, Value::Str(_)),
             Kind::Int => value.as_i64().is_some_and(|n| n >= 0),

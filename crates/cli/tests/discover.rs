@@ -42,6 +42,15 @@ hosts:
     p
 }
 
+/// `nodenet discover INV EXTRA…` with the emulator's password.
+fn discover(inv: &Path, extra: &[&str]) -> std::process::Output {
+    run(nodenet()
+        .arg("discover")
+        .args(extra)
+        .arg(inv)
+        .env("NODENET_TEST_BMC_PW", PASSWORD))
+}
+
 fn macs(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
@@ -60,11 +69,7 @@ fn discovery_fills_what_is_missing_and_finds_what_is_wrong() {
     let inv = inventory(tmp.path(), &emu);
     let before = fs::read_to_string(&inv).unwrap();
     let saved = tmp.path().join("discovery.json");
-    let o = run(nodenet()
-        .args(["discover", "--format", "json", "-o"])
-        .arg(&saved)
-        .arg(&inv)
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let o = discover(&inv, &["--format", "json", "-o", saved.to_str().unwrap()]);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -125,10 +130,7 @@ fn discovery_fills_what_is_missing_and_finds_what_is_wrong() {
     assert!(!fs::read_to_string(&saved).unwrap().contains(PASSWORD));
 
     // The human form shows the edit as a diff first.
-    let o = run(nodenet()
-        .args(["discover", "--host", "w0"])
-        .arg(&inv)
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let o = discover(&inv, &["--host", "w0"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -144,10 +146,7 @@ fn discovery_fills_what_is_missing_and_finds_what_is_wrong() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--write"));
 
     // --write: that one line changes, nothing else.
-    let o = run(nodenet()
-        .args(["discover", "--write", "--host", "w0"])
-        .arg(&inv)
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let o = discover(&inv, &["--write", "--host", "w0"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -210,10 +209,7 @@ fn an_unreachable_bmc_fails_its_host_only() {
         ),
     )
     .unwrap();
-    let o = run(nodenet()
-        .args(["discover", "--timeout", "10", "--format", "json"])
-        .arg(&inv)
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
+    let o = discover(&inv, &["--timeout", "10", "--format", "json"]);
     assert_eq!(o.status.code(), Some(1));
     let j = json(&o);
     assert_eq!(j["hosts"][0]["host"], "up");

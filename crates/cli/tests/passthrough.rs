@@ -194,6 +194,17 @@ fn at<'a>(v: &'a Y, path: &str) -> Option<&'a Y> {
     Some(v)
 }
 
+/// `nodenet render INPUTS… -o OUT`, which must succeed.
+fn render(inputs: &[&Path], out: &Path) {
+    let o = run(nodenet().arg("render").args(inputs).arg("-o").arg(out));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn keys(v: &Y) -> Vec<String> {
     v.as_mapping()
         .unwrap()
@@ -218,18 +229,7 @@ fn every_install_config_field_comes_out_as_it_went_in() {
     let ic = write(tmp.path(), "install-config.yaml", EVERY_FIELD);
     let ac = write(tmp.path(), "agent-config.yaml", AGENT_CONFIG);
     let out = tmp.path().join("out");
-    let o = run(nodenet()
-        .arg("render")
-        .arg(&ic)
-        .arg(&ac)
-        .arg("-o")
-        .arg(&out));
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    render(&[&ic, &ac], &out);
     let given: Y = serde_yaml::from_str(EVERY_FIELD).unwrap();
     let rendered = yaml(&out.join("install-config.yaml"));
     // The top-level fields in the order given.
@@ -343,13 +343,7 @@ fn the_inventory_carries_install_config_and_agent_config_fields() {
         ),
     );
     let out = tmp.path().join("out");
-    let o = run(nodenet().arg("render").arg(&inv).arg("-o").arg(&out));
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    render(&[&inv], &out);
     let ic = yaml(&out.join("install-config.yaml"));
     assert_eq!(ic["fips"], Y::from(true));
     assert_eq!(
@@ -457,18 +451,7 @@ fn an_agent_config_bmc_is_kept() {
         ),
     );
     let out = tmp.path().join("out");
-    let o = run(nodenet()
-        .arg("render")
-        .arg(&ic)
-        .arg(&ac)
-        .arg("-o")
-        .arg(&out));
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    render(&[&ic, &ac], &out);
     let rendered = yaml(&out.join("install-config.yaml"));
     let host = &rendered["platform"]["baremetal"]["hosts"][0];
     assert_eq!(

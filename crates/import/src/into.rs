@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::{Mapping, Value as Y};
 
-use nodenet_model::edit::{block_end, dash_before};
+use nodenet_model::edit::{block_end, dash_before, host_entry, splice};
 use nodenet_model::yaml::{self, Node};
 
 #[derive(Debug, thiserror::Error)]
@@ -64,12 +64,7 @@ pub fn add_host(
     if root.get("nodenet").is_none() {
         return Err(IntoError::NotInventory(shown));
     }
-    let replaced = root
-        .get("hosts")
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .any(|h| h.get("name").and_then(Node::as_str) == Some(host));
+    let replaced = host_entry(&root, host).is_some();
     match edit_in_place(&text, &root, host, state) {
         Some(edited) => {
             nodenet_model::write_atomic(inventory, edited.as_bytes()).map_err(io)?;
@@ -127,10 +122,7 @@ fn edit_in_place(text: &str, root: &Node, host: &str, state: &serde_json::Value)
         return Some(out);
     };
     let items = hosts.as_seq()?;
-    let (start, end, replacement) = match items
-        .iter()
-        .find(|h| h.get("name").and_then(Node::as_str) == Some(host))
-    {
+    let (start, end, replacement) = match host_entry(root, host) {
         Some(entry) => {
             let first_key = entry.as_map()?.first()?.0.clone();
             let key_col = col_of(&first_key);
@@ -185,17 +177,7 @@ fn edit_in_place(text: &str, root: &Node, host: &str, state: &serde_json::Value)
             }
         },
     };
-    let mut out = String::with_capacity(text.len() + replacement.len());
-    for line in &lines[..start] {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&replacement);
-    for line in &lines[end..] {
-        out.push_str(line);
-        out.push('\n');
-    }
-    Some(out)
+    Some(splice(&lines, start, end, &replacement))
 }
 
 /// The whole file through serde_yaml (comments and layout lost).

@@ -82,7 +82,8 @@ pub fn set_nic_mac(text: &str, host: &str, nic: &str, mac: &str) -> Result<Strin
         .ok_or_else(|| format!("host `{host}` has no `nics` of its own"))?;
     let lines: Vec<&str> = text.lines().collect();
     let value = format!("\"{mac}\"");
-    let (line, new_line) = if let Some(map) = nics.as_map() {
+    // (first line, end line, what replaces them)
+    let (start, end, with) = if let Some(map) = nics.as_map() {
         let (key, v) = map
             .iter()
             .find(|(k, _)| k.as_str() == Some(nic))
@@ -101,7 +102,11 @@ pub fn set_nic_mac(text: &str, host: &str, nic: &str, mac: &str) -> Result<Strin
         } else {
             rest.find(" #").unwrap_or(rest.len())
         };
-        (l, format!("{} {value}{}", &src[..colon], &rest[end..]))
+        (
+            l,
+            l + 1,
+            format!("{} {value}{}\n", &src[..colon], &rest[end..]),
+        )
     } else if let Some(list) = nics.as_seq() {
         let item = list
             .iter()
@@ -130,33 +135,34 @@ pub fn set_nic_mac(text: &str, host: &str, nic: &str, mac: &str) -> Result<Strin
                 .ok_or("the NIC's flow map goes on over several lines")?;
             (
                 l,
-                format!("{}, mac: {value}{}", &src[..close], &src[close..]),
+                l + 1,
+                format!("{}, mac: {value}{}\n", &src[..close], &src[close..]),
             )
         } else {
             // A block entry: a line after `name:`, at its indentation.
-            let mut out = String::with_capacity(text.len() + 32);
-            for (i, line) in lines.iter().enumerate() {
-                out.push_str(line);
-                out.push('\n');
-                if i == l {
-                    out.push_str(&format!("{}mac: {value}\n", " ".repeat(c)));
-                }
-            }
-            return Ok(out);
+            (l + 1, l + 1, format!("{}mac: {value}\n", " ".repeat(c)))
         }
     } else {
         return Err(format!("`nics` of `{host}` is neither a map nor a list"));
     };
-    let mut out = String::with_capacity(text.len() + 32);
-    for (i, l) in lines.iter().enumerate() {
-        if i == line {
-            out.push_str(&new_line);
-        } else {
-            out.push_str(l);
-        }
+    Ok(splice(&lines, start, end, &with))
+}
+
+/// The lines with `lines[start..end]` replaced by `with` (whole lines,
+/// each ending in a newline).
+pub fn splice(lines: &[&str], start: usize, end: usize, with: &str) -> String {
+    let mut out =
+        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + with.len());
+    for line in &lines[..start] {
+        out.push_str(line);
         out.push('\n');
     }
-    Ok(out)
+    out.push_str(with);
+    for line in &lines[end..] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

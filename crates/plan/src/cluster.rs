@@ -252,7 +252,7 @@ fn machine_network_breaks(new: &Inventory, c: &Cluster) -> String {
         what.push_str(&format!(
             "; {} host(s) have no address in it ({})",
             outside.len(),
-            shorten(&outside)
+            crate::first_and_more(&outside, "")
         ));
     }
     if !vips.is_empty() {
@@ -269,60 +269,41 @@ fn vip_breaks(which: &str, record: &str, c: &Cluster) -> String {
     format!("the {which} VIP moves: keepalived moves it, the DNS record {domain} and every client must follow; on an installed cluster only the Infrastructure object changes it")
 }
 
-fn shorten(names: &[String]) -> String {
-    match names {
-        [one] => one.clone(),
-        [first, rest @ ..] => format!("{first} and {} more", rest.len()),
-        [] => String::new(),
-    }
-}
-
 /// The install-config fields nodenet carries through (what render would
 /// write, less the fields the plan compares from the model and the
 /// replicas that follow the hosts).
 fn install_config_carried(inv: &Inventory) -> J {
     let mut doc = nodenet_render::artifacts::install_config_cluster(inv);
-    let Some(m) = doc.as_object_mut() else {
-        return doc;
-    };
-    for key in ["baseDomain", "sshKey", "pullSecret"] {
-        m.shift_remove(key);
+    for (path, _) in nodenet_model::load::INSTALL_CONFIG_OWNED {
+        remove_path(&mut doc, path);
     }
-    if let Some(meta) = m.get_mut("metadata").and_then(J::as_object_mut) {
-        meta.shift_remove("name");
-    }
-    if let Some(net) = m.get_mut("networking").and_then(J::as_object_mut) {
-        net.shift_remove("machineNetwork");
-    }
-    if let Some(cp) = m.get_mut("controlPlane").and_then(J::as_object_mut) {
-        cp.shift_remove("replicas");
-    }
-    for pool in m
+    remove_path(&mut doc, &["controlPlane", "replicas"]);
+    for pool in doc
         .get_mut("compute")
         .and_then(J::as_array_mut)
         .into_iter()
         .flatten()
     {
-        if let Some(p) = pool.as_object_mut() {
-            p.shift_remove("replicas");
-        }
-    }
-    if let Some(bm) = doc
-        .pointer_mut("/platform/baremetal")
-        .and_then(J::as_object_mut)
-    {
-        for key in [
-            "apiVIPs",
-            "ingressVIPs",
-            "provisioningNetwork",
-            "provisioningNetworkCIDR",
-            "provisioningNetworkInterface",
-            "clusterOSImage",
-        ] {
-            bm.shift_remove(key);
-        }
+        remove_path(pool, &["replicas"]);
     }
     doc
+}
+
+/// `doc` without the value at `path` (keys of nested mappings).
+fn remove_path(doc: &mut J, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut v = doc;
+    for k in parents {
+        match v.get_mut(*k) {
+            Some(inner) => v = inner,
+            None => return,
+        }
+    }
+    if let Some(m) = v.as_object_mut() {
+        m.shift_remove(*last);
+    }
 }
 
 fn agent_config_carried(c: &Cluster) -> J {
@@ -331,13 +312,14 @@ fn agent_config_carried(c: &Cluster) -> J {
         .as_ref()
         .map(|n| n.to_json())
         .unwrap_or(J::Object(Map::new()));
-    if let Some(m) = doc.as_object_mut() {
-        for key in ["apiVersion", "kind", "rendezvousIP", "hosts"] {
-            m.shift_remove(key);
-        }
-        if let Some(meta) = m.get_mut("metadata").and_then(J::as_object_mut) {
-            meta.shift_remove("name");
-        }
+    for path in [
+        &["apiVersion"][..],
+        &["kind"],
+        &["rendezvousIP"],
+        &["hosts"],
+        &["metadata", "name"],
+    ] {
+        remove_path(&mut doc, path);
     }
     doc
 }

@@ -304,6 +304,15 @@ fn field_changes(old: &Inventory, o: &Host, new: &Inventory, n: &Host) -> Vec<Fi
     out
 }
 
+/// `worker-0` or `worker-0 and 99 more{noun}`: a list too long to show.
+pub(crate) fn first_and_more(names: &[impl AsRef<str>], noun: &str) -> String {
+    match names {
+        [one] => one.as_ref().to_string(),
+        [first, rest @ ..] => format!("{} and {} more{noun}", first.as_ref(), rest.len()),
+        [] => String::new(),
+    }
+}
+
 /// The human form: hosts with the same change and risk shown once, with
 /// their count ("worker-00003 and 9,996 more hosts").
 pub fn render_text(plan: &Plan) -> String {
@@ -358,11 +367,7 @@ pub fn render_text(plan: &Plan) -> String {
             parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
         );
-        let who = match hosts.as_slice() {
-            [one] => one.to_string(),
-            [first, rest @ ..] => format!("{first} and {} more hosts", rest.len()),
-            [] => String::new(),
-        };
+        let who = first_and_more(&hosts, " hosts");
         s.push_str(&format!("{sign} {who} ({role}) {body}\n"));
     }
     s

@@ -55,23 +55,6 @@ pub struct Rollout {
     pub left_to_configure_ovs: Vec<String>,
 }
 
-/// `value` at the dotted `path` of `obj` (made as needed).
-fn set_path(obj: &mut Map<String, J>, path: &str, value: J) {
-    match path.split_once('.') {
-        None => {
-            obj.insert(path.to_string(), value);
-        }
-        Some((head, rest)) => {
-            let inner = obj
-                .entry(head.to_string())
-                .or_insert_with(|| J::Object(Map::new()));
-            if let J::Object(m) = inner {
-                set_path(m, rest, value);
-            }
-        }
-    }
-}
-
 /// The part of a host's change of one risk, as a partial NMState state:
 /// new interfaces whole, changed ones with only what changes (so hosts
 /// whose change is the same share one policy whatever their addresses),
@@ -111,7 +94,8 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
                         .filter(|d| &d.name == name && &d.kind == kind)
                     {
                         for f in &d.fields {
-                            set_path(&mut entry, &f.path, f.desired.clone());
+                            let path: Vec<&str> = f.path.split('.').collect();
+                            artifacts::set_at(&mut entry, &path, f.desired.clone());
                         }
                     }
                     ifaces.push(J::Object(entry));
@@ -257,80 +241,6 @@ pub fn waves(items: &[Item], diff: &nodenet_import::diff::Diff, new_state: &Node
         }
     }
     wave
-}
-
-/// A host's state after a policy's `delta` is applied to `state`, as
-/// nmstate merges a desired state into the current one: interfaces by
-/// name (fields merged, `state: absent` removes), routes by value
-/// (`state: absent` removes), name servers replaced.
-pub fn apply_delta(state: &J, delta: &J) -> J {
-    let mut out = state.clone();
-    let Some(root) = out.as_object_mut() else {
-        return out;
-    };
-    if let Some(changes) = delta.get("interfaces").and_then(J::as_array) {
-        let ifaces = root
-            .entry("interfaces")
-            .or_insert_with(|| json!([]))
-            .as_array_mut();
-        if let Some(ifaces) = ifaces {
-            for change in changes {
-                let name = change.get("name");
-                let pos = ifaces.iter().position(|i| i.get("name") == name);
-                let absent = change.get("state").and_then(J::as_str) == Some("absent");
-                match (pos, absent) {
-                    (Some(p), true) => {
-                        ifaces.remove(p);
-                    }
-                    (Some(p), false) => merge(&mut ifaces[p], change),
-                    (None, true) => {}
-                    (None, false) => ifaces.push(change.clone()),
-                }
-            }
-        }
-    }
-    if let Some(changes) = delta.pointer("/routes/config").and_then(J::as_array) {
-        let config = root
-            .entry("routes")
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-            .map(|r| r.entry("config").or_insert_with(|| json!([])));
-        if let Some(J::Array(routes)) = config {
-            for r in changes {
-                let mut plain = r.clone();
-                let absent = plain
-                    .as_object_mut()
-                    .and_then(|o| o.shift_remove("state"))
-                    .is_some_and(|s| s == "absent");
-                if absent {
-                    routes.retain(|x| x != &plain);
-                } else if !routes.contains(&plain) {
-                    routes.push(plain);
-                }
-            }
-        }
-    }
-    if let Some(dns) = delta.get("dns-resolver") {
-        root.insert("dns-resolver".into(), dns.clone());
-    }
-    out
-}
-
-/// `b` merged into `a`: mappings key by key, anything else replaced.
-fn merge(a: &mut J, b: &J) {
-    match (a, b) {
-        (J::Object(a), J::Object(b)) => {
-            for (k, v) in b {
-                match a.get_mut(k) {
-                    Some(slot) => merge(slot, v),
-                    None => {
-                        a.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (a, b) => *a = b.clone(),
-    }
 }
 
 /// What one policy file gathers: wave, risk class, role.
@@ -710,6 +620,80 @@ impl Rollout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host's state after a policy's `delta` is applied to `state`, as
+    /// nmstate merges a desired state into the current one: interfaces by
+    /// name (fields merged, `state: absent` removes), routes by value
+    /// (`state: absent` removes), name servers replaced.
+    fn apply_delta(state: &J, delta: &J) -> J {
+        let mut out = state.clone();
+        let Some(root) = out.as_object_mut() else {
+            return out;
+        };
+        if let Some(changes) = delta.get("interfaces").and_then(J::as_array) {
+            let ifaces = root
+                .entry("interfaces")
+                .or_insert_with(|| json!([]))
+                .as_array_mut();
+            if let Some(ifaces) = ifaces {
+                for change in changes {
+                    let name = change.get("name");
+                    let pos = ifaces.iter().position(|i| i.get("name") == name);
+                    let absent = change.get("state").and_then(J::as_str) == Some("absent");
+                    match (pos, absent) {
+                        (Some(p), true) => {
+                            ifaces.remove(p);
+                        }
+                        (Some(p), false) => merge(&mut ifaces[p], change),
+                        (None, true) => {}
+                        (None, false) => ifaces.push(change.clone()),
+                    }
+                }
+            }
+        }
+        if let Some(changes) = delta.pointer("/routes/config").and_then(J::as_array) {
+            let config = root
+                .entry("routes")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .map(|r| r.entry("config").or_insert_with(|| json!([])));
+            if let Some(J::Array(routes)) = config {
+                for r in changes {
+                    let mut plain = r.clone();
+                    let absent = plain
+                        .as_object_mut()
+                        .and_then(|o| o.shift_remove("state"))
+                        .is_some_and(|s| s == "absent");
+                    if absent {
+                        routes.retain(|x| x != &plain);
+                    } else if !routes.contains(&plain) {
+                        routes.push(plain);
+                    }
+                }
+            }
+        }
+        if let Some(dns) = delta.get("dns-resolver") {
+            root.insert("dns-resolver".into(), dns.clone());
+        }
+        out
+    }
+
+    /// `b` merged into `a`: mappings key by key, anything else replaced.
+    fn merge(a: &mut J, b: &J) {
+        match (a, b) {
+            (J::Object(a), J::Object(b)) => {
+                for (k, v) in b {
+                    match a.get_mut(k) {
+                        Some(slot) => merge(slot, v),
+                        None => {
+                            a.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+            (a, b) => *a = b.clone(),
+        }
+    }
 
     /// One worker: a bond of two NICs, VLAN 110 on it with the machine
     /// address and the default route; `bond` and `extra` go into the

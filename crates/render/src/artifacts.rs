@@ -400,7 +400,7 @@ fn has_password(url: &str) -> bool {
 /// `value` under `path` in `doc`: in place when the key is there (the
 /// document's order kept), else added after the rest; mappings made on
 /// the way.
-fn set_at(doc: &mut Map<String, J>, path: &[&str], value: J) {
+pub fn set_at(doc: &mut Map<String, J>, path: &[&str], value: J) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
@@ -408,12 +408,8 @@ fn set_at(doc: &mut Map<String, J>, path: &[&str], value: J) {
     for k in parents {
         m = object_at(m, k);
     }
-    match m.get_mut(*last) {
-        Some(slot) => *slot = value,
-        None => {
-            m.insert(last.to_string(), value);
-        }
-    }
+    // An existing key keeps its place (the map keeps insertion order).
+    m.insert(last.to_string(), value);
 }
 
 /// `value` under `key` unless the document gives one.

@@ -457,40 +457,6 @@ fn split_documents(content: &[u8]) -> Vec<usize> {
     text.split("\n---\n").map(str::len).collect()
 }
 
-/// The largest rendered object and the largest pool's MachineConfigs
-/// together, in bytes (the bench prints them).
-pub fn largest(files: &[OutFile], pools: &[Pool]) -> (String, usize, String, usize) {
-    let mut object = (String::new(), 0);
-    for f in files {
-        if !(f.path.ends_with(".yaml") || f.path.ends_with(".yml")) || f.path.starts_with("hosts/")
-        {
-            continue;
-        }
-        for doc in split_documents(&f.content) {
-            if doc > object.1 {
-                object = (f.path.clone(), doc);
-            }
-        }
-    }
-    let mut pool = (String::new(), 0);
-    for p in pools {
-        let total: usize = files
-            .iter()
-            .filter(|f| {
-                f.path.starts_with("openshift/10-nodenet-")
-                    && (f.path.ends_with(&format!("-{}.yaml", p.name))
-                        || p.custom.is_some()
-                            && f.path == format!("openshift/10-nodenet-agent-{}.yaml", p.role))
-            })
-            .map(|f| f.content.len())
-            .sum();
-        if total > pool.1 {
-            pool = (p.name.clone(), total);
-        }
-    }
-    (object.0, object.1, pool.0, pool.1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

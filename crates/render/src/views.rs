@@ -612,7 +612,12 @@ fn columns(header: &[&str], rows: &[Vec<String>], out: &mut String) {
 pub fn host_state_yaml(host: &Host, report: &HostReport) -> Option<String> {
     let state = match &report.pinned_state {
         Some(pinned) => pinned.clone(),
-        None => nmstate_bridge::written_state_of(host, host.network.as_ref()?),
+        None => {
+            let network = host.network.as_ref()?;
+            nmstate_bridge::pin(host, network)
+                .written
+                .unwrap_or_else(|| network.to_json())
+        }
     };
     Some(crate::artifacts::yaml(&state))
 }

@@ -130,9 +130,20 @@ pub fn targets(
     select: &Select,
     format: Format,
 ) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
-    let loaded = nodenet_model::load_files(std::slice::from_ref(inventory))
+    let loaded = load_checked(inventory, format)?;
+    targets_in(&loaded, inventory, select, format)
+}
+
+/// The inventory, loaded and checked: nothing goes to a BMC from one with
+/// errors (they are printed).
+pub fn load_checked(
+    inventory: &PathBuf,
+    format: Format,
+) -> Result<nodenet_model::Loaded, ExitCode> {
+    let mut loaded = nodenet_model::load_files(std::slice::from_ref(inventory))
         .map_err(|e| super::Failure::from(e).report(format))?;
-    let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    // Its findings are the check's now.
+    let report = nodenet_check::check(&loaded.inventory, std::mem::take(&mut loaded.diagnostics));
     if report.has_errors() {
         crate::report::print(&loaded.sources, &report.diagnostics, format);
         if format == Format::Human {
@@ -140,6 +151,16 @@ pub fn targets(
         }
         return Err(super::problems());
     }
+    Ok(loaded)
+}
+
+/// The selected hosts' BMCs in a loaded inventory (`inventory`, its path).
+pub fn targets_in(
+    loaded: &nodenet_model::Loaded,
+    inventory: &std::path::Path,
+    select: &Select,
+    format: Format,
+) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
     let targets = nodenet_bmc::targets(&loaded.inventory, select).map_err(|(host, f)| {
         super::Failure {
             code: "bmc-target",

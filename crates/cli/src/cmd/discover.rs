@@ -40,13 +40,13 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         Select::Hosts(args.host.clone())
     };
-    let targets = match super::bmc::targets(&args.inventory, &select, args.format) {
-        Ok(t) => t,
+    let loaded = match super::bmc::load_checked(&args.inventory, args.format) {
+        Ok(l) => l,
         Err(code) => return code,
     };
-    let loaded = match nodenet_model::load_files(std::slice::from_ref(&args.inventory)) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(args.format),
+    let targets = match super::bmc::targets_in(&loaded, &args.inventory, &select, args.format) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
     let timeout = Duration::from_secs(args.limits.timeout);
     let results =

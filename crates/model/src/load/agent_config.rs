@@ -38,18 +38,15 @@ pub(crate) fn base(d: &mut Decoder, given: &Node) -> Option<Node> {
     }
     let mut base = given.clone();
     d.go_fields(&mut base, "cluster.agentConfig", TOP);
-    for (key, instead) in [("rendezvousIP", "cluster.rendezvousIP"), ("hosts", "hosts")] {
-        if let Some(n) = base.get(key) {
-            d.push(
-                Diagnostic::error(
-                    Code::InvalidValue,
-                    format!("`{key}` in cluster.agentConfig is written by nodenet from {instead}"),
-                )
-                .at(n.span)
-                .help(format!("remove it here and set {instead}")),
-            );
-        }
-    }
+    super::refuse_owned(
+        d,
+        &base,
+        "cluster.agentConfig",
+        &[
+            (&["rendezvousIP"], "cluster.rendezvousIP"),
+            (&["hosts"], "hosts"),
+        ],
+    );
     Some(base)
 }
 

@@ -136,7 +136,7 @@ const BMC: &[&str] = &[
     "disableCertificateVerification",
 ];
 /// baremetal's `RootDeviceHints` (install-config and agent-config).
-pub(crate) const ROOT_DEVICE_HINTS: &[&str] = &[
+pub const ROOT_DEVICE_HINTS: &[&str] = &[
     "deviceName",
     "hctl",
     "model",
@@ -163,8 +163,9 @@ const HOST_OWNED: &[&str] = &[
 
 /// install-config fields render writes from the inventory's model, with
 /// where the inventory says them: in `cluster.installConfig` they are an
-/// error (two places for one value), everything else is carried through.
-const OWNED: &[(&[&str], &str)] = &[
+/// error (two places for one value), everything else is carried through
+/// (and compared by `plan` as carried).
+pub const OWNED: &[(&[&str], &str)] = &[
     (&["metadata", "name"], "cluster.name"),
     (&["baseDomain"], "cluster.baseDomain"),
     (&["sshKey"], "cluster.sshKey"),
@@ -208,25 +209,7 @@ pub(crate) fn base(d: &mut Decoder, given: &Node, cluster: &mut Cluster) -> Opti
     }
     let mut base = given.clone();
     fields(d, &mut base);
-    for (path, instead) in OWNED {
-        let mut n = Some(&base);
-        for k in path.iter() {
-            n = n.and_then(|n| n.get(k));
-        }
-        if let Some(n) = n {
-            d.push(
-                Diagnostic::error(
-                    Code::InvalidValue,
-                    format!(
-                        "`{}` in cluster.installConfig is written by nodenet from {instead}",
-                        path.join(".")
-                    ),
-                )
-                .at(n.span)
-                .help(format!("remove it here and set {instead}")),
-            );
-        }
-    }
+    super::refuse_owned(d, &base, "cluster.installConfig", OWNED);
     let (cp, compute) = replicas(&base);
     cluster.control_plane_replicas = cluster.control_plane_replicas.or(cp);
     cluster.compute_replicas = cluster.compute_replicas.or(compute);

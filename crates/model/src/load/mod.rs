@@ -14,6 +14,7 @@ mod native;
 mod nmstate;
 mod nncp;
 
+pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
 pub use machine_config::{decode_data_url, NODENET_DIR};
 
 use std::collections::HashMap;
@@ -729,6 +730,28 @@ fn provisioning_mode(d: &mut Decoder, v: &Node) -> Option<Located<ProvisioningNe
         }
     };
     Some(Located::new(mode, v.span))
+}
+
+/// In `cluster.installConfig` / `cluster.agentConfig` (`what`), a field
+/// nodenet writes from the inventory is an error naming where the
+/// inventory says it (`owned`: the field's path and that place).
+fn refuse_owned(d: &mut Decoder, base: &Node, what: &str, owned: &[(&[&str], &str)]) {
+    for (path, instead) in owned {
+        let found = path.iter().try_fold(base, |n, k| n.get(k));
+        if let Some(n) = found {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!(
+                        "`{}` in {what} is written by nodenet from {instead}",
+                        path.join(".")
+                    ),
+                )
+                .at(n.span)
+                .help(format!("remove it here and set {instead}")),
+            );
+        }
+    }
 }
 
 /// A host's BMC as install-config and agent-config write it (address,
