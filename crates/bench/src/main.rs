@@ -24,7 +24,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
     series: Vec<usize>,
     /// Input shapes to run (default all): template, template-dhcp,
-    /// install-config, agent-config, manifests.
+    /// install-config, agent-config, manifests, sites, sites-template.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Also render the headline runs into this directory (another file
@@ -258,9 +258,20 @@ fn measure(nodenet: &Path, inputs: &[PathBuf], out: &Path, runs: usize) -> Resul
 /// One `nmstatectl gc` process per host on a sample of the rendered
 /// hosts' `nmstate.yml`: seconds per host, and the sample's size.
 fn nmstatectl_per_host(args: &Args, out: &Path) -> Result<(f64, usize)> {
-    let mut hosts: Vec<PathBuf> = std::fs::read_dir(out.join("hosts"))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
+    let list = |d: &Path| -> Result<Vec<PathBuf>> {
+        Ok(std::fs::read_dir(d)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?)
+    };
+    // A cluster's hosts, or a fleet's (`sites/<cluster>/hosts/`).
+    let mut hosts = Vec::new();
+    if out.join("sites").exists() {
+        for site in list(&out.join("sites"))? {
+            hosts.extend(list(&site.join("hosts"))?);
+        }
+    } else {
+        hosts = list(&out.join("hosts"))?;
+    }
     hosts.sort();
     let step = (hosts.len() / args.sample.max(1)).max(1);
     let sample: Vec<&PathBuf> = hosts.iter().step_by(step).take(args.sample).collect();
@@ -319,9 +330,11 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 std::fs::remove_dir_all(&out)?;
                 continue;
             }
-            // What etcd is asked to hold.
-            let limits = etcd_limits(&out)?;
-            println!("  {limits}");
+            // What etcd is asked to hold (a fleet's sites: on their hubs).
+            if !matches!(shape, Shape::Sites | Shape::SitesTemplate) {
+                let limits = etcd_limits(&out)?;
+                println!("  {limits}");
+            }
             // What writing this render's files costs with nothing else to
             // do: the floor under any check+render of this shape.
             let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;

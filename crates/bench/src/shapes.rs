@@ -23,15 +23,23 @@ pub enum Shape {
     /// A directory with one BareMetalHost + BMC Secret + network Secret
     /// file per host.
     Manifests,
+    /// A GitOps ZTP repository: one single-node ClusterInstance file per
+    /// site (bond + VLAN + static address each), a fleet of clusters.
+    Sites,
+    /// The same fleet from one inventory: `sites:` with a count, each
+    /// site's subnet, MACs and BMC from its index.
+    SitesTemplate,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 5] = [
+    pub const ALL: [Shape; 7] = [
         Shape::Template,
         Shape::TemplateDhcp,
         Shape::InstallConfig,
         Shape::AgentConfig,
         Shape::Manifests,
+        Shape::Sites,
+        Shape::SitesTemplate,
     ];
 
     pub fn label(self) -> &'static str {
@@ -41,6 +49,8 @@ impl Shape {
             Shape::InstallConfig => "install-config, full networkConfig per host",
             Shape::AgentConfig => "install-config + agent-config, full networkConfig per host",
             Shape::Manifests => "directory of per-host BareMetalHost + Secret manifests",
+            Shape::Sites => "directory of single-node ClusterInstances, one site per file",
+            Shape::SitesTemplate => "single-node sites from one inventory template",
         }
     }
 
@@ -51,6 +61,8 @@ impl Shape {
             Shape::InstallConfig => "install-config",
             Shape::AgentConfig => "agent-config",
             Shape::Manifests => "manifests",
+            Shape::Sites => "sites",
+            Shape::SitesTemplate => "sites-template",
         }
     }
 
@@ -85,6 +97,15 @@ impl Shape {
                 }
                 vec![hosts]
             }
+            Shape::Sites => {
+                let sites = dir.join("sites");
+                std::fs::create_dir_all(&sites)?;
+                for i in 0..n {
+                    std::fs::write(sites.join(format!("site-{i:05}.yaml")), cluster_instance(i))?;
+                }
+                vec![sites]
+            }
+            Shape::SitesTemplate => vec![file("fleet.yaml", site_fleet(n))?],
         })
     }
 }
@@ -317,6 +338,84 @@ pub fn agent_config(n: usize) -> String {
 }
 
 /// One host's scale-out manifests: BMC Secret, network Secret, BareMetalHost.
+/// `n` single-node sites from one inventory: each site its own /24, MACs
+/// and BMC from its index; the same node state as the other shapes.
+pub fn site_fleet(n: usize) -> String {
+    let state = r#"      interfaces:
+      - {name: ens1f0, type: ethernet, state: up, mtu: 9000}
+      - {name: ens1f1, type: ethernet, state: up, mtu: 9000}
+      - name: bond0
+        type: bond
+        state: up
+        mtu: 9000
+        link-aggregation: {mode: 802.3ad, options: {miimon: "100", lacp_rate: fast}, port: [ens1f0, ens1f1]}
+        ipv4: {enabled: false}
+        ipv6: {enabled: false}
+      - name: bond0.110
+        type: vlan
+        state: up
+        mtu: 9000
+        vlan: {base-iface: bond0, id: 110}
+        ipv4:
+          enabled: true
+          dhcp: false
+          address: [{ip: "${ip.machine}", prefix-length: "${prefix.machine}"}]
+        ipv6: {enabled: false}
+      dns-resolver:
+        config: {server: "${dns.machine}"}
+      routes:
+        config:
+        - {destination: 0.0.0.0/0, next-hop-address: "${gateway.machine}", next-hop-interface: bond0.110}
+"#;
+    format!(
+        r#"nodenet: v1
+cluster:
+  baseDomain: ran.example.com
+  clusterInstance:
+    clusterImageSetNameRef: openshift-4.18
+    pullSecretRef: {{name: pull-secret}}
+    networkType: OVNKubernetes
+    serviceNetwork: [{{cidr: 172.30.0.0/16}}]
+templates:
+  sno:
+    role: master
+    bootMode: UEFI
+    bootInterface: ens1f0
+    bmc:
+      address: "redfish-virtualmedia+https://${{site.index:ip 10.200.0.10/32}}/redfish/v1/Systems/1"
+    nics:
+      ens1f0: "${{site.index:mac b8:ce:f6:00:00:00}}"
+      ens1f1: "${{site.index:mac b8:ce:f7:00:00:00}}"
+    network:
+{state}sites:
+- name: site-${{index:05}}
+  count: {n}
+  cluster:
+    machineNetworks: ["${{site.index:net 10.0.0.0/24}}"]
+  pools:
+    machine:
+      range: "${{site.index:ip 10.0.0.10/24}}-${{site.index:ip 10.0.0.10/24}}"
+      prefix: 24
+      gateway: "${{site.index:ip 10.0.0.1/24}}"
+      dns: [10.255.0.2]
+  hosts:
+  - name: sno-${{site}}.ran.example.com
+    template: sno
+"#
+    )
+}
+
+/// A single-node site as its ClusterInstance: the node's MAC map (two
+/// NICs) and its state (bond, VLAN 110, static address).
+pub fn cluster_instance(i: usize) -> String {
+    format!(
+        "apiVersion: siteconfig.open-cluster-management.io/v1alpha1\nkind: ClusterInstance\nmetadata:\n  name: site-{i:05}\n  namespace: site-{i:05}\nspec:\n  clusterName: site-{i:05}\n  baseDomain: ran.example.com\n  clusterImageSetNameRef: openshift-4.18\n  pullSecretRef: {{name: pull-secret}}\n  networkType: OVNKubernetes\n  machineNetwork:\n  - cidr: 10.0.0.0/8\n  serviceNetwork:\n  - cidr: 172.30.0.0/16\n  templateRefs:\n  - {{name: ai-cluster-templates-v1, namespace: open-cluster-management}}\n  nodes:\n  - hostName: sno-{i:05}.ran.example.com\n    role: master\n    bmcAddress: redfish-virtualmedia+https://bmc-{i}.example.com/redfish/v1/Systems/1\n    bmcCredentialsName: {{name: site-{i:05}-bmc}}\n    bootMACAddress: \"{m0}\"\n    bootMode: UEFI\n    templateRefs:\n    - {{name: ai-node-templates-v1, namespace: open-cluster-management}}\n    nodeNetwork:\n      interfaces:\n      - {{name: ens1f0, macAddress: \"{m0}\"}}\n      - {{name: ens1f1, macAddress: \"{m1}\"}}\n      config:\n{}",
+        state(i, "        "),
+        m0 = mac(i, 0),
+        m1 = mac(i, 1),
+    )
+}
+
 pub fn manifests(i: usize) -> String {
     let host = name(i);
     format!(

@@ -114,29 +114,7 @@ pub fn check_host_in_cluster(
         }
     }
 
-    // agent-config maps NMState interface names to NICs by MAC.
-    if matches!(host.kind, InputKind::AgentConfig | InputKind::NmStateConfig) {
-        for iface in net.ifaces.iter().filter(|i| i.is("ethernet") && !i.absent) {
-            let mapped = host.nics.iter().any(|n| n.name.value == iface.name)
-                || iface.get("mac-address").is_some();
-            if !mapped && !iface.name.starts_with("en") {
-                push(
-                    Diagnostic::error(
-                        Code::InterfaceWithoutMac,
-                        format!(
-                            "ethernet `{}` has no MAC mapping in the host's `interfaces`",
-                            iface.name
-                        ),
-                    )
-                    .at(iface.name_span())
-                    .help(format!(
-                        "add `- name: {}\n  macAddress: ...` to the host's interfaces",
-                        iface.name
-                    )),
-                );
-            }
-        }
-    }
+    crate::static_network::check_host(host, net, &mut push);
 
     if let Some(bmc) = &host.bmc {
         let addr = &bmc.address.value;
@@ -221,7 +199,9 @@ pub fn provisioning_mode(inv: &Inventory) -> Option<ProvisioningNetwork> {
     }
     let for_installer = |k: InputKind| matches!(k, InputKind::Inventory | InputKind::InstallConfig);
     let kinds = || inv.kind.into_iter().chain(inv.hosts.iter().map(|h| h.kind));
-    (kinds().any(for_installer) && !for_agent_installer(inv))
+    // A ZTP site installs through assisted-service by virtual media: no
+    // provisioning network, whatever the inventory it came from.
+    (kinds().any(for_installer) && !for_agent_installer(inv) && !inv.is_site())
         .then_some(ProvisioningNetwork::Managed)
 }
 
@@ -571,9 +551,12 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
     }
 
-    // VIPs.
-    let api = &cluster.api_vips;
-    let ingress = &cluster.ingress_vips;
+    // VIPs (a single-node cluster's are the node's address, or refused:
+    // `sites::check_single_node` says so).
+    let none = Vec::new();
+    let sno = crate::sites::single_node(inv);
+    let api = if sno { &none } else { &cluster.api_vips };
+    let ingress = if sno { &none } else { &cluster.ingress_vips };
     // The first machine network's family is the cluster's primary one.
     let primary_v4 = cluster
         .machine_networks

@@ -563,6 +563,25 @@ fn check_routes(network: &Node, net: &Network, scope: Scope, push: &mut dyn FnMu
             .map(|n| Family::of(&n.addr()))
             .or(hop.as_ref().map(Family::of))
             .unwrap_or(Family::V4);
+        // The kernel takes no IPv6 gateway for an IPv4 route (nor the
+        // reverse): NetworkManager refuses the profile.
+        if let (Some(net), Some(h), Some(hop_node)) = (dest_net, hop, hop_node) {
+            if Family::of(&net.addr()) != Family::of(&h) && !h.is_unspecified() {
+                push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!(
+                            "route to {net} ({}) has an {} next hop {h}",
+                            Family::of(&net.addr()).key(),
+                            Family::of(&h).key()
+                        ),
+                    )
+                    .at(hop_node.span)
+                    .help("give the route a next hop of its own family (an IPv6 default route is `destination: ::/0`)"),
+                );
+                continue;
+            }
+        }
         let Some(if_node) = route.get("next-hop-interface") else {
             push(
                 Diagnostic::error(

@@ -13,6 +13,8 @@ pub mod nmstate_bridge;
 pub mod node_agent;
 pub mod provisioning;
 mod shapes;
+pub mod sites;
+pub mod static_network;
 pub mod traffic;
 pub mod wiring;
 
@@ -231,6 +233,8 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         .collect();
     diagnostics.extend(derived);
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
+    sites::check_single_node(inv, &hosts, &mut diagnostics);
+    sites::check_cluster_instance_fields(inv, &mut diagnostics);
     node_agent::check(inv, &mut diagnostics);
     // The expected cabling (`nics:` switch, port, VLANs, MTU) against itself.
     let wiring: Vec<Diagnostic> = inv
@@ -248,6 +252,57 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     diag::sort(&mut diagnostics);
     diagnostics.dedup();
     Report { diagnostics, hosts }
+}
+
+/// What checking several clusters found: every finding, in order, and
+/// each cluster's hosts (same order as the clusters given).
+pub struct FleetReport {
+    pub diagnostics: Vec<Diagnostic>,
+    /// One per cluster; their `diagnostics` are in the fleet's list.
+    pub clusters: Vec<Report>,
+}
+
+impl FleetReport {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// The inputs' clusters (the one they describe together, the sites of a
+/// fleet), each checked alone, then the fleet across them; `loading` are
+/// the diagnostics found while loading, which come first.
+pub fn check_clusters(clusters: &[&Inventory], loading: Vec<Diagnostic>) -> FleetReport {
+    check_clusters_where(clusters, loading, &|_| true)
+}
+
+/// [`check_clusters`], saying what is found in a cluster only of the
+/// clusters `told` picks (the sites a change touches); the fleet's rules
+/// across every cluster are said whole.
+pub fn check_clusters_where(
+    clusters: &[&Inventory],
+    loading: Vec<Diagnostic>,
+    told: &(dyn Fn(&Inventory) -> bool + Sync),
+) -> FleetReport {
+    let mut reports: Vec<Report> = clusters
+        .par_iter()
+        .map(|inv| check(inv, Vec::new()))
+        .collect();
+    let mut diagnostics = loading;
+    for (inv, r) in clusters.iter().zip(&mut reports) {
+        if told(inv) {
+            diagnostics.append(&mut r.diagnostics);
+        } else {
+            r.diagnostics.clear();
+        }
+    }
+    let pairs: Vec<(&Inventory, &Report)> = clusters.iter().copied().zip(&reports).collect();
+    sites::check_across(&pairs, &mut diagnostics);
+    diag::sort(&mut diagnostics);
+    diagnostics.dedup();
+    FleetReport {
+        diagnostics,
+        clusters: reports,
+    }
 }
 
 /// A value a placeholder could not be expanded in is reported once, where

@@ -279,9 +279,9 @@ fn diff_takes_one_state_out_of_any_input() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("192.168.111.22"));
 }
 
-/// A directory of documents nodenet does not read (ClusterInstances, for
-/// now, and a Kustomization) must not pass as checked: an error naming
-/// the kinds and their counts, exit 1.
+/// A directory of documents nodenet does not read (ConfigMaps and a
+/// Kustomization) must not pass as checked: an error naming the kinds and
+/// their counts, exit 1.
 #[test]
 fn a_directory_of_nothing_readable_is_an_error_not_a_pass() {
     let tmp = tempfile::tempdir().unwrap();
@@ -289,7 +289,7 @@ fn a_directory_of_nothing_readable_is_an_error_not_a_pass() {
         write(
             tmp.path(),
             &format!("site-{i}.yaml"),
-            format!("apiVersion: siteconfig.open-cluster-management.io/v1alpha1\nkind: ClusterInstance\nmetadata: {{name: sno{i}, namespace: sno{i}}}\nspec: {{clusterName: sno{i}, nodes: []}}\n"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: sno{i}, namespace: sno{i}}}\ndata: {{a: b}}\n"),
         );
     }
     write(
@@ -303,7 +303,7 @@ fn a_directory_of_nothing_readable_is_an_error_not_a_pass() {
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(errs[0].1, "unknown-format");
     assert!(
-        errs[0].3.contains("ClusterInstance ×3, Kustomization ×1")
+        errs[0].3.contains("ConfigMap ×3, Kustomization ×1")
             && errs[0].3.contains("no host was checked"),
         "{}",
         errs[0].3

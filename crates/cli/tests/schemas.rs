@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn shared_schema(name: &str) -> PathBuf {
     let p = repo().join("../shared/schemas").join(name);
@@ -123,6 +123,12 @@ impl Schemas {
                 "0000_80_machine-config_01_machineconfigpools.crd.yaml",
                 "v1",
             ),
+            (
+                "ClusterInstance",
+                "siteconfig.open-cluster-management.io_clusterinstances.yaml",
+                "v1alpha1",
+            ),
+            ("SiteConfig", "ran.openshift.io_siteconfigs.yaml", "v2"),
         ] {
             by_kind.insert(kind, validator(&crd_schema(file, version)));
         }
@@ -160,7 +166,11 @@ impl Schemas {
                     );
                     continue;
                 };
-                let errs = errors(v, &doc);
+                // The SiteConfig CRD's schema names `spec` only at the top.
+                let errs = match kind {
+                    "SiteConfig" => errors(v, &json!({"spec": doc["spec"]})),
+                    _ => errors(v, &doc),
+                };
                 assert!(
                     errs.is_empty(),
                     "{}: {kind}:\n{}",
@@ -309,6 +319,75 @@ fn rendered_manifests_match_their_consumers_schemas() {
         );
     }
     eprintln!("validated: {total:?}");
+}
+
+/// GitOps ZTP sites (tests/ztp: ClusterInstances, SiteConfig v1 and v2,
+/// a repository tree) rendered: every ClusterInstance, NMStateConfig and
+/// BareMetalHost against its CRD, strict; and the inputs themselves.
+#[test]
+fn rendered_sites_match_their_crds() {
+    let schemas = Schemas::load();
+    let good = repo().join("tests/ztp/good");
+    // The test inputs are what the CRDs accept (SiteConfig by its own CRD).
+    let site_config = [
+        (
+            "ran.openshift.io/v1",
+            validator(&crd_schema("ran.openshift.io_siteconfigs.yaml", "v1")),
+        ),
+        (
+            "ran.openshift.io/v2",
+            validator(&crd_schema("ran.openshift.io_siteconfigs.yaml", "v2")),
+        ),
+    ];
+    for f in files_under(&good) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let doc: Value = serde::Deserialize::deserialize(doc).unwrap();
+            let errs = match doc["kind"].as_str() {
+                Some("ClusterInstance") => errors(&schemas.by_kind["ClusterInstance"], &doc),
+                Some("SiteConfig") => {
+                    let (_, v) = site_config
+                        .iter()
+                        .find(|(api, _)| doc["apiVersion"] == *api)
+                        .expect("a SiteConfig version");
+                    // Its CRD's schema names `spec` only at the top.
+                    errors(v, &json!({"spec": doc["spec"]}))
+                }
+                _ => continue,
+            };
+            assert!(errs.is_empty(), "{}:\n{}", f.display(), errs.join("\n"));
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&good).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let seen = schemas.validate_dir(&out);
+    // An inventory's sites too.
+    let fleet = tmp.path().join("fleet");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(repo().join("examples/ztp/sno-fleet.yaml"))
+        .arg("-o")
+        .arg(&fleet));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let from_inventory = schemas.validate_dir(&fleet);
+    assert_eq!(
+        from_inventory.get("ClusterInstance"),
+        Some(&100),
+        "{from_inventory:?}"
+    );
+    assert_eq!(
+        from_inventory.get("SiteConfig"),
+        Some(&100),
+        "{from_inventory:?}"
+    );
+    // 6 clusters, 12 nodes (each with a network and a BMC).
+    assert_eq!(seen.get("ClusterInstance"), Some(&6), "{seen:?}");
+    // A SiteConfig per site but the dual-stack one (no SiteConfig form).
+    assert_eq!(seen.get("SiteConfig"), Some(&5), "{seen:?}");
+    assert_eq!(seen.get("NMStateConfig"), Some(&12), "{seen:?}");
+    assert_eq!(seen.get("BareMetalHost"), Some(&12), "{seen:?}");
 }
 
 /// A fleet past one pool's limit: the custom MachineConfigPools, their

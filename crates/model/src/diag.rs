@@ -99,6 +99,9 @@ codes! {
     BmcMissing = "bmc-missing": "A host for the installer (inventory, install-config) has no `bmc`: its BareMetalHost is never provisioned and installer-provisioned installs reject it (a warning; the agent-based install needs none).",
     RendezvousIpMissing = "rendezvous-ip-missing": "No rendezvousIP is given and no master has a static address, so agent-config.yaml has none (a warning; render refuses when the inputs are for the agent installer, which rejects it).",
     Conflict = "conflict": "Two inputs describe the same host (by name or MAC) and disagree about its role, a MAC, its BMC or its network.",
+    DuplicateClusterName = "duplicate-cluster-name": "Two clusters of the fleet (ClusterInstances, SiteConfig clusters) have the same name.",
+    SiteFieldNotCarried = "site-field-not-carried": "A SiteConfig field has no ClusterInstance field (`crTemplates`, `biosConfigRef`, `extraManifests`, `cpuset`, ...): the ClusterInstance render writes from it does not carry it; or a site has no SiteConfig v2 form (a dual-stack service network): render writes its ClusterInstance only (a warning).",
+    SnoVip = "sno-vip": "A single-node cluster (one control-plane node) gives API or ingress VIPs other than the node's own machine-network address: assisted-service refuses them.",
     PolicyOverlap = "policy-overlap": "Two NodeNetworkConfigurationPolicies that can select the same node name the same interface (each would undo the other).",
     CaptureOnNode = "capture-on-node": "An NNCP's `capture` reads each node's state when it is applied: the parts of desiredState that use it are checked only there (a warning).",
     // OpenShift as its nodes run it

@@ -41,9 +41,20 @@ pub enum InputKind {
     /// The Machine Config Operator's MachineConfiguration (the units its
     /// node disruption policy restarts).
     MachineConfiguration,
+    /// GitOps ZTP's ClusterInstance (the SiteConfig operator's): one
+    /// cluster of a fleet.
+    ClusterInstance,
+    /// GitOps ZTP's SiteConfig (v1, v2): clusters of a fleet.
+    SiteConfig,
 }
 
 impl InputKind {
+    /// Formats whose every cluster is a cluster of its own (a fleet of
+    /// sites), not merged with the other inputs.
+    pub fn is_site(self) -> bool {
+        matches!(self, InputKind::ClusterInstance | InputKind::SiteConfig)
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             InputKind::Inventory => "nodenet inventory",
@@ -56,6 +67,8 @@ impl InputKind {
             InputKind::BareMetalHost => "BareMetalHost",
             InputKind::AgentClusterInstall => "AgentClusterInstall",
             InputKind::MachineConfiguration => "MachineConfiguration",
+            InputKind::ClusterInstance => "ClusterInstance",
+            InputKind::SiteConfig => "SiteConfig",
         }
     }
 
@@ -148,6 +161,12 @@ pub struct Cluster {
     pub install_config: Option<Node>,
     /// The same for agent-config.yaml (`additionalNTPSources`, ...).
     pub agent_config: Option<Node>,
+    /// Private ranges the cluster's addresses are in behind NAT (a site of
+    /// a fleet): other sites may use them too.
+    pub behind_nat: Vec<Located<IpNet>>,
+    /// A GitOps ZTP site's cluster as given (ClusterInstance spec or
+    /// SiteConfig cluster, less its nodes): written back unchanged.
+    pub ztp: Option<ZtpCluster>,
     /// Where the cluster fields came from, to locate cluster-wide findings.
     pub span: Option<Span>,
     /// Where an input that lists the cluster's hosts for the installer
@@ -161,6 +180,21 @@ impl Cluster {
     pub fn is_complete(&self) -> bool {
         self.name.is_some() && self.base_domain.is_some() && !self.machine_networks.is_empty()
     }
+}
+
+/// Where a cluster of a ZTP site came from, and its fields as given.
+#[derive(Clone, Debug)]
+pub struct ZtpCluster {
+    /// `ran.openshift.io/v1`, `ran.openshift.io/v2` or
+    /// `siteconfig.open-cluster-management.io/v1alpha1`.
+    pub api_version: String,
+    /// The object's `metadata.name` and `metadata.namespace`.
+    pub object_name: Option<String>,
+    pub namespace: Option<String>,
+    /// The ClusterInstance's spec or the SiteConfig's cluster, less nodes.
+    pub entry: Node,
+    /// A SiteConfig's spec less its clusters (the site-wide defaults).
+    pub site: Option<Node>,
 }
 
 /// Who defines `br-ex`, the OVS bridge OVN-Kubernetes needs on every node.
@@ -427,6 +461,9 @@ pub struct Host {
     /// The host's install-config fields nodenet does not own
     /// (`hardwareProfile`), as given: written back unchanged.
     pub install_config_extra: Option<Node>,
+    /// A ZTP site's node entry as given, less its `nodeNetwork`
+    /// (`templateRefs`, `installerArgs`, ...): written back unchanged.
+    pub ztp: Option<Node>,
     pub nics: Vec<Nic>,
     /// The input lists the host's NICs (not only MACs pinned in its state).
     pub nics_listed: bool,
@@ -474,6 +511,7 @@ impl Host {
             boot_mode: None,
             root_device_hints: None,
             install_config_extra: None,
+            ztp: None,
             nics: Vec::new(),
             nics_listed: false,
             network: None,
@@ -580,6 +618,12 @@ pub struct Inventory {
 }
 
 impl Inventory {
+    /// A GitOps ZTP site: a ClusterInstance or SiteConfig cluster, or a
+    /// cluster of an inventory's `sites` (rendered as a ClusterInstance).
+    pub fn is_site(&self) -> bool {
+        self.kind.is_some_and(InputKind::is_site) || self.cluster.ztp.is_some()
+    }
+
     /// Names of the credentials some host's BMC uses (a set: an
     /// install-config has one credential per host).
     pub fn used_credentials(&self) -> std::collections::HashSet<&str> {

@@ -381,7 +381,7 @@ impl Expander<'_> {
                     self.report(
                         Diagnostic::error(
                             Code::TemplateVariable,
-                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x` or `mac 52:54:00:00:00:00`)"),
+                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x`, `mac 52:54:00:00:00:00`, `net 10.0.0.0/24` or `ip 10.0.0.10/24`)"),
                         )
                         .at(span),
                     );
@@ -504,12 +504,44 @@ impl Expander<'_> {
     }
 }
 
+/// `base` (an address with a prefix) moved by `i` networks of its prefix:
+/// the address at the same offset in the i-th network, and that network.
+fn nth_network(base: &str, i: i64) -> Option<(std::net::IpAddr, ipnet::IpNet)> {
+    use std::net::IpAddr;
+    let net: ipnet::IpNet = base.trim().parse().ok()?;
+    let i = u128::try_from(i).ok()?;
+    let ip = match net {
+        ipnet::IpNet::V4(n) => {
+            let step = 1u128 << (32 - n.prefix_len());
+            let v = u128::from(u32::from(n.addr())).checked_add(i.checked_mul(step)?)?;
+            IpAddr::V4(u32::try_from(v).ok()?.into())
+        }
+        ipnet::IpNet::V6(n) => {
+            let step = 1u128.checked_shl(128 - u32::from(n.prefix_len()))?;
+            let v = u128::from(n.addr()).checked_add(i.checked_mul(step)?)?;
+            IpAddr::V6(v.into())
+        }
+    };
+    let moved = ipnet::IpNet::new(ip, net.prefix_len()).ok()?;
+    Some((ip, moved))
+}
+
 /// The widest padding `${index:0N}` takes.
 const MAX_WIDTH: usize = 32;
 
 /// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex;
-/// `mac 52:54:00:00:00:00` → that MAC plus the number (hosts beyond 255).
-fn format_int(i: i64, f: &str) -> Option<String> {
+/// `mac 52:54:00:00:00:00` → that MAC plus the number (hosts beyond 255);
+/// `net 10.0.0.0/24` → the number-th network of that size from there
+/// (`10.0.3.0/24` for 3); `ip 10.0.0.10/24` → the same address in it
+/// (`10.0.3.10`): a site's or a rack's own subnet.
+pub(crate) fn format_int(i: i64, f: &str) -> Option<String> {
+    if let Some(base) = f.strip_prefix("net ") {
+        let (ip, net) = nth_network(base, i)?;
+        return Some(format!("{ip}/{}", net.prefix_len()));
+    }
+    if let Some(base) = f.strip_prefix("ip ") {
+        return nth_network(base, i).map(|(ip, _)| ip.to_string());
+    }
     if let Some(base) = f.strip_prefix("mac ") {
         let base = base.trim();
         if !crate::fields::is_mac(base) {
@@ -548,6 +580,23 @@ fn format_int(i: i64, f: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn net_and_ip_formats_step_by_whole_networks() {
+        assert_eq!(format_int(3, "net 10.0.0.0/24").unwrap(), "10.0.3.0/24");
+        assert_eq!(format_int(300, "ip 10.0.0.10/24").unwrap(), "10.1.44.10");
+        assert_eq!(
+            format_int(2, "net 2001:db8::/64").unwrap(),
+            "2001:db8:0:2::/64"
+        );
+        assert_eq!(
+            format_int(1, "ip 2001:db8::5/64").unwrap(),
+            "2001:db8:0:1::5"
+        );
+        // Past the address space, or not a network: no value.
+        assert_eq!(format_int(1, "net 255.255.255.0/24"), None);
+        assert_eq!(format_int(1, "net ten/8"), None);
+    }
 
     fn pool(first: &str, last: &str) -> Pool {
         Pool {

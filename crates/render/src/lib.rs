@@ -8,6 +8,7 @@ pub mod output;
 pub mod topology;
 pub mod views;
 pub mod yaml_out;
+pub mod ztp;
 
 use std::path::{Path, PathBuf};
 

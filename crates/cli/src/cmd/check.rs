@@ -19,6 +19,12 @@ pub struct Args {
     /// its NICs' MACs with the inventory.
     #[arg(long, num_args = 1..)]
     observed: Vec<PathBuf>,
+    /// Say the findings of these files' clusters only (the sites a change
+    /// touches, `git diff --name-only`), plus the fleet's rules across
+    /// every cluster of PATH (a MAC, BMC, address or cluster name used
+    /// twice).
+    #[arg(long, num_args = 1..)]
+    only: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -41,17 +47,52 @@ pub fn run(args: Args) -> ExitCode {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(format),
     };
+    if !args.observed.is_empty() {
+        if let Err(f) = super::one_cluster(&loaded, "check --observed") {
+            return f.report(format);
+        }
+    }
     let observed = match super::wires::read_observed(&args.observed, &mut loaded.sources) {
         Ok(o) => o,
         Err(f) => return f.report(format),
     };
     phases.mark("load");
-    let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+    let loading = std::mem::take(&mut loaded.diagnostics);
+    let clusters = loaded.clusters();
+    let mut report = if args.only.is_empty() {
+        nodenet_check::check_clusters(&clusters, loading)
+    } else {
+        let touched: std::collections::HashSet<PathBuf> = args
+            .only
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        let sources = &loaded.sources;
+        // The input files the change touches, each looked at once.
+        let told: std::collections::HashSet<u32> = (0..u32::MAX)
+            .take_while(|id| sources.get(*id).is_some())
+            .filter(|id| {
+                std::fs::canonicalize(sources.name(*id)).is_ok_and(|p| touched.contains(&p))
+            })
+            .collect();
+        let in_touched = |span: Option<nodenet_model::Span>| {
+            span.is_none_or(|s| told.contains(&sources.resolve(s).0.file))
+        };
+        let loading = loading.into_iter().filter(|d| in_touched(d.span)).collect();
+        nodenet_check::check_clusters_where(&clusters, loading, &|inv| in_touched(inv.cluster.span))
+    };
     // What render would do to stay within etcd's limits (or refuse),
     // said before anything is rendered.
-    report
-        .diagnostics
-        .extend(nodenet_render::fleet_findings(&loaded.inventory));
+    for inv in &clusters {
+        report
+            .diagnostics
+            .extend(nodenet_render::fleet_findings(inv));
+        report
+            .diagnostics
+            .extend(nodenet_render::ztp::conversion_findings(inv));
+    }
+    let checked = what_was_checked(&clusters);
+    drop(clusters);
     nodenet_model::diag::sort(&mut report.diagnostics);
     if !args.observed.is_empty() {
         let mut observed_diags = observed.diagnostics;
@@ -83,7 +124,7 @@ pub fn run(args: Args) -> ExitCode {
         info!(
             "{}: {} checked: {}",
             if report.has_errors() { "failed" } else { "ok" },
-            what_was_checked(&loaded.inventory),
+            checked,
             report::summary(&report.diagnostics)
         );
     }
@@ -91,7 +132,8 @@ pub fn run(args: Args) -> ExitCode {
     // As in render: the kernel frees a 10,000-host inventory faster at
     // exit than dropping it node by node.
     std::mem::forget(loaded.inventory);
-    std::mem::forget(report.hosts);
+    std::mem::forget(loaded.fleet);
+    std::mem::forget(report.clusters);
     if failed {
         super::problems()
     } else {
@@ -100,17 +142,21 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 /// "5 host(s)", or "5 host(s) and 2 change(s)" when partial states (NNCPs,
-/// MachineConfig files, bare NMState) were among the inputs.
-fn what_was_checked(inv: &nodenet_model::Inventory) -> String {
-    let changes = inv
-        .hosts
-        .iter()
+/// MachineConfig files, bare NMState) were among the inputs; "3
+/// cluster(s), ..." for a fleet.
+fn what_was_checked(clusters: &[&nodenet_model::Inventory]) -> String {
+    let all = || clusters.iter().flat_map(|c| &c.hosts);
+    let changes = all()
         .filter(|h| h.scope() == nodenet_model::Scope::Partial)
         .count();
-    let hosts = inv.hosts.len() - changes;
-    match (hosts, changes) {
+    let hosts = all().count() - changes;
+    let what = match (hosts, changes) {
         (_, 0) => format!("{hosts} host(s)"),
         (0, _) => format!("{changes} change(s) to hosts"),
         _ => format!("{hosts} host(s) and {changes} change(s) to hosts"),
+    };
+    match clusters.len() {
+        0 | 1 => what,
+        n => format!("{n} cluster(s), {what}"),
     }
 }

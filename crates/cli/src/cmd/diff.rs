@@ -43,6 +43,7 @@ fn read_state(
     }
     let loaded =
         nodenet_model::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
+    super::one_cluster(&loaded, "diff").map_err(|f| f.report(format))?;
     let refuse = |message: String| {
         super::Failure {
             code: "not-a-state",

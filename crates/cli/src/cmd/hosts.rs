@@ -43,17 +43,37 @@ pub struct ShowArgs {
 }
 
 /// Loads and checks as `check` does.
-fn load(files: &[PathBuf], format: Format) -> Result<(Loaded, nodenet_check::Report), ExitCode> {
+fn load(
+    files: &[PathBuf],
+    format: Format,
+) -> Result<(Loaded, nodenet_check::FleetReport), ExitCode> {
     let mut loaded =
         nodenet_model::load_files(files).map_err(|e| super::Failure::from(e).report(format))?;
     let diagnostics = std::mem::take(&mut loaded.diagnostics);
-    let report = nodenet_check::check(&loaded.inventory, diagnostics);
+    let report = nodenet_check::check_clusters(&loaded.clusters(), diagnostics);
     Ok((loaded, report))
+}
+
+/// Each cluster's views, with its name when the inputs are a fleet.
+fn cluster_views(
+    loaded: &Loaded,
+    report: &nodenet_check::FleetReport,
+) -> Vec<(Option<String>, nodenet_render::views::Views)> {
+    let clusters = loaded.clusters();
+    let fleet = clusters.len() > 1;
+    clusters
+        .iter()
+        .zip(&report.clusters)
+        .map(|(inv, r)| {
+            let name = fleet.then(|| nodenet_render::ztp::site_name(inv));
+            (name, nodenet_render::views::views(inv, r))
+        })
+        .collect()
 }
 
 /// After a view on stdout: the errors (people read the view knowing the
 /// input is wrong), or a note that `check` has warnings to show.
-fn tell_problems(loaded: &Loaded, report: &nodenet_check::Report) -> ExitCode {
+fn tell_problems(loaded: &Loaded, report: &nodenet_check::FleetReport) -> ExitCode {
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, Format::Human);
         eprintln!(
@@ -84,13 +104,24 @@ pub fn run(args: Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let views = nodenet_render::views::views(&loaded.inventory, &report);
+    let views = cluster_views(&loaded, &report);
     let code = match args.format {
         ViewFormat::Json => {
             let mut v = report::to_json(&loaded.sources, &report.diagnostics);
-            let views = views.to_json();
-            v["hosts"] = views["hosts"].clone();
-            v["changes"] = views["changes"].clone();
+            let (mut hosts, mut changes) = (Vec::new(), Vec::new());
+            for (cluster, view) in &views {
+                let view = view.to_json();
+                for (key, into) in [("hosts", &mut hosts), ("changes", &mut changes)] {
+                    for mut h in view[key].as_array().cloned().unwrap_or_default() {
+                        if let (Some(c), Some(m)) = (cluster, h.as_object_mut()) {
+                            m.insert("cluster".into(), serde_json::json!(c));
+                        }
+                        into.push(h);
+                    }
+                }
+            }
+            v["hosts"] = serde_json::Value::Array(hosts);
+            v["changes"] = serde_json::Value::Array(changes);
             out(&format!("{v}\n"));
             if report.has_errors() {
                 super::problems()
@@ -99,11 +130,30 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         ViewFormat::Table => {
-            out(&views.table());
+            for (cluster, view) in &views {
+                if let Some(c) = cluster {
+                    out(&format!("cluster {c}:\n"));
+                }
+                out(&view.table());
+            }
             tell_problems(&loaded, &report)
         }
         ViewFormat::Csv => {
-            out(&views.csv());
+            // A fleet's rows start with their cluster, under one header.
+            for (i, (cluster, view)) in views.iter().enumerate() {
+                let csv = view.csv();
+                let Some(c) = cluster else {
+                    out(&csv);
+                    continue;
+                };
+                for (j, line) in csv.lines().enumerate() {
+                    match j {
+                        0 if i == 0 => out(&format!("cluster,{line}\n")),
+                        0 => {}
+                        _ => out(&format!("{c},{line}\n")),
+                    }
+                }
+            }
             tell_problems(&loaded, &report)
         }
     };
@@ -118,9 +168,17 @@ pub fn show(args: ShowArgs) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let hosts = &loaded.inventory.hosts;
-    let Some(i) = hosts.iter().position(|h| h.name.value == args.host) else {
-        let mut names: Vec<&str> = hosts.iter().map(|h| h.name.value.as_str()).collect();
+    let clusters = loaded.clusters();
+    let found = clusters.iter().zip(&report.clusters).find_map(|(inv, r)| {
+        let i = inv.hosts.iter().position(|h| h.name.value == args.host)?;
+        Some((&inv.hosts[i], &r.hosts[i]))
+    });
+    let Some((host, host_report)) = found else {
+        let mut names: Vec<&str> = clusters
+            .iter()
+            .flat_map(|c| &c.hosts)
+            .map(|h| h.name.value.as_str())
+            .collect();
         let more = names.len().saturating_sub(10);
         names.truncate(10);
         let mut list = names.join(", ");
@@ -135,7 +193,7 @@ pub fn show(args: ShowArgs) -> ExitCode {
         return super::Failure::usage(format!("no host named `{}` ({known})", args.host))
             .report(Format::Human);
     };
-    let code = match nodenet_render::views::host_state_yaml(&hosts[i], &report.hosts[i]) {
+    let code = match nodenet_render::views::host_state_yaml(host, host_report) {
         Some(yaml) => {
             out(&yaml);
             tell_problems(&loaded, &report)
@@ -146,6 +204,7 @@ pub fn show(args: ShowArgs) -> ExitCode {
             super::problems()
         }
     };
+    drop(clusters);
     std::mem::forget(loaded);
     std::mem::forget(report);
     code

@@ -48,6 +48,17 @@ pub struct Failure {
     pub exit: u8,
 }
 
+/// Commands about one cluster refuse a fleet (several ZTP sites) rather
+/// than work on one of its clusters and stay silent about the others.
+pub fn one_cluster(loaded: &nodenet_model::Loaded, command: &str) -> Result<(), Failure> {
+    match loaded.clusters().len() {
+        0 | 1 => Ok(()),
+        n => Err(Failure::usage(format!(
+            "the inputs hold {n} clusters (ZTP sites); `nodenet {command}` works on one: give one site's file (`nodenet check` and `nodenet render` take the fleet)"
+        ))),
+    }
+}
+
 impl Failure {
     pub fn usage(message: impl std::fmt::Display) -> Failure {
         Failure {

@@ -46,6 +46,11 @@ pub fn run(args: Args) -> ExitCode {
         Err(e) => return super::Failure::from(e).report(args.format),
     };
     phases.mark("load");
+    for loaded in [&old, &new] {
+        if let Err(f) = super::one_cluster(loaded, "plan") {
+            return f.report(args.format);
+        }
+    }
     // The old version is what runs: read as it is. The new one must be
     // sound before anything is rolled out.
     if let Some(e) = old.diagnostics.iter().find(|d| d.is_error()) {

@@ -92,29 +92,18 @@ pub fn run(args: Args) -> ExitCode {
     };
     phases.mark("load");
     let provenance = Provenance::new(inputs, &loaded.sources);
+    if loaded.clusters().iter().any(|c| c.is_site()) {
+        return render_sites(loaded, &args, &provenance, phases);
+    }
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
     // What the installer or operator reading the output would reject is
     // not written.
     report.refuse_for_render(&loaded.inventory);
     phases.mark("check");
     if report.has_errors() {
-        report::print(&loaded.sources, &report.diagnostics, args.format);
-        if args.format == Format::Human {
-            eprintln!(
-                "failed: nothing written: {}",
-                report::summary(&report.diagnostics)
-            );
-        }
-        return super::problems();
+        return nothing_written(&loaded.sources, &report.diagnostics, args.format);
     }
-    let replace = Replace {
-        force: args.force,
-        bmc_secrets: match args.bmc_secrets {
-            BmcSecrets::Placeholder => nodenet_render::BmcSecrets::Placeholder,
-            BmcSecrets::Embed => nodenet_render::BmcSecrets::Embed,
-            BmcSecrets::Reference => nodenet_render::BmcSecrets::Reference,
-        },
-    };
+    let replace = replace(&args);
     let rendered = match nodenet_render::render(
         &loaded.inventory,
         &report,
@@ -129,11 +118,7 @@ pub fn run(args: Args) -> ExitCode {
             let mut diags = report.diagnostics;
             diags.extend(found);
             nodenet_model::diag::sort(&mut diags);
-            report::print(&loaded.sources, &diags, args.format);
-            if args.format == Format::Human {
-                eprintln!("failed: nothing written: {}", report::summary(&diags));
-            }
-            return super::problems();
+            return nothing_written(&loaded.sources, &diags, args.format);
         }
         Err(e) => return super::Failure::from(e).report(args.format),
     };
@@ -179,5 +164,89 @@ pub fn run(args: Args) -> ExitCode {
     std::mem::forget(loaded.inventory);
     std::mem::forget(loaded.sources);
     std::mem::forget(report.hosts);
+    ExitCode::SUCCESS
+}
+
+/// The check found errors: they are said, nothing is written (exit 1).
+fn nothing_written(
+    sources: &nodenet_model::SourceMap,
+    diags: &[nodenet_model::Diagnostic],
+    format: Format,
+) -> ExitCode {
+    report::print(sources, diags, format);
+    if format == Format::Human {
+        eprintln!("failed: nothing written: {}", report::summary(diags));
+    }
+    super::problems()
+}
+
+fn replace(args: &Args) -> Replace {
+    Replace {
+        force: args.force,
+        bmc_secrets: match args.bmc_secrets {
+            BmcSecrets::Placeholder => nodenet_render::BmcSecrets::Placeholder,
+            BmcSecrets::Embed => nodenet_render::BmcSecrets::Embed,
+            BmcSecrets::Reference => nodenet_render::BmcSecrets::Reference,
+        },
+    }
+}
+
+/// GitOps ZTP sites (ClusterInstances, SiteConfig clusters): each checked,
+/// the fleet across them, then per site its ClusterInstance and what the
+/// hub makes of it under `sites/<cluster>/`.
+fn render_sites(
+    mut loaded: nodenet_model::Loaded,
+    args: &Args,
+    provenance: &Provenance,
+    mut phases: Phases,
+) -> ExitCode {
+    let loading = std::mem::take(&mut loaded.diagnostics);
+    let clusters = loaded.clusters();
+    if !clusters.iter().all(|c| c.is_site()) {
+        return super::Failure::usage(
+            "the inputs mix ZTP sites (ClusterInstance, SiteConfig) with another cluster's files (install-config, inventory, manifests): render them separately",
+        )
+        .report(args.format);
+    }
+    let report = nodenet_check::check_clusters(&clusters, loading);
+    phases.mark("check");
+    if report.has_errors() {
+        return nothing_written(&loaded.sources, &report.diagnostics, args.format);
+    }
+    let pairs: Vec<_> = clusters.iter().copied().zip(&report.clusters).collect();
+    let rendered =
+        match nodenet_render::ztp::render_sites(&pairs, &args.output, provenance, replace(args)) {
+            Ok(r) => r,
+            Err(e) => return super::Failure::from(e).report(args.format),
+        };
+    phases.mark("render");
+    phases.print();
+    let mut diags = report.diagnostics;
+    diags.extend(rendered.warnings);
+    nodenet_model::diag::sort(&mut diags);
+    if args.format == Format::Json {
+        let mut v = report::to_json(&loaded.sources, &diags);
+        v["output"] = serde_json::json!({
+            "dir": args.output.display().to_string(),
+            "files": rendered.manifest.len() + 1,
+            "hosts": rendered.hosts,
+            "sites": clusters.len(),
+            "changes_not_rendered": 0,
+        });
+        println!("{v}");
+    } else {
+        report::print(&loaded.sources, &diags, args.format);
+        info!(
+            "ok: {} site(s), {} host(s), {} files written to {} ({})",
+            clusters.len(),
+            rendered.hosts,
+            rendered.manifest.len() + 1,
+            args.output.display(),
+            report::summary(&diags)
+        );
+    }
+    drop(clusters);
+    std::mem::forget(loaded);
+    std::mem::forget(report.clusters);
     ExitCode::SUCCESS
 }

@@ -265,6 +265,9 @@ fn plan(args: PlanArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(Format::Human),
     };
+    if let Err(f) = super::one_cluster(&loaded, "netverify plan") {
+        return f.report(Format::Human);
+    }
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
         crate::report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
         return super::problems();
@@ -377,6 +380,9 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(args.format),
     };
+    if let Err(f) = super::one_cluster(&loaded, "netverify report") {
+        return f.report(args.format);
+    }
     let rep = match report::report(&results, &loaded.inventory) {
         Ok(r) => r,
         Err(e) => {

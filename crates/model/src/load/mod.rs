@@ -11,8 +11,10 @@ mod machine_config;
 mod machine_configuration;
 mod merge;
 mod native;
+mod native_fleet;
 mod nmstate;
 mod nncp;
+mod ztp;
 
 pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
 pub use machine_config::{decode_data_url, NODENET_DIR};
@@ -29,7 +31,13 @@ use crate::yaml::{self, FileId, Node, Span};
 /// that can be seen while loading it.
 pub struct Loaded {
     pub sources: SourceMap,
+    /// The cluster the inputs describe together (install-config +
+    /// agent-config + manifests), or the one site of a fleet input.
     pub inventory: Inventory,
+    /// The clusters of fleet inputs (ClusterInstance, SiteConfig) when
+    /// there are several, or other inputs beside them: each a cluster of
+    /// its own, checked alone and across the fleet.
+    pub fleet: Vec<Inventory>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -341,6 +349,22 @@ impl Context<'_> {
     }
 }
 
+impl Loaded {
+    /// Every cluster of the inputs: the one they describe together (when
+    /// there is one) and the sites of a fleet.
+    pub fn clusters(&self) -> Vec<&Inventory> {
+        let together = &self.inventory;
+        let any = self.fleet.is_empty()
+            || !together.hosts.is_empty()
+            || together.cluster.span.is_some()
+            || together.kind.is_some();
+        any.then_some(together)
+            .into_iter()
+            .chain(&self.fleet)
+            .collect()
+    }
+}
+
 fn load_inputs(inputs: Vec<Input>) -> Loaded {
     use rayon::prelude::*;
     let mut sources = SourceMap::default();
@@ -462,8 +486,25 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         sources: &mut sources,
         secrets: &secrets,
     };
+    let mut sites: Vec<Inventory> = Vec::new();
     for (doc, shape) in docs.iter_mut() {
         match shape {
+            Shape::Input(kind)
+                if kind.is_site()
+                    || *kind == InputKind::Inventory && doc.root.get("sites").is_some() =>
+            {
+                let clusters = match kind {
+                    InputKind::SiteConfig => ztp::load_site_config(&doc.root, &mut diagnostics),
+                    InputKind::Inventory => native_fleet::load(&doc.root, &mut diagnostics),
+                    _ => ztp::load_cluster_instance(&doc.root, &mut diagnostics),
+                };
+                for mut site in clusters {
+                    for host in &mut site.hosts {
+                        add_nics_from_network(host);
+                    }
+                    sites.push(site);
+                }
+            }
             Shape::Input(kind) => {
                 let mut part = load_document(*kind, doc, &mut ctx, &mut diagnostics);
                 part.kind = Some(*kind);
@@ -484,10 +525,15 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                 );
             }
             Shape::OtherObject(kind) => {
-                if doc.in_dir {
+                if doc.in_dir && !RENDERED_BESIDE.contains(&kind.as_str()) {
                     *unread.entry(kind.clone()).or_default() += 1;
                 }
             }
+            // A render's own manifest.json, read back with its directory.
+            Shape::Unknown
+                if doc.in_dir
+                    && doc.root.get("files").is_some()
+                    && ctx.sources.name(doc.file).ends_with("manifest.json") => {}
             Shape::Unknown if doc.in_dir => {
                 *unread.entry("not Kubernetes".to_string()).or_default() += 1;
             }
@@ -503,7 +549,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
     }
     // A directory of nothing nodenet reads must not pass as checked.
     let secrets_read = !secret_docs.is_empty();
-    if parts.is_empty() && !secrets_read && !unread.is_empty() {
+    if parts.is_empty() && sites.is_empty() && !secrets_read && !unread.is_empty() {
         let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
         diagnostics.push(
             Diagnostic::error(
@@ -516,15 +562,40 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
             .help(READS),
         );
     }
-    let inventory = merge::merge(parts, &sources, &mut diagnostics);
+    let something_read = !(parts.is_empty() && sites.is_empty());
+    if !unread.is_empty() && something_read {
+        // A directory of manifests (a ZTP repository's kustomizations and
+        // extra manifests) holds more than host networking: what was
+        // skipped is said once, not per file.
+        let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        diagnostics.push(Diagnostic::warning(
+            Code::UnknownFormat,
+            format!(
+                "skipped {} document(s) of kinds nodenet does not read: {}",
+                unread.values().sum::<usize>(),
+                named.join(", ")
+            ),
+        ));
+    }
+    let one_site = parts.is_empty() && sites.len() == 1;
+    let (inventory, fleet) = if one_site {
+        (sites.pop().expect("one"), Vec::new())
+    } else {
+        (merge::merge(parts, &sources, &mut diagnostics), sites)
+    };
     Loaded {
         sources,
         inventory,
+        fleet,
         diagnostics,
     }
 }
 
-const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), and the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking";
+/// Kinds nodenet renders beside the networking it reads back (a render's
+/// directory checks without a note about them).
+const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
+
+const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, and GitOps ZTP SiteConfigs and ClusterInstances";
 
 fn load_document(
     kind: InputKind,
@@ -561,6 +632,9 @@ fn load_document(
         InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
         InputKind::MachineConfiguration => machine_configuration::load(root, diags),
         InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
+        InputKind::ClusterInstance | InputKind::SiteConfig => {
+            unreachable!("sites are loaded as clusters of their own")
+        }
     }
 }
 
@@ -591,6 +665,9 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         Some("NMStateConfig") => Shape::Input(InputKind::NmStateConfig),
         Some("AgentClusterInstall") => Shape::Input(InputKind::AgentClusterInstall),
         Some("BareMetalHost") => Shape::Input(InputKind::BareMetalHost),
+        Some(k) if ztp::kind_of(k, group).is_some() => {
+            Shape::Input(ztp::kind_of(k, group).expect("matched"))
+        }
         Some("Secret") if group.is_empty() => Shape::Secret,
         Some(other) => Shape::OtherObject(other.to_string()),
         None if has("platform") || (has("baseDomain") && has("metadata")) => {

@@ -17,6 +17,7 @@ const TOP_FIELDS: &[&str] = &[
     "pools",
     "templates",
     "hosts",
+    "sites",
 ];
 const CLUSTER_FIELDS: &[&str] = &[
     "nodeNames",
@@ -35,6 +36,8 @@ const CLUSTER_FIELDS: &[&str] = &[
     "nodeAgent",
     "installConfig",
     "agentConfig",
+    "clusterInstance",
+    "behindNat",
 ];
 const NODE_AGENT_FIELDS: &[&str] = &[
     "image",
@@ -321,6 +324,12 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     if let Some(ac) = c.get("agentConfig") {
         cluster.agent_config = super::agent_config::base(d, ac);
     }
+    if let Some(ci) = c.get("clusterInstance") {
+        cluster.ztp = super::ztp::base(d, ci);
+    }
+    for n in d.seq(c, "behindNat") {
+        cluster.behind_nat.extend(d.network(n));
+    }
     cluster
 }
 
@@ -480,6 +489,28 @@ fn native_pool(d: &mut Decoder, k: &Node, v: &Node) -> Option<Pool> {
 }
 
 /// One `hosts:` entry (with `count`, many hosts) onto its template.
+/// An entry's `count` (1-100000, default 1) and `start` (default 0).
+pub(super) fn count_and_start(d: &mut Decoder, entry: &Node) -> Option<(i64, i64)> {
+    let Some(c) = entry.get("count") else {
+        return Some((1, 0));
+    };
+    match c.as_i64() {
+        Some(n) if (1..=100_000).contains(&n) => {
+            Some((n, entry.get("start").and_then(Node::as_i64).unwrap_or(0)))
+        }
+        _ => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`count` must be 1-100000, found `{c}`"),
+                )
+                .at(c.span),
+            );
+            None
+        }
+    }
+}
+
 fn expand_host_entry(
     d: &mut Decoder,
     entry: &Node,
@@ -519,25 +550,10 @@ fn expand_host_entry(
     };
     // The host's own fields win over its template's, key by key.
     let field = |k: &str| entry.get(k).or_else(|| template.and_then(|t| t.get(k)));
-    let (count, start) = match entry.get("count") {
-        None => (1, None),
-        Some(c) => match c.as_i64() {
-            Some(n) if (1..=100_000).contains(&n) => {
-                let start = entry.get("start").and_then(Node::as_i64).unwrap_or(0);
-                (n, Some(start))
-            }
-            _ => {
-                d.push(
-                    Diagnostic::error(
-                        Code::InvalidValue,
-                        format!("`count` must be 1-100000, found `{c}`"),
-                    )
-                    .at(c.span),
-                );
-                return;
-            }
-        },
+    let Some((count, start)) = count_and_start(d, entry) else {
+        return;
     };
+    let start = entry.get("count").map(|_| start);
     let Some(name_node) = entry.get("name") else {
         d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(entry.span));
         return;
@@ -819,6 +835,7 @@ fn build_host<'n>(
         boot_mode: field("bootMode").and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
         root_device_hints: field("rootDeviceHints").map(|n| expand(d, n, vars)),
         install_config_extra: None,
+        ztp: None,
         nics,
         network,
         pxe_interface: field("pxeInterface")

@@ -1,0 +1,277 @@
+//! A fleet of clusters (GitOps ZTP sites: ClusterInstances, SiteConfig
+//! clusters): each is checked as a cluster; these rules look across them,
+//! and at what single-node sites may say.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use nodenet_model::{Code, Diagnostic, Inventory, Role, Span};
+
+use crate::Report;
+
+/// A ZTP site with one control-plane node (or `clusterType: SNO`): the
+/// generators make it a single-node cluster.
+pub fn single_node(inv: &Inventory) -> bool {
+    if !inv.is_site() {
+        return false;
+    }
+    let declared = inv
+        .cluster
+        .ztp
+        .as_ref()
+        .and_then(|z| z.entry.get("clusterType"))
+        .and_then(|t| t.as_str());
+    let masters = inv
+        .hosts
+        .iter()
+        .filter(|h| h.role.value == Role::Master)
+        .count();
+    declared == Some("SNO") || declared.is_none() && masters == 1
+}
+
+/// assisted-service serves a single-node cluster's API and ingress at the
+/// node's own address: a VIP that is anything else is refused.
+pub fn check_single_node(
+    inv: &Inventory,
+    reports: &[crate::HostReport],
+    out: &mut Vec<Diagnostic>,
+) {
+    if !single_node(inv) {
+        return;
+    }
+    let cluster = &inv.cluster;
+    let on_machine_network = |ip: &IpAddr| {
+        cluster.machine_networks.is_empty()
+            || cluster
+                .machine_networks
+                .iter()
+                .any(|n| n.value.contains(ip))
+    };
+    let node: Vec<IpAddr> = inv
+        .hosts
+        .iter()
+        .zip(reports)
+        .filter(|(h, _)| h.role.value == Role::Master)
+        .flat_map(|(_, r)| r.addresses.iter().map(|a| a.ip))
+        .filter(on_machine_network)
+        .collect();
+    for (vips, what) in [
+        (&cluster.api_vips, "API"),
+        (&cluster.ingress_vips, "ingress"),
+    ] {
+        for vip in vips.iter().filter(|v| !node.contains(&v.value)) {
+            let own = match &node[..] {
+                [] => "it has no static machine-network address".to_string(),
+                ips => format!(
+                    "its machine-network address is {}",
+                    ips.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            out.push(
+                Diagnostic::error(
+                    Code::SnoVip,
+                    format!(
+                        "{what} VIP {} on a single-node cluster: assisted-service accepts no VIP but the node's own address ({own})",
+                        vip.value
+                    ),
+                )
+                .at(vip.span)
+                .help("remove the VIPs (a single-node cluster serves its API and ingress at the node's address), or add control-plane nodes"),
+            );
+        }
+    }
+}
+
+/// A site an inventory describes is rendered as a ClusterInstance: what
+/// the CRD requires and nodenet does not own must be in its
+/// `cluster.clusterInstance`.
+pub fn check_cluster_instance_fields(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    let Some(z) = inv
+        .cluster
+        .ztp
+        .as_ref()
+        .filter(|_| inv.kind == Some(nodenet_model::InputKind::Inventory))
+    else {
+        return;
+    };
+    for key in ["clusterImageSetNameRef", "pullSecretRef"] {
+        if z.entry.get(key).is_none() {
+            let mut d = Diagnostic::error(
+                Code::MissingField,
+                format!("the site's ClusterInstance needs `{key}`, which nodenet does not make up"),
+            )
+            .help(format!("add `{key}` to `cluster.clusterInstance` (for every site) or to the site's `cluster.clusterInstance`"));
+            if let Some(span) = inv.cluster.span {
+                d = d.at(span);
+            }
+            out.push(d);
+        }
+    }
+}
+
+/// What is unique across the fleet: cluster names; and since the hub must
+/// reach every site, each MAC, boot MAC, BMC address and static address
+/// belongs to one cluster (duplicates inside a cluster are its own
+/// checks' findings), but for addresses in a site's `behindNat` ranges.
+pub fn check_across(clusters: &[(&Inventory, &Report)], out: &mut Vec<Diagnostic>) {
+    if clusters.len() < 2 {
+        return;
+    }
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    let mut seen = Claims::default();
+    for (c, (inv, report)) in clusters.iter().enumerate() {
+        if let Some(name) = &inv.cluster.name {
+            if let Some(first) = names.insert(&name.value, name.span) {
+                out.push(
+                    Diagnostic::error(
+                        Code::DuplicateClusterName,
+                        format!("cluster name `{}` is used twice in the fleet", name.value),
+                    )
+                    .at(name.span)
+                    .related(first, "first used here")
+                    .help("each site is a ManagedCluster and a namespace on the hub: give it its own name"),
+                );
+            }
+        }
+        let cluster = inv
+            .cluster
+            .name
+            .as_ref()
+            .map(|n| n.value.as_str())
+            .unwrap_or("?");
+        for (host, r) in inv.hosts.iter().zip(&report.hosts) {
+            let owner = Owner {
+                cluster: c,
+                cluster_name: cluster,
+                host: &host.name.value,
+            };
+            let mut claim = |key: Key, span: Span, what: String, code: Code| {
+                if let Some(first) = seen.claim(key, owner, span) {
+                    out.push(
+                        Diagnostic::error(
+                            code,
+                            format!(
+                                "{what} is also used by `{}` of cluster `{}`",
+                                first.0.host, first.0.cluster_name
+                            ),
+                        )
+                        .at(span)
+                        .host(host.name.value.clone())
+                        .related(first.1, "first used here"),
+                    );
+                }
+            };
+            if let Some(m) = &host.boot_mac {
+                claim(
+                    Key::BootMac(m.value.to_ascii_lowercase()),
+                    m.span,
+                    format!("boot MAC {}", m.value),
+                    Code::DuplicateBootMac,
+                );
+            }
+            for nic in &host.nics {
+                if let Some(m) = &nic.mac {
+                    claim(
+                        Key::Mac(m.value.to_ascii_lowercase()),
+                        m.span,
+                        format!("MAC {} of `{}`", m.value, nic.name.value),
+                        Code::DuplicateMac,
+                    );
+                }
+            }
+            let bmc = host.bmc.as_ref();
+            if let Some(b) = bmc.filter(|b| !behind_nat(inv, bmc_ip(&b.address.value))) {
+                let key = b.address.value.trim_end_matches('/').to_ascii_lowercase();
+                claim(
+                    Key::Bmc(key),
+                    b.address.span,
+                    "the BMC address".into(),
+                    Code::DuplicateBmcAddress,
+                );
+            }
+            for a in r.addresses.iter().filter(|a| {
+                !crate::br_ex::shared_by_design(&inv.cluster, &a.ip)
+                    && !a.ip.is_loopback()
+                    && !behind_nat(inv, Some(a.ip))
+            }) {
+                claim(Key::Ip(a.ip), a.span, a.ip.to_string(), Code::DuplicateIp);
+            }
+        }
+    }
+}
+
+/// An address inside the site's `behindNat` ranges: private to the site,
+/// which other sites may reuse.
+fn behind_nat(inv: &Inventory, ip: Option<IpAddr>) -> bool {
+    ip.is_some_and(|ip| inv.cluster.behind_nat.iter().any(|n| n.value.contains(&ip)))
+}
+
+/// The IP address a BMC URL names (`redfish://10.0.0.5/...`,
+/// `[fd00::5]`), when it names one rather than a host name.
+fn bmc_ip(url: &str) -> Option<IpAddr> {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let authority = rest.split('/').next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    if let Some(v6) = host.strip_prefix('[') {
+        return v6.split(']').next()?.parse().ok();
+    }
+    host.split(':').next()?.parse().ok()
+}
+
+#[derive(Clone, Copy)]
+struct Owner<'a> {
+    cluster: usize,
+    cluster_name: &'a str,
+    host: &'a str,
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum Key {
+    BootMac(String),
+    Mac(String),
+    Bmc(String),
+    Ip(IpAddr),
+}
+
+#[derive(Default)]
+struct Claims<'a> {
+    first: HashMap<Key, (Owner<'a>, Span)>,
+}
+
+impl<'a> Claims<'a> {
+    /// The first user of `key` when it is in another cluster.
+    fn claim(&mut self, key: Key, owner: Owner<'a>, span: Span) -> Option<(Owner<'a>, Span)> {
+        match self.first.get(&key) {
+            Some(&(first, at)) if first.cluster != owner.cluster => Some((first, at)),
+            Some(_) => None,
+            None => {
+                self.first.insert(key, (owner, span));
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bmc_ip_reads_the_host_of_a_bmc_url() {
+        let ip = |s: &str| super::bmc_ip(s).map(|i| i.to_string());
+        assert_eq!(
+            ip("redfish-virtualmedia+https://10.0.0.5/redfish/v1/Systems/1").as_deref(),
+            Some("10.0.0.5")
+        );
+        assert_eq!(ip("ipmi://10.0.0.6:623").as_deref(), Some("10.0.0.6"));
+        assert_eq!(
+            ip("idrac-virtualmedia://[fd00::5]:443/x").as_deref(),
+            Some("fd00::5")
+        );
+        assert_eq!(ip("redfish://bmc-1.example.com/x"), None);
+    }
+}

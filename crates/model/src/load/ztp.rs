@@ -1,0 +1,489 @@
+//! GitOps ZTP's site descriptions: SiteConfig (`ran.openshift.io/v1` and
+//! `v2`, several clusters in `spec.clusters`, site-wide defaults in
+//! `spec`) and ClusterInstance (`siteconfig.open-cluster-management.io/
+//! v1alpha1`, one cluster). Each cluster is a cluster of its own in the
+//! fleet. A node's `nodeNetwork` is a MAC map (a logical name per MAC,
+//! matched to the NICs at boot) plus its first-boot NMState `config`.
+
+use crate::diag::{Code, Diagnostic};
+use crate::fields::Decoder;
+use crate::inventory::*;
+use crate::yaml::Node;
+
+/// ClusterInstance `spec` fields (the CRD, stolostron/siteconfig).
+const CLUSTER_INSTANCE: &[&str] = &[
+    "additionalNTPSources",
+    "apiVIPs",
+    "baseDomain",
+    "caBundleRef",
+    "clusterImageSetNameRef",
+    "clusterName",
+    "clusterNetwork",
+    "clusterType",
+    "cpuArchitecture",
+    "cpuPartitioningMode",
+    "diskEncryption",
+    "extraAnnotations",
+    "extraLabels",
+    "extraManifestsRefs",
+    "holdInstallation",
+    "ignitionConfigOverride",
+    "ingressVIPs",
+    "installConfigOverrides",
+    "machineNetwork",
+    "networkType",
+    "nodes",
+    "platformType",
+    "proxy",
+    "pruneManifests",
+    "pullSecretRef",
+    "reinstall",
+    "serviceNetwork",
+    "sshPublicKey",
+    "suppressedManifests",
+    "templateRefs",
+];
+const CLUSTER_INSTANCE_NODE: &[&str] = &[
+    "automatedCleaningMode",
+    "bmcAddress",
+    "bmcCredentialsName",
+    "bootMACAddress",
+    "bootMode",
+    "cpuArchitecture",
+    "extraAnnotations",
+    "extraLabels",
+    "hostName",
+    "hostRef",
+    "ignitionConfigOverride",
+    "installerArgs",
+    "ironicInspect",
+    "nodeLabels",
+    "nodeNetwork",
+    "pruneManifests",
+    "role",
+    "rootDeviceHints",
+    "suppressedManifests",
+    "templateRefs",
+];
+/// SiteConfig `spec` (site-wide defaults), a cluster and a node (the CRD
+/// of openshift-kni/cnf-features-deploy; v2 adds `siteConfigMap` and
+/// `cpuPartitioningMode` to a cluster).
+pub(crate) const SITE_CONFIG: &[&str] = &[
+    "baseDomain",
+    "pullSecretRef",
+    "clusterImageSetNameRef",
+    "sshPublicKey",
+    "sshPrivateKeySecretRef",
+    "crTemplates",
+    "crAnnotations",
+    "biosConfigRef",
+    "clusters",
+];
+const SITE_CONFIG_CLUSTER: &[&str] = &[
+    "clusterName",
+    "holdInstallation",
+    "biosConfigRef",
+    "baseDomain",
+    "networkType",
+    "installConfigOverrides",
+    "clusterImageSetNameRef",
+    "clusterLabels",
+    "siteConfigMap",
+    "clusterNetwork",
+    "machineNetwork",
+    "serviceNetwork",
+    "apiVIP",
+    "ingressVIP",
+    "apiVIPs",
+    "ingressVIPs",
+    "manifestsConfig",
+    "additionalNTPSources",
+    "ignitionConfigOverride",
+    "proxy",
+    "extraManifests",
+    "cpuPartitioningMode",
+    "diskEncryption",
+    "crTemplates",
+    "crAnnotations",
+    "crSuppression",
+    "nodes",
+];
+const SITE_CONFIG_NODE: &[&str] = &[
+    "hostName",
+    "biosConfigRef",
+    "bmcAddress",
+    "bmcCredentialsName",
+    "bootMACAddress",
+    "bootMode",
+    "automatedCleaningMode",
+    "role",
+    "cpuset",
+    "rootDeviceHints",
+    "installerArgs",
+    "ignitionConfigOverride",
+    "userData",
+    "hardwareProfile",
+    "crTemplates",
+    "crAnnotations",
+    "crSuppression",
+    "nodeNetwork",
+    "nodeLabels",
+    "ironicInspect",
+];
+
+/// One cluster per ClusterInstance.
+pub(crate) fn load_cluster_instance(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<Inventory> {
+    let mut d = Decoder::new(diags);
+    let Some(spec) = spec(&mut d, root, "the ClusterInstance") else {
+        return Vec::new();
+    };
+    d.check_fields(spec, "a ClusterInstance's spec", CLUSTER_INSTANCE);
+    vec![cluster(
+        &mut d,
+        root,
+        spec,
+        None,
+        InputKind::ClusterInstance,
+    )]
+}
+
+/// One cluster per entry of a SiteConfig's `spec.clusters`.
+pub(crate) fn load_site_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<Inventory> {
+    let mut d = Decoder::new(diags);
+    let Some(spec) = spec(&mut d, root, "the SiteConfig") else {
+        return Vec::new();
+    };
+    d.check_fields(spec, "a SiteConfig's spec", SITE_CONFIG);
+    let clusters = d.seq(spec, "clusters");
+    if clusters.is_empty() {
+        d.push(
+            Diagnostic::error(Code::MissingField, "the SiteConfig has no `spec.clusters`")
+                .at(spec.get("clusters").map(|c| c.span).unwrap_or(spec.span)),
+        );
+    }
+    let mut out = Vec::new();
+    for c in clusters {
+        if d.check_fields(c, "a SiteConfig cluster", SITE_CONFIG_CLUSTER) {
+            out.push(cluster(&mut d, root, c, Some(spec), InputKind::SiteConfig));
+        }
+    }
+    out
+}
+
+fn spec<'n>(d: &mut Decoder, root: &'n Node, what: &str) -> Option<&'n Node> {
+    let spec = root.get("spec").filter(|s| s.as_map().is_some());
+    if spec.is_none() {
+        d.push(
+            Diagnostic::error(Code::MissingField, format!("{what} has no `spec` mapping"))
+                .at(root.span),
+        );
+    }
+    spec
+}
+
+/// A cluster of a ClusterInstance (`c` is its spec) or of a SiteConfig
+/// (`c` is an entry of `spec.clusters`, `site` the SiteConfig's spec,
+/// whose fields are the defaults of its clusters).
+fn cluster(
+    d: &mut Decoder,
+    root: &Node,
+    c: &Node,
+    site: Option<&Node>,
+    kind: InputKind,
+) -> Inventory {
+    let mut inv = Inventory {
+        kind: Some(kind),
+        kinds: vec![kind],
+        ..Inventory::default()
+    };
+    let field = |k: &str| c.get(k).or_else(|| site.and_then(|s| s.get(k)));
+    let cl = &mut inv.cluster;
+    cl.span = Some(c.span);
+    cl.name = d.string(c, "clusterName");
+    if cl.name.is_none() {
+        d.push(Diagnostic::error(Code::MissingField, "a cluster without `clusterName`").at(c.span));
+    }
+    cl.base_domain =
+        field("baseDomain").and_then(|v| v.as_str().map(|s| Located::new(s.to_string(), v.span)));
+    for n in d.seq(c, "machineNetwork") {
+        match n.get("cidr") {
+            Some(cidr) => cl.machine_networks.extend(d.network(cidr)),
+            None => d.type_error(n, "machineNetwork[]", "a mapping with `cidr`"),
+        }
+    }
+    // The list wins over the older single field it replaced.
+    for (list, single, into) in [
+        ("apiVIPs", "apiVIP", &mut cl.api_vips),
+        ("ingressVIPs", "ingressVIP", &mut cl.ingress_vips),
+    ] {
+        if let Some(v) = c.get(list).or_else(|| c.get(single)) {
+            into.extend(d.ips(v));
+        }
+    }
+    cl.hosts_span = Some(c.get("nodes").map(|n| n.span).unwrap_or(c.span));
+    let mut entry = c.clone();
+    entry.remove("nodes");
+    let mut defaults = site.cloned();
+    if let Some(s) = &mut defaults {
+        s.remove("clusters");
+    }
+    let meta = |k: &str| {
+        root.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Node::scalar_text)
+    };
+    cl.ztp = Some(ZtpCluster {
+        api_version: root
+            .get("apiVersion")
+            .and_then(Node::scalar_text)
+            .unwrap_or_default(),
+        object_name: meta("name"),
+        namespace: meta("namespace"),
+        entry,
+        site: defaults,
+    });
+    let nodes = d.seq(c, "nodes");
+    let known = match kind {
+        InputKind::SiteConfig => SITE_CONFIG_NODE,
+        _ => CLUSTER_INSTANCE_NODE,
+    };
+    for (i, n) in nodes.iter().enumerate() {
+        if d.check_fields(n, "a node", known) {
+            let host = node(d, n, i, kind);
+            inv.hosts.push(host);
+        }
+        d.host = None;
+    }
+    // A single node is the control plane (the generators make it one).
+    if let [only] = &mut inv.hosts[..] {
+        if only.role.value == Role::Unset {
+            only.role.value = Role::Master;
+        }
+    }
+    let masters = inv
+        .hosts
+        .iter()
+        .filter(|h| h.role.value == Role::Master)
+        .count();
+    inv.cluster.control_plane_replicas = Some(masters as u64);
+    inv.cluster.compute_replicas = Some((inv.hosts.len() - masters) as u64);
+    inv
+}
+
+fn node(d: &mut Decoder, n: &Node, i: usize, kind: InputKind) -> Host {
+    let name = d
+        .required_string(n, "hostName", "a node")
+        .unwrap_or_else(|| Located::new(format!("nodes[{i}]"), n.span));
+    d.host = Some(name.value.clone());
+    let mut host = Host::new(name, kind);
+    host.span = n.span;
+    host.role = super::role(d, n.get("role"), n.span);
+    // The credentials Secret lives on the hub: only its name is known.
+    if let Some(address) = d.string(n, "bmcAddress") {
+        let cred = n
+            .get("bmcCredentialsName")
+            .and_then(|c| d.string(c, "name"));
+        host.bmc = Some(Bmc {
+            address,
+            credentials: cred,
+            disable_certificate_verification: false,
+        });
+    }
+    host.boot_mac = n.get("bootMACAddress").and_then(|m| d.mac(m));
+    host.boot_mode = d.string(n, "bootMode");
+    host.root_device_hints = n.get("rootDeviceHints").cloned();
+    if let Some(labels) = n.get("nodeLabels").and_then(Node::as_map) {
+        for (k, v) in labels {
+            if let (Some(k), Some(v)) = (k.scalar_text(), v.scalar_text()) {
+                host.labels.insert(k, v);
+            }
+        }
+    }
+    if let Some(net) = n.get("nodeNetwork") {
+        d.check_fields(net, "nodeNetwork", &["interfaces", "config"]);
+        let ifaces = d.seq(net, "interfaces");
+        if ifaces.is_empty() {
+            d.push(
+                Diagnostic::error(
+                    Code::InterfaceWithoutMac,
+                    "`nodeNetwork` has no `interfaces`: assisted-service finds the host by a MAC of this list and maps the state's names to NICs with it",
+                )
+                .at(net.get("interfaces").map(|i| i.span).unwrap_or(net.span))
+                .help("add `interfaces: [{name: eno1, macAddress: ...}]` naming each NIC the config uses"),
+            );
+        }
+        host.nics = super::agent_config::nic_table(d, ifaces);
+        host.nics_listed = !host.nics.is_empty();
+        host.network = net.get("config").filter(|c| !c.is_null()).cloned();
+    }
+    let mut entry = n.clone();
+    entry.remove("nodeNetwork");
+    host.ztp = Some(entry);
+    host
+}
+
+/// The inventory's `cluster.clusterInstance`: the ClusterInstance fields
+/// nodenet does not own (`clusterImageSetNameRef`, `pullSecretRef`,
+/// `templateRefs`, `extraManifestsRefs`, ...), carried into each site's
+/// ClusterInstance as written; those nodenet writes are refused there.
+pub(crate) fn base(d: &mut Decoder, given: &Node) -> Option<ZtpCluster> {
+    if given.as_map().is_none() {
+        d.type_error(given, "cluster.clusterInstance", "a mapping");
+        return None;
+    }
+    d.check_fields(given, "cluster.clusterInstance", CLUSTER_INSTANCE);
+    super::refuse_owned(
+        d,
+        given,
+        "cluster.clusterInstance",
+        &[
+            (&["clusterName"], "cluster.name (a site's name)"),
+            (&["baseDomain"], "cluster.baseDomain"),
+            (&["machineNetwork"], "cluster.machineNetworks"),
+            (&["apiVIPs"], "cluster.apiVIPs"),
+            (&["ingressVIPs"], "cluster.ingressVIPs"),
+            (&["nodes"], "hosts"),
+        ],
+    );
+    Some(ZtpCluster {
+        api_version: String::new(),
+        object_name: None,
+        namespace: None,
+        entry: given.clone(),
+        site: None,
+    })
+}
+
+/// Whether a document is a SiteConfig or a ClusterInstance.
+pub(crate) fn kind_of(kind: &str, group: &str) -> Option<InputKind> {
+    match (kind, group) {
+        ("SiteConfig", "ran.openshift.io") => Some(InputKind::SiteConfig),
+        ("ClusterInstance", "siteconfig.open-cluster-management.io") => {
+            Some(InputKind::ClusterInstance)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::inventory::*;
+
+    fn load(text: &str) -> super::super::Loaded {
+        super::super::load_texts(vec![("site.yaml".into(), text.to_string())])
+    }
+
+    const SITE_CONFIG: &str = r#"apiVersion: ran.openshift.io/v1
+kind: SiteConfig
+metadata: {name: edge, namespace: edge}
+spec:
+  baseDomain: example.com
+  pullSecretRef: {name: ps}
+  clusterImageSetNameRef: img
+  clusters:
+  - clusterName: a
+    apiVIP: 192.0.2.5
+    ingressVIP: 192.0.2.6
+    machineNetwork: [{cidr: 192.0.2.0/24}]
+    serviceNetwork: [172.30.0.0/16]
+    nodes:
+    - {hostName: a0, role: master, bootMACAddress: "02:00:00:00:00:01"}
+    - {hostName: a1, role: master, bootMACAddress: "02:00:00:00:00:02"}
+    - {hostName: a2, role: master, bootMACAddress: "02:00:00:00:00:03"}
+  - clusterName: b
+    baseDomain: other.example.com
+    nodes:
+    - hostName: b0
+      bmcAddress: redfish-virtualmedia://198.51.100.1/redfish/v1/Systems/1
+      bmcCredentialsName: {name: b0-bmc}
+      nodeLabels: {rack: r1}
+      nodeNetwork:
+        interfaces: [{name: nic0, macAddress: "02:00:00:00:01:01"}]
+        config: {interfaces: [{name: nic0, type: ethernet, state: up}]}
+"#;
+
+    /// Each cluster of a SiteConfig is its own cluster, with the site's
+    /// defaults where it gives none; singular VIPs read as lists.
+    #[test]
+    fn a_siteconfig_is_a_cluster_per_entry_with_the_site_defaults() {
+        let loaded = load(SITE_CONFIG);
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let clusters = loaded.clusters();
+        assert_eq!(clusters.len(), 2);
+        let (a, b) = (clusters[0], clusters[1]);
+        assert_eq!(a.kind, Some(InputKind::SiteConfig));
+        assert_eq!(a.cluster.name.as_ref().unwrap().value, "a");
+        assert_eq!(a.cluster.base_domain.as_ref().unwrap().value, "example.com");
+        assert_eq!(
+            b.cluster.base_domain.as_ref().unwrap().value,
+            "other.example.com"
+        );
+        assert_eq!(a.cluster.api_vips[0].value.to_string(), "192.0.2.5");
+        assert_eq!(a.cluster.ingress_vips[0].value.to_string(), "192.0.2.6");
+        assert_eq!(
+            a.cluster.machine_networks[0].value.to_string(),
+            "192.0.2.0/24"
+        );
+        assert_eq!(a.hosts.len(), 3);
+        assert_eq!(a.cluster.control_plane_replicas, Some(3));
+        // The one node of `b` has no role: a single node is the control plane.
+        let b0 = &b.hosts[0];
+        assert_eq!(b0.role.value, Role::Master);
+        assert_eq!(
+            b0.bmc.as_ref().unwrap().credentials.as_ref().unwrap().value,
+            "b0-bmc"
+        );
+        assert_eq!(b0.labels["rack"], "r1");
+        assert_eq!(b0.nics[0].name.value, "nic0");
+        assert!(b0.nics_listed && b0.network.is_some());
+        // Kept as given (less nodes) for render.
+        let z = a.cluster.ztp.as_ref().unwrap();
+        assert!(z.entry.get("nodes").is_none() && z.entry.get("serviceNetwork").is_some());
+        assert!(z.site.as_ref().unwrap().get("clusters").is_none());
+    }
+
+    /// A field neither CRD has is an unknown field at its key; a node
+    /// without `hostName` and a site without clusters are missing fields.
+    #[test]
+    fn unknown_and_missing_fields_are_located() {
+        let text = "apiVersion: siteconfig.open-cluster-management.io/v1alpha1\nkind: ClusterInstance\nmetadata: {name: s}\nspec:\n  clusterName: s\n  apiVIP: 192.0.2.5\n  nodes:\n  - {role: master, bootMacAddress: x}\n";
+        let loaded = load(text);
+        let found: Vec<(&str, u32)> = loaded
+            .diagnostics
+            .iter()
+            .map(|d| (d.code.as_str(), d.span.map(|s| s.line).unwrap_or(0)))
+            .collect();
+        assert!(found.contains(&("unknown-field", 6)), "{found:?}");
+        assert!(found.contains(&("unknown-field", 8)), "{found:?}");
+        assert!(found.contains(&("missing-field", 8)), "{found:?}");
+        let empty = "apiVersion: ran.openshift.io/v2\nkind: SiteConfig\nmetadata: {name: s}\nspec: {baseDomain: x}\n";
+        let loaded = load(empty);
+        assert!(
+            loaded
+                .diagnostics
+                .iter()
+                .any(|d| d.code.as_str() == "missing-field"),
+            "{:?}",
+            loaded.diagnostics
+        );
+    }
+
+    /// One site alone is the inputs' cluster (every single-cluster command
+    /// takes it); beside another cluster's files, sites stay apart.
+    #[test]
+    fn one_site_is_the_cluster_and_sites_beside_others_stay_apart() {
+        let one = "apiVersion: siteconfig.open-cluster-management.io/v1alpha1\nkind: ClusterInstance\nmetadata: {name: s}\nspec:\n  clusterName: s\n  nodes: [{hostName: s0}]\n";
+        let loaded = load(one);
+        assert!(loaded.fleet.is_empty());
+        assert_eq!(loaded.inventory.kind, Some(InputKind::ClusterInstance));
+        let mixed = super::super::load_texts(vec![
+            ("s.yaml".into(), one.to_string()),
+            (
+                "state.yml".into(),
+                "interfaces: [{name: eth0, type: ethernet, state: up}]\n".into(),
+            ),
+        ]);
+        assert_eq!(mixed.fleet.len(), 1);
+        assert_eq!(mixed.clusters().len(), 2);
+    }
+}
