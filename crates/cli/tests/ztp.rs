@@ -366,12 +366,93 @@ fn hosts_lists_a_fleet_with_its_clusters_and_plan_refuses_one() {
         .collect();
     assert_ne!(clusters[0], clusters[1], "{text}");
     let v1 = good("siteconfig-v1-two-clusters.yaml");
-    let o = run(nodenet().arg("plan").arg(&v1).arg(&v1));
+    let o = run(nodenet().args(["bmc", "status"]).arg(&v1));
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("2 clusters"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `plan` across a fleet: sites matched by name, one changed (a node's
+/// MTU), one added, one removed, one unchanged; `diff --host` finds a
+/// node in any site.
+#[test]
+fn plan_and_diff_take_a_fleet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    let v1 = std::fs::read_to_string(good("siteconfig-v1-two-clusters.yaml")).unwrap();
+    let sno = std::fs::read_to_string(good("sno-clusterinstance.yaml")).unwrap();
+    let v2 = std::fs::read_to_string(good("siteconfig-v2-standard.yaml")).unwrap();
+    std::fs::write(old.join("v1.yaml"), &v1).unwrap();
+    std::fs::write(old.join("sno.yaml"), &sno).unwrap();
+    std::fs::write(new.join("v1.yaml"), &v1).unwrap();
+    std::fs::write(new.join("v2.yaml"), &v2).unwrap();
+    // The SNO site changes: its bond's MTU (a disruptive change).
+    let sno_changed = sno.replacen("type: bond\n", "type: bond\n              mtu: 9000\n", 1);
+    assert_ne!(sno_changed, sno, "the fixture has a bond");
+    std::fs::write(new.join("sno.yaml"), &sno_changed).unwrap();
+    let o = run(nodenet()
+        .args(["plan", "--format", "json"])
+        .arg(&old)
+        .arg(&new));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let site = |name: &str| {
+        v["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["cluster"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no site {name}: {v}"))
+    };
+    let sno_name = cluster_name(&good("sno-clusterinstance.yaml"));
+    assert_eq!(site(&sno_name)["site"], "changed");
+    assert_eq!(site(&sno_name)["plan"]["changes"][0]["change"], "modified");
+    let v2_cluster = docs(&good("siteconfig-v2-standard.yaml"))[0]["spec"]["clusters"][0]
+        ["clusterName"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(site(&v2_cluster)["site"], "added");
+    for c in docs(&good("siteconfig-v1-two-clusters.yaml"))[0]["spec"]["clusters"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(
+            site(c["clusterName"].as_str().unwrap())["site"],
+            "unchanged"
+        );
+    }
+    // diff: a node of the fleet by --host.
+    let host = docs(&good("sno-clusterinstance.yaml"))[0]["spec"]["nodes"][0]["hostName"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = run(nodenet()
+        .arg("diff")
+        .arg(new.join("sno.yaml"))
+        .arg(&old)
+        .args(["--host", &host]));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("mtu"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
 }
 

@@ -43,7 +43,6 @@ fn read_state(
     }
     let loaded =
         nodenet_model::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
-    super::one_cluster(&loaded, "diff").map_err(|f| f.report(format))?;
     let refuse = |message: String| {
         super::Failure {
             code: "not-a-state",
@@ -73,10 +72,11 @@ fn read_state(
         report::print(&loaded.sources, &loaded.diagnostics, format);
         return Err(refuse(format!("{} cannot be read", path.display())));
     }
-    let with_state: Vec<&nodenet_model::Host> = loaded
-        .inventory
-        .hosts
+    // Every cluster's hosts (a fleet of sites: `--host` picks one).
+    let clusters = loaded.clusters();
+    let with_state: Vec<&nodenet_model::Host> = clusters
         .iter()
+        .flat_map(|c| &c.hosts)
         .filter(|h| h.network.is_some())
         .collect();
     // `--host` picks among several; a single state is taken as it is.

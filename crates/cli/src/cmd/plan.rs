@@ -46,11 +46,6 @@ pub fn run(args: Args) -> ExitCode {
         Err(e) => return super::Failure::from(e).report(args.format),
     };
     phases.mark("load");
-    for loaded in [&old, &new] {
-        if let Err(f) = super::one_cluster(loaded, "plan") {
-            return f.report(args.format);
-        }
-    }
     // The old version is what runs: read as it is. The new one must be
     // sound before anything is rolled out.
     if let Some(e) = old.diagnostics.iter().find(|d| d.is_error()) {
@@ -61,6 +56,9 @@ pub fn run(args: Args) -> ExitCode {
             e.message
         ))
         .report(args.format);
+    }
+    if old.clusters().len() > 1 || new.clusters().len() > 1 {
+        return plan_sites(&args, old, new, phases);
     }
     let report = nodenet_check::check(&new.inventory, new.diagnostics);
     phases.mark("check");
@@ -136,6 +134,131 @@ pub fn run(args: Args) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         super::problems()
+    }
+}
+
+/// A fleet of sites (ZTP): sites matched by cluster name, each planned as
+/// a cluster (its rollout under `sites/<cluster>/` with `-o`); sites only
+/// in NEW are added, sites only in OLD removed, whole.
+fn plan_sites(
+    args: &Args,
+    old: nodenet_model::Loaded,
+    mut new: nodenet_model::Loaded,
+    mut phases: Phases,
+) -> ExitCode {
+    use nodenet_render::ztp::site_name;
+    let loading = std::mem::take(&mut new.diagnostics);
+    let new_clusters = new.clusters();
+    let report = nodenet_check::check_clusters(&new_clusters, loading);
+    phases.mark("check");
+    if report.has_errors() {
+        report::print(&new.sources, &report.diagnostics, args.format);
+        return super::Failure::usage(format!(
+            "{} does not check clean: nothing planned",
+            args.new.display()
+        ))
+        .report(args.format);
+    }
+    let old_clusters = old.clusters();
+    let before: std::collections::HashMap<String, &nodenet_model::Inventory> =
+        old_clusters.iter().map(|c| (site_name(c), *c)).collect();
+    let after: std::collections::HashSet<String> =
+        new_clusters.iter().map(|c| site_name(c)).collect();
+    let mut sites = Vec::new();
+    let mut files = Vec::new();
+    let mut changed = false;
+    for inv in &new_clusters {
+        let name = site_name(inv);
+        let Some(was) = before.get(&name) else {
+            changed = true;
+            sites.push(
+                serde_json::json!({"cluster": name, "site": "added", "hosts": inv.hosts.len()}),
+            );
+            continue;
+        };
+        let plan = match nodenet_plan::plan(was, inv) {
+            Ok(p) => p,
+            Err(e) => {
+                return super::Failure::usage(format!("site `{name}`: {e}")).report(args.format)
+            }
+        };
+        let rollout = nodenet_plan::rollout::rollout(&plan, inv);
+        if args.output.is_some() {
+            for mut f in rollout.files(inv) {
+                f.path = format!("sites/{name}/{}", f.path);
+                files.push(f);
+            }
+        }
+        changed |= !plan.is_empty();
+        if args.format == Format::Human && !plan.is_empty() {
+            println!("site {name}:");
+            print!("{}", nodenet_plan::render_text(&plan));
+            println!("rollout:\n{}", rollout.render_text());
+        }
+        sites.push(serde_json::json!({
+            "cluster": name,
+            "site": if plan.is_empty() { "unchanged" } else { "changed" },
+            "plan": {"cluster": plan.cluster, "hosts": plan.hosts, "unchanged": plan.unchanged, "changes": plan.changes},
+            "rollout": rollout,
+        }));
+    }
+    let mut removed: Vec<&String> = before.keys().filter(|n| !after.contains(*n)).collect();
+    removed.sort();
+    for name in removed {
+        changed = true;
+        sites.push(serde_json::json!({"cluster": name, "site": "removed", "hosts": before[name].hosts.len()}));
+    }
+    phases.mark("plan");
+    if let Some(dir) = &args.output {
+        let provenance = nodenet_render::Provenance::new(
+            vec![
+                nodenet_render::Provenance::input_name(&args.old),
+                nodenet_render::Provenance::input_name(&args.new),
+            ],
+            &new.sources,
+        );
+        let written = nodenet_render::output::guard_provenance(dir, &provenance, args.force)
+            .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)));
+        if let Err(e) = written {
+            return super::Failure::from(e).report(args.format);
+        }
+        phases.mark("write");
+    }
+    phases.print();
+    let count = |what: &str| sites.iter().filter(|s| s["site"] == what).count();
+    match args.format {
+        Format::Json => println!("{}", serde_json::json!({"sites": sites})),
+        Format::Human => {
+            for s in sites
+                .iter()
+                .filter(|s| s["site"] == "added" || s["site"] == "removed")
+            {
+                println!(
+                    "site {}: {} ({} host(s))",
+                    s["cluster"].as_str().unwrap_or("?"),
+                    s["site"].as_str().unwrap_or("?"),
+                    s["hosts"]
+                );
+            }
+            info!(
+                "{} site(s): {} changed, {} added, {} removed, {} unchanged",
+                sites.len(),
+                count("changed"),
+                count("added"),
+                count("removed"),
+                count("unchanged")
+            );
+        }
+    }
+    drop(old_clusters);
+    drop(new_clusters);
+    std::mem::forget(old);
+    std::mem::forget(new);
+    std::mem::forget(report.clusters);
+    if changed {
+        super::problems()
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
