@@ -200,10 +200,11 @@ fn convert_cluster(
             }
             "diskEncryption" => {
                 let mut d = v.to_json();
-                if let Some(tpm) = d.as_object_mut().and_then(|m| m.remove("tpm2")) {
-                    let _ = tpm;
-                    let span = v.get("tpm2").map(|t| t.span).unwrap_or(v.span);
-                    found.push(not_carried("diskEncryption.tpm2", "a cluster", span));
+                if let Some(m) = d.as_object_mut() {
+                    m.remove("tpm2");
+                }
+                if let Some(tpm) = v.get("tpm2") {
+                    found.push(not_carried("diskEncryption.tpm2", "a cluster", tpm.span));
                 }
                 spec.insert(key.into(), d);
             }

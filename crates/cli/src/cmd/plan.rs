@@ -63,12 +63,7 @@ pub fn run(args: Args) -> ExitCode {
     let report = nodenet_check::check(&new.inventory, new.diagnostics);
     phases.mark("check");
     if report.has_errors() {
-        report::print(&new.sources, &report.diagnostics, args.format);
-        return super::Failure::usage(format!(
-            "{} does not check clean: nothing planned",
-            args.new.display()
-        ))
-        .report(args.format);
+        return not_clean(&args, &new.sources, &report.diagnostics);
     }
     let plan = match nodenet_plan::plan(&old.inventory, &new.inventory) {
         Ok(p) => p,
@@ -76,21 +71,9 @@ pub fn run(args: Args) -> ExitCode {
     };
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
     phases.mark("plan");
-    if let Some(dir) = &args.output {
-        let files = rollout.files(&new.inventory);
-        // With a manifest, as render's: planning the same versions again
-        // replaces the directory; another plan or a render needs --force.
-        let provenance = nodenet_render::Provenance::new(
-            vec![
-                nodenet_render::Provenance::input_name(&args.old),
-                nodenet_render::Provenance::input_name(&args.new),
-            ],
-            &new.sources,
-        );
-        let written = nodenet_render::output::guard_provenance(dir, &provenance, args.force)
-            .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)));
-        if let Err(e) = written {
-            return super::Failure::from(e).report(args.format);
+    if args.output.is_some() {
+        if let Err(code) = write_plan(&args, &new.sources, rollout.files(&new.inventory)) {
+            return code;
         }
         phases.mark("write");
     }
@@ -137,6 +120,44 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// NEW has errors: they are said, nothing is planned (exit 2).
+fn not_clean(
+    args: &Args,
+    sources: &nodenet_model::SourceMap,
+    diags: &[nodenet_model::Diagnostic],
+) -> ExitCode {
+    report::print(sources, diags, args.format);
+    super::Failure::usage(format!(
+        "{} does not check clean: nothing planned",
+        args.new.display()
+    ))
+    .report(args.format)
+}
+
+/// The rollout's manifests into `-o DIR`, with a manifest as render's:
+/// planning the same versions again replaces the directory; another plan
+/// or a render needs --force.
+fn write_plan(
+    args: &Args,
+    sources: &nodenet_model::SourceMap,
+    files: Vec<nodenet_render::OutFile>,
+) -> Result<(), ExitCode> {
+    let Some(dir) = &args.output else {
+        return Ok(());
+    };
+    let provenance = nodenet_render::Provenance::new(
+        vec![
+            nodenet_render::Provenance::input_name(&args.old),
+            nodenet_render::Provenance::input_name(&args.new),
+        ],
+        sources,
+    );
+    nodenet_render::output::guard_provenance(dir, &provenance, args.force)
+        .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)))
+        .map(drop)
+        .map_err(|e| super::Failure::from(e).report(args.format))
+}
+
 /// A fleet of sites (ZTP): sites matched by cluster name, each planned as
 /// a cluster (its rollout under `sites/<cluster>/` with `-o`); sites only
 /// in NEW are added, sites only in OLD removed, whole.
@@ -152,12 +173,7 @@ fn plan_sites(
     let report = nodenet_check::check_clusters(&new_clusters, loading);
     phases.mark("check");
     if report.has_errors() {
-        report::print(&new.sources, &report.diagnostics, args.format);
-        return super::Failure::usage(format!(
-            "{} does not check clean: nothing planned",
-            args.new.display()
-        ))
-        .report(args.format);
+        return not_clean(args, &new.sources, &report.diagnostics);
     }
     let old_clusters = old.clusters();
     let before: std::collections::HashMap<String, &nodenet_model::Inventory> =
@@ -209,18 +225,9 @@ fn plan_sites(
         sites.push(serde_json::json!({"cluster": name, "site": "removed", "hosts": before[name].hosts.len()}));
     }
     phases.mark("plan");
-    if let Some(dir) = &args.output {
-        let provenance = nodenet_render::Provenance::new(
-            vec![
-                nodenet_render::Provenance::input_name(&args.old),
-                nodenet_render::Provenance::input_name(&args.new),
-            ],
-            &new.sources,
-        );
-        let written = nodenet_render::output::guard_provenance(dir, &provenance, args.force)
-            .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)));
-        if let Err(e) = written {
-            return super::Failure::from(e).report(args.format);
+    if args.output.is_some() {
+        if let Err(code) = write_plan(args, &new.sources, files) {
+            return code;
         }
         phases.mark("write");
     }

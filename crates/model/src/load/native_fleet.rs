@@ -152,7 +152,7 @@ fn set(doc: &mut Node, path: &[&str], value: Node) {
 /// cannot be replaced (a bad format) is said where it is written.
 fn replace_site(node: &mut Node, index: i64, name: &str, failed: &mut Vec<(crate::Span, String)>) {
     match &mut node.value {
-        Value::Str(s) if s.contains("${site") => match substitute_site(s, index, name) {
+        Value::Str(s) if s.contains("${site") => match substitute(s, index, Some(name)) {
             Ok(new) => {
                 // A value that is the index alone keeps its type.
                 node.value = match new.parse::<i64>() {
@@ -170,10 +170,6 @@ fn replace_site(node: &mut Node, index: i64, name: &str, failed: &mut Vec<(crate
             .for_each(|(_, v)| replace_site(v, index, name, failed)),
         _ => {}
     }
-}
-
-fn substitute_site(s: &str, index: i64, name: &str) -> Result<String, String> {
-    substitute(s, index, Some(name))
 }
 
 /// `s` with `${index[:FORMAT]}` (`site` None: a site's name) or
