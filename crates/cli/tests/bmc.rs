@@ -217,7 +217,11 @@ fn certificate_verification_off_only_where_the_inventory_says_so_with_a_warning(
         .arg(&inv)
         .env("NODENET_TEST_BMC_PW", PASSWORD));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    assert!(
+        o.status.success(),
+        "{}{err}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 1, "{err}");
     assert!(

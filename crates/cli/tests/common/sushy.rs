@@ -2,6 +2,7 @@
 //! 127.0.0.1, as the BMC emulator for the Redfish tests and the lab.
 
 use std::fs;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -94,24 +95,51 @@ impl Emulator {
             ),
         )
         .unwrap();
-        let port = free_port();
-        let child = Command::new(&bin)
-            .arg("--config")
-            .arg(&conf)
-            .args(["--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let emu = Emulator { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return emu;
+        // A port picked by `free_port` can be taken by someone else before
+        // sushy binds it (other tests run in parallel), and a bare TCP
+        // connect can succeed against the wrong listener: so the emulator is
+        // ready when *it* answers a Redfish GET, and a sushy that exited is
+        // started again on another port.
+        for _attempt in 0..5 {
+            let port = free_port();
+            let child = Command::new(&bin)
+                .arg("--config")
+                .arg(&conf)
+                .args(["--port", &port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut emu = Emulator { child, port };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if matches!(emu.child.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                if emu.answers() {
+                    return emu;
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            std::thread::sleep(Duration::from_millis(100));
         }
         panic!("sushy-emulator did not start");
+    }
+
+    /// Whether this emulator answers a Redfish GET of its first system.
+    fn answers(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+        let auth = base64(&format!("admin:{PASSWORD}"));
+        let request = format!(
+            "GET /redfish/v1/Systems/{} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n\r\n",
+            uuid(0)
+        );
+        let mut resp = Vec::new();
+        s.write_all(request.as_bytes()).is_ok()
+            && s.read_to_end(&mut resp).is_ok()
+            && (resp.starts_with(b"HTTP/1.0 200") || resp.starts_with(b"HTTP/1.1 200"))
     }
 
     pub fn system_url(&self, i: usize) -> String {
