@@ -97,6 +97,11 @@ enum Command {
     Status(cmd::agent::StatusArgs),
     /// What a new inventory version changes on which host, how risky each change is, and the rollout it implies.
     Plan(cmd::plan::Args),
+    /// A small copy of the cluster's network on this machine (VMs, a switch): up, verify, status, console, down.
+    Lab {
+        #[command(subcommand)]
+        command: cmd::lab::LabCommand,
+    },
     /// Explain a diagnostic code, or list them all.
     Explain(cmd::explain::Args),
     /// Shell completion script for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -178,6 +183,7 @@ fn main() -> ExitCode {
         Command::Service(args) => cmd::agent::service(args),
         Command::Status(args) => cmd::agent::status(args),
         Command::Plan(args) => cmd::plan::run(args),
+        Command::Lab { command } => cmd::lab::run(command),
         Command::Lldp(args) => cmd::wires::lldp(args),
         Command::Netverify { command } => cmd::wires::netverify(command),
         Command::Explain(args) => cmd::explain::run(args),

@@ -1177,6 +1177,12 @@ fn readme_command_table_names_every_option() {
         &["rollback"],
         &["service"],
         &["explain"],
+        &["lab", "up"],
+        &["lab", "verify"],
+        &["lab", "rehearse"],
+        &["lab", "status"],
+        &["lab", "console"],
+        &["lab", "down"],
         &["completions"],
         &["man"],
     ];

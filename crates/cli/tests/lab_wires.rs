@@ -39,27 +39,10 @@ for p in swp1 swp2 swp3 swp4 swp5; do
 done
 ip link set br0 up
 cat > /usr/local/bin/swp-lldp <<'EOF'
-#!/bin/sh
-# What each port carries, announced as a switch does: the 802.3 maximum
-# frame size (MTU + 18), the 802.1 port VLAN id and a VLAN name TLV per
-# VLAN, read from the port's bridge membership (its bond's, when it is
-# in one).
-hex16() { printf '%02x,%02x' $(($1 >> 8)) $(($1 & 255)); }
-for p in swp1 swp2 swp3 swp4 swp5; do
-    lldpcli unconfigure ports $p lldp custom-tlv
-    mfs=$(( $(cat /sys/class/net/$p/mtu) + 18 ))
-    lldpcli configure ports $p lldp custom-tlv add oui 00,12,0f subtype 4 oui-info $(hex16 $mfs)
-    member=$p
-    [ -e /sys/class/net/$p/master/bonding ] && member=$(basename $(readlink /sys/class/net/$p/master))
-    bridge vlan show dev $member | awk 'NR > 1 { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i, ($0 ~ /PVID/) ? "pvid" : "-" } }' |
-    while read vid pvid; do
-        [ "$pvid" = pvid ] && lldpcli configure ports $p lldp custom-tlv add oui 00,80,c2 subtype 1 oui-info $(hex16 $vid)
-        name="vlan$vid"
-        info="$(hex16 $vid),$(printf '%02x' ${#name})$(printf "$name" | od -An -tx1 | sed 's/ /,/g' | tr -d '\n')"
-        lldpcli configure ports $p lldp custom-tlv add oui 00,80,c2 subtype 3 oui-info $info
-    done
-done
-EOF
+"#;
+
+/// The rest of [`SWITCH`], after the lab's own `swp-lldp` script.
+const SWITCH_TAIL: &str = r#"EOF
 chmod +x /usr/local/bin/swp-lldp
 mkdir -p /run/lldpd /etc/lldpd.d
 cat > /etc/lldpd.d/lab.conf <<'EOF'
@@ -75,6 +58,12 @@ swp-lldp
 /// Three hosts, VLANs 110-140 on each: node-a and node-b on a bond of two
 /// NICs (bond modes `modes`), node-c on its one NIC; MTU 9000 everywhere; each NIC's
 /// switch port and native VLAN as cabled.
+/// The switch's script: [`SWITCH`], the lab's `swp-lldp`
+/// (`nodenet_lab::switch::SWP_LLDP`), [`SWITCH_TAIL`].
+fn switch_script() -> String {
+    format!("{SWITCH}{}{SWITCH_TAIL}", nodenet_lab::switch::SWP_LLDP)
+}
+
 fn inventory(modes: [&str; 2]) -> String {
     let bonded = |name: &str, mode: &str, ip: u8, macs: [&str; 2], ports: [&str; 2]| {
         format!(
@@ -204,7 +193,7 @@ fn boot(dir: &Path, plan: &[u8]) -> Lab {
         "switch",
         1,
         sw_nics,
-        &[("switch.sh", SWITCH.as_bytes())],
+        &[("switch.sh", switch_script().as_bytes())],
     );
     let mut nodes = vec![
         launch(&img, dir, "node-a", "bare", 2, a_nics.clone(), &files),

@@ -18,7 +18,17 @@ pub enum LabError {
     Tool(String, String),
     #[error("{0}")]
     Timeout(String),
+    /// What the inventory or the command line asks cannot be built.
+    #[error("{0}")]
+    Input(String),
 }
+
+pub mod rehearse;
+pub mod report;
+pub mod state;
+pub mod switch;
+pub mod topology;
+pub mod verify;
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> LabError {
     let what = what.into();
@@ -49,7 +59,7 @@ pub struct Image {
 }
 
 const PACKAGES: &str =
-    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump,openvswitch-switch,jq,gawk";
+    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump,openvswitch-switch,jq,gawk,dnsmasq-base";
 /// Modules stage 1 needs to read an ext4 virtio disk, in load order.
 const STAGE1_MODULES: &[&str] = &[
     "virtio_ring",
@@ -68,7 +78,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 9;
+const RECIPE: u32 = 10;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
@@ -91,6 +101,7 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
         || !root.join("usr/sbin/lldpd").is_file()
         || !root.join("usr/bin/ovs-vsctl").is_file()
         || !root.join("usr/bin/gawk").is_file()
+        || !root.join("usr/sbin/dnsmasq").is_file()
     {
         let _ = std::fs::remove_dir_all(&root);
         sh(&format!("debootstrap --variant=minbase --include={PACKAGES} bookworm '{}' http://deb.debian.org/debian >'{d}/debootstrap.log' 2>&1", root.display()))?;
@@ -406,11 +417,118 @@ pub struct VmSpec {
 
 pub struct Vm {
     pub name: String,
-    child: Child,
+    /// The qemu process when this harness started it; `None` when attached
+    /// to a VM that outlives us (`nodenet lab up`), which drop leaves running.
+    child: Option<Child>,
     serial: BufReader<UnixStream>,
     monitor: PathBuf,
     seq: u32,
     pub console: String,
+}
+
+/// The qemu command line of a VM, with its serial and monitor sockets.
+fn qemu(
+    img: &Image,
+    spec: &VmSpec,
+    dir: &Path,
+    console: Console,
+) -> Result<(Command, PathBuf, PathBuf), LabError> {
+    // Who this VM is, for lab-init when the command line is not ours
+    // (a CD's boot loader has its own).
+    std::fs::write(
+        spec.config.join("lab.env"),
+        format!(
+            "role={}\nname={}\nmachineid={}\n",
+            spec.role, spec.name, spec.machine_id
+        ),
+    )
+    .map_err(io("lab.env"))?;
+    let cfg = dir.join(format!("{}-cfg.ext4", spec.name));
+    sh(&format!(
+        "mkfs.ext4 -q -F -d '{}' '{}' 512M",
+        spec.config.display(),
+        cfg.display()
+    ))?;
+    let serial = dir.join(format!("{}-serial.sock", spec.name));
+    let monitor = dir.join(format!("{}-mon.sock", spec.name));
+    // The node gets two vCPUs: multi-threaded TCG then runs nodenet,
+    // D-Bus and NetworkManager on both host cores (apply ~30% faster);
+    // the switch only forwards frames.
+    let rhcos = spec.role == "rhcos";
+    let cpus = if spec.role == "node" || rhcos {
+        "2"
+    } else {
+        "1"
+    };
+    // systemd, Open vSwitch and nmstatectl beside NetworkManager.
+    let memory = memory_mib(&spec.role).to_string();
+    let mut cmd = Command::new("qemu-system-x86_64");
+    // No -no-reboot: `reset` (a reboot) must restart the guest, not end qemu.
+    let accel = match console {
+        Console::Harness => "tcg",
+        Console::Detached(_, a) => a,
+    };
+    cmd.args([
+        "-accel", accel, "-m", &memory, "-smp", cpus, "-display", "none", "-vga", "none",
+    ]);
+    // Under systemd the console is not the harness's: units write to
+    // /dev/console (RHCOS's with `journal+console`), the shell is on
+    // ttyS0 (lab-shell.service).
+    let args = if rhcos {
+        KERNEL_ARGS.replace("console=ttyS0", "console=tty0")
+    } else {
+        KERNEL_ARGS.to_string()
+    };
+    match &spec.cdrom {
+        Some(iso) => {
+            cmd.arg("-cdrom").arg(iso).args(["-boot", "d"]);
+        }
+        None => {
+            cmd.arg("-kernel")
+                .arg(&img.kernel)
+                .arg("-initrd")
+                .arg(&img.initrd)
+                .arg("-append")
+                .arg(format!(
+                    "{args} lab.role={} lab.name={} lab.machineid={}",
+                    spec.role, spec.name, spec.machine_id
+                ));
+        }
+    }
+    cmd.arg("-drive")
+        .arg(format!(
+            "file={},if=virtio,format=raw,snapshot=on",
+            img.rootfs.display()
+        ))
+        .arg("-drive")
+        .arg(format!(
+            "file={},if=virtio,format=raw,readonly=on",
+            cfg.display()
+        ))
+        .arg("-chardev")
+        .arg(match console {
+            Console::Harness => format!("socket,id=s0,path={},server=on,wait=on", serial.display()),
+            Console::Detached(log, _) => format!(
+                "socket,id=s0,path={},server=on,wait=off,logfile={},logappend=on",
+                serial.display(),
+                log.display()
+            ),
+        })
+        .args(["-serial", "chardev:s0"])
+        .arg("-monitor")
+        .arg(format!("unix:{},server=on,wait=off", monitor.display()));
+    for (i, n) in spec.nics.iter().enumerate() {
+        cmd.arg("-netdev").arg(format!(
+                "dgram,id=n{i},local.type=inet,local.host=127.0.0.1,local.port={},remote.type=inet,remote.host=127.0.0.1,remote.port={}",
+                n.local, n.remote
+            ));
+        // speed/duplex: without them the bond refuses LACP.
+        cmd.arg("-device").arg(format!(
+            "virtio-net-pci,netdev=n{i},mac={},speed=1000,duplex=full",
+            n.mac
+        ));
+    }
+    Ok((cmd, serial, monitor))
 }
 
 fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, LabError> {
@@ -425,95 +543,82 @@ fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, LabError> {
     }
 }
 
+/// Which accelerator the lab's VMs get: `$NODENET_LAB_ACCEL` (`kvm` or
+/// `tcg`) when set, else KVM when `/dev/kvm` opens and a kernel really
+/// boots under it (a nested KVM can open and then hang at the first guest
+/// instructions the BIOS does not use), else TCG.
+pub fn accelerator(kernel: &Path) -> String {
+    if let Ok(a) = std::env::var("NODENET_LAB_ACCEL") {
+        return a;
+    }
+    let opens = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    if opens && kernel_boots_under_kvm(kernel) {
+        "kvm".into()
+    } else {
+        "tcg".into()
+    }
+}
+
+/// Boots `kernel` under KVM with no root: it prints its banner on the
+/// serial port within a second when KVM works.
+fn kernel_boots_under_kvm(kernel: &Path) -> bool {
+    let child = Command::new("qemu-system-x86_64")
+        .args([
+            "-accel",
+            "kvm",
+            "-m",
+            "128",
+            "-display",
+            "none",
+            "-nodefaults",
+        ])
+        .args(["-serial", "stdio", "-no-reboot", "-kernel"])
+        .arg(kernel)
+        .args(["-append", "console=ttyS0 panic=-1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else { return false };
+    let Some(mut out) = child.stdout.take() else {
+        return false;
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        let _ = tx.send(matches!(out.read(&mut buf), Ok(n) if n > 0));
+    });
+    let booted = rx.recv_timeout(Duration::from_secs(10)).unwrap_or(false);
+    let _ = child.kill();
+    let _ = child.wait();
+    booted
+}
+
+/// Memory a VM of `role` gets, in MiB.
+pub fn memory_mib(role: &str) -> u64 {
+    if role == "rhcos" {
+        1024
+    } else {
+        512
+    }
+}
+
+/// How the serial console is served.
+enum Console<'a> {
+    /// qemu waits for the harness to connect before it starts the guest.
+    Harness,
+    /// qemu starts at once, in the background, with this accelerator; the
+    /// console is also written to this file.
+    Detached(&'a Path, &'a str),
+}
+
 impl Vm {
     pub fn launch(img: &Image, spec: &VmSpec, dir: &Path) -> Result<Vm, LabError> {
-        // Who this VM is, for lab-init when the command line is not ours
-        // (a CD's boot loader has its own).
-        std::fs::write(
-            spec.config.join("lab.env"),
-            format!(
-                "role={}\nname={}\nmachineid={}\n",
-                spec.role, spec.name, spec.machine_id
-            ),
-        )
-        .map_err(io("lab.env"))?;
-        let cfg = dir.join(format!("{}-cfg.ext4", spec.name));
-        sh(&format!(
-            "mkfs.ext4 -q -F -d '{}' '{}' 512M",
-            spec.config.display(),
-            cfg.display()
-        ))?;
-        let serial = dir.join(format!("{}-serial.sock", spec.name));
-        let monitor = dir.join(format!("{}-mon.sock", spec.name));
-        // The node gets two vCPUs: multi-threaded TCG then runs nodenet,
-        // D-Bus and NetworkManager on both host cores (apply ~30% faster);
-        // the switch only forwards frames.
-        let rhcos = spec.role == "rhcos";
-        let cpus = if spec.role == "node" || rhcos {
-            "2"
-        } else {
-            "1"
-        };
-        // systemd, Open vSwitch and nmstatectl beside NetworkManager.
-        let memory = if rhcos { "1024" } else { "512" };
-        let mut cmd = Command::new("qemu-system-x86_64");
-        // No -no-reboot: `reset` (a reboot) must restart the guest, not end qemu.
-        cmd.args([
-            "-accel", "tcg", "-m", memory, "-smp", cpus, "-display", "none", "-vga", "none",
-        ]);
-        // Under systemd the console is not the harness's: units write to
-        // /dev/console (RHCOS's with `journal+console`), the shell is on
-        // ttyS0 (lab-shell.service).
-        let args = if rhcos {
-            KERNEL_ARGS.replace("console=ttyS0", "console=tty0")
-        } else {
-            KERNEL_ARGS.to_string()
-        };
-        match &spec.cdrom {
-            Some(iso) => {
-                cmd.arg("-cdrom").arg(iso).args(["-boot", "d"]);
-            }
-            None => {
-                cmd.arg("-kernel")
-                    .arg(&img.kernel)
-                    .arg("-initrd")
-                    .arg(&img.initrd)
-                    .arg("-append")
-                    .arg(format!(
-                        "{args} lab.role={} lab.name={} lab.machineid={}",
-                        spec.role, spec.name, spec.machine_id
-                    ));
-            }
-        }
-        cmd.arg("-drive")
-            .arg(format!(
-                "file={},if=virtio,format=raw,snapshot=on",
-                img.rootfs.display()
-            ))
-            .arg("-drive")
-            .arg(format!(
-                "file={},if=virtio,format=raw,readonly=on",
-                cfg.display()
-            ))
-            .arg("-chardev")
-            .arg(format!(
-                "socket,id=s0,path={},server=on,wait=on",
-                serial.display()
-            ))
-            .args(["-serial", "chardev:s0"])
-            .arg("-monitor")
-            .arg(format!("unix:{},server=on,wait=off", monitor.display()));
-        for (i, n) in spec.nics.iter().enumerate() {
-            cmd.arg("-netdev").arg(format!(
-                "dgram,id=n{i},local.type=inet,local.host=127.0.0.1,local.port={},remote.type=inet,remote.host=127.0.0.1,remote.port={}",
-                n.local, n.remote
-            ));
-            // speed/duplex: without them the bond refuses LACP.
-            cmd.arg("-device").arg(format!(
-                "virtio-net-pci,netdev=n{i},mac={},speed=1000,duplex=full",
-                n.mac
-            ));
-        }
+        let (mut cmd, serial, monitor) = qemu(img, spec, dir, Console::Harness)?;
         let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -522,12 +627,60 @@ impl Vm {
         let stream = connect(&serial, Instant::now() + Duration::from_secs(20))?;
         Ok(Vm {
             name: spec.name.clone(),
-            child,
+            child: Some(child),
             serial: BufReader::new(stream),
             monitor,
             seq: 0,
             console: String::new(),
         })
+    }
+
+    /// Starts the VM in the background (qemu `-daemonize`): it runs on
+    /// after this process ends. Its console goes to `<name>-console.log`
+    /// in `dir` too. The qemu process id.
+    pub fn start_detached(
+        img: &Image,
+        spec: &VmSpec,
+        dir: &Path,
+        accel: &str,
+    ) -> Result<u32, LabError> {
+        let log = dir.join(format!("{}-console.log", spec.name));
+        let (mut cmd, _, _) = qemu(img, spec, dir, Console::Detached(&log, accel))?;
+        let pidfile = dir.join(format!("{}.pid", spec.name));
+        cmd.arg("-daemonize").arg("-pidfile").arg(&pidfile);
+        let out = cmd
+            .stdin(Stdio::null())
+            .output()
+            .map_err(io("qemu-system-x86_64"))?;
+        if !out.status.success() {
+            return Err(LabError::Tool(
+                format!("qemu-system-x86_64 ({})", spec.name),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        let pid = std::fs::read_to_string(&pidfile).map_err(io(pidfile.display().to_string()))?;
+        pid.trim()
+            .parse()
+            .map_err(|_| LabError::Tool("qemu pidfile".into(), pid.clone()))
+    }
+
+    /// The shell of a VM started with [`Vm::start_detached`] in `dir`.
+    pub fn attach(name: &str, dir: &Path) -> Result<Vm, LabError> {
+        let serial = dir.join(format!("{name}-serial.sock"));
+        let stream = connect(&serial, Instant::now() + Duration::from_secs(5))?;
+        let mut vm = Vm {
+            name: name.to_string(),
+            child: None,
+            serial: BufReader::new(stream),
+            monitor: dir.join(format!("{name}-mon.sock")),
+            seq: 0,
+            console: String::new(),
+        };
+        // The shell may be mid-line or echoing (a console session before):
+        // a fresh line, then no echo and no prompt.
+        vm.serial.get_mut().write_all(b"\n").map_err(io("serial"))?;
+        vm.run("stty -echo; PS1=''; PS2=''", Duration::from_secs(30))?;
+        Ok(vm)
     }
 
     fn read_until(
@@ -639,16 +792,16 @@ impl Vm {
 }
 
 impl Vm {
-    /// Aggregator ids of `bond`'s ports, once both ports (actor and
-    /// partner) are collecting and distributing in the same aggregator.
-    pub fn bond_aggregated(&mut self, bond: &str) -> Option<Vec<String>> {
+    /// The number of `bond`'s ports, once every port (actor and partner)
+    /// is collecting and distributing in the bond's active aggregator.
+    pub fn bond_aggregated(&mut self, bond: &str) -> Option<usize> {
         let (_, out) = self
             .run(
                 &format!("cat /proc/net/bonding/{bond}"),
                 Duration::from_secs(30),
             )
             .ok()?;
-        lacp_aggregated(&out)
+        lacp_aggregated(&out).ok()
     }
 
     /// The kernel's boot id: unchanged means the guest did not reboot.
@@ -661,24 +814,34 @@ impl Vm {
     }
 }
 
-/// Reads /proc/net/bonding/<bond> of a two-port 802.3ad bond: the
-/// aggregator ids when both ports are collecting and distributing in the
-/// bond's active aggregator.
-pub fn lacp_aggregated(proc_bonding: &str) -> Option<Vec<String>> {
-    let ids: Vec<String> = proc_bonding
+/// `/proc/net/bonding/<bond>` of an 802.3ad bond: every port collecting
+/// and distributing in the bond's active aggregator (any number of ports).
+pub fn lacp_aggregated(proc_bonding: &str) -> Result<usize, String> {
+    let mut ids = proc_bonding
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix("Aggregator ID:"))
-        .map(|v| v.trim().to_string())
-        .collect();
-    // LACP port state bits: 0x10 collecting, 0x20 distributing.
+        .map(str::trim);
+    let Some(active) = ids.next() else {
+        return Err("no active aggregator (no LACP partner)".into());
+    };
+    let ports: Vec<&str> = ids.collect();
     let states: Vec<u32> = proc_bonding
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix("port state:"))
         .filter_map(|v| v.trim().parse().ok())
         .collect();
-    let ready = states.len() == 4 && states.iter().all(|s| s & 0x30 == 0x30);
-    // The first "Aggregator ID" is the bond's active aggregator.
-    (ready && ids.len() == 3 && ids.iter().all(|i| i == &ids[0])).then_some(ids)
+    if ports.is_empty() {
+        return Err("no ports".into());
+    }
+    let apart = ports.iter().filter(|p| **p != active).count();
+    let not_ready = states.iter().filter(|s| *s & 0x30 != 0x30).count();
+    if apart > 0 || not_ready > 0 || states.len() != 2 * ports.len() {
+        return Err(format!(
+            "{apart} of {} port(s) outside the active aggregator, {not_ready} actor/partner state(s) not collecting+distributing",
+            ports.len()
+        ));
+    }
+    Ok(ports.len())
 }
 
 /// Polls `f` every 2 s until it holds or `timeout` passes.
@@ -755,8 +918,10 @@ fn tail(s: &str) -> String {
 
 impl Drop for Vm {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -764,36 +929,24 @@ impl Drop for Vm {
 mod tests {
     use super::*;
 
-    /// /proc/net/bonding/bond0 of a two-port 802.3ad bond (kernel 6.1
-    /// layout), with the second port's aggregator and partner state as
-    /// given.
-    fn proc_bonding(second_aggregator: u32, second_partner_state: u32) -> String {
-        let port = |name: &str, n: u32, agg: u32, partner: u32| {
-            format!(
-                "Slave Interface: {name}\nMII Status: up\nSpeed: 1000 Mbps\nDuplex: full\n\
-                 Aggregator ID: {agg}\nActor Churn State: none\n\
-                 details actor lacp pdu:\n    system priority: 65535\n    port number: {n}\n    port state: 63\n\
-                 details partner lacp pdu:\n    system priority: 65535\n    port number: {n}\n    port state: {partner}\n\n"
-            )
-        };
-        format!(
-            "Bonding Mode: IEEE 802.3ad Dynamic link aggregation\nMII Status: up\n\n\
-             802.3ad info\nLACP rate: fast\nActive Aggregator Info:\n\tAggregator ID: 1\n\tNumber of ports: 2\n\n{}{}",
-            port("eth0", 1, 1, 63),
-            port("eth1", 2, second_aggregator, second_partner_state)
-        )
-    }
-
     #[test]
-    fn lacp_is_aggregated_only_with_both_ports_collecting_distributing_in_one_aggregator() {
+    fn lacp_needs_every_port_in_the_active_aggregator() {
+        let port = |agg: u32, partner: u32| {
+            format!("Slave Interface: eno\nAggregator ID: {agg}\ndetails actor lacp pdu:\n    port state: 63\ndetails partner lacp pdu:\n    port state: {partner}\n")
+        };
+        let head = "Active Aggregator Info:\n\tAggregator ID: 1\n";
         assert_eq!(
-            lacp_aggregated(&proc_bonding(1, 63)),
-            Some(vec!["1".to_string(); 3])
+            lacp_aggregated(&format!(
+                "{head}{}{}{}",
+                port(1, 63),
+                port(1, 63),
+                port(1, 61)
+            )),
+            Ok(3)
         );
-        // Port in its own aggregator (e.g. no speed/duplex on virtio-net).
-        assert_eq!(lacp_aggregated(&proc_bonding(2, 63)), None);
-        // Partner not yet collecting+distributing (0x07: activity, timeout, aggregation).
-        assert_eq!(lacp_aggregated(&proc_bonding(1, 7)), None);
-        assert_eq!(lacp_aggregated("Bonding Mode: active-backup\n"), None);
+        assert!(lacp_aggregated(&format!("{head}{}{}", port(1, 63), port(2, 63))).is_err());
+        // Partner only defaulted (no LACPDU heard): not collecting.
+        assert!(lacp_aggregated(&format!("{head}{}{}", port(1, 63), port(1, 1))).is_err());
+        assert!(lacp_aggregated("Bonding Mode: 802.3ad\n").is_err());
     }
 }

@@ -11,6 +11,7 @@ pub mod hosts;
 pub mod image;
 pub mod import;
 pub mod install;
+pub mod lab;
 pub mod plan;
 pub mod provision;
 pub mod render;

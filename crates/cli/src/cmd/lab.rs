@@ -1,0 +1,455 @@
+//! `nodenet lab up|verify|status|console|down`: a small copy of the
+//! cluster's network on this machine (crates/lab).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use nodenet_lab::state::{self, LabState, NodeFiles, REHEARSE_JSON, REPORT_HTML, REPORT_JSON};
+use nodenet_lab::{report, switch, topology, LabError};
+
+use crate::report::Format;
+
+#[derive(clap::Subcommand)]
+pub enum LabCommand {
+    /// Build and boot the lab: a VM per host (its NICs, names, MACs and
+    /// rendered keyfiles), a switch with the inventory's VLANs, MTUs, LACP,
+    /// LLDP names, gateways, DHCP and DNS.
+    Up(UpArgs),
+    /// Check that the network works: the live state is the intent, bonds
+    /// aggregate, DHCP leases, LLDP neighbours, pings, jumbo frames, every
+    /// VLAN between every pair of nodes. Writes report.html and report.json.
+    Verify(VerifyArgs),
+    /// Day 2 in the lab: the plan's changed hosts get their new state
+    /// through `nodenet apply` (in the plan's order of risk) while the
+    /// switch measures the connectivity each loses. Writes rehearse.json.
+    Rehearse(RehearseArgs),
+    /// The lab's VMs: running, ready.
+    Status(DirArgs),
+    /// A root shell on a VM's serial console (Ctrl-D leaves it).
+    Console(ConsoleArgs),
+    /// Stop every VM of the lab and remove its files.
+    Down(DirArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DirArgs {
+    /// The lab's directory [default: $XDG_CACHE_HOME/nodenet/lab].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct UpArgs {
+    /// The inventory (any single-cluster input `check` reads).
+    inventory: PathBuf,
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Only these hosts (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    hosts: Vec<String>,
+    /// Only the first N hosts of each shape (role, NICs, interface types).
+    #[arg(long)]
+    per_shape: Option<usize>,
+    /// Where the lab image is built and kept [default: $NODENET_LAB_CACHE, else $XDG_CACHE_HOME/nodenet/lab-image].
+    #[arg(long)]
+    image_cache: Option<PathBuf>,
+    /// How long the VMs may take to boot, in seconds.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    /// Build even when check finds errors, to watch the failures they
+    /// predict (a host whose state nmstate rejects still cannot be built).
+    #[arg(long)]
+    allow_errors: bool,
+}
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+pub struct RehearseArgs {
+    /// The inventory the lab runs (as `lab up` was given it).
+    old: PathBuf,
+    /// The new version of it.
+    new: PathBuf,
+    #[command(flatten)]
+    dir: DirArgs,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+pub struct ConsoleArgs {
+    /// The VM (a host's name, or `switch`).
+    vm: String,
+    #[command(flatten)]
+    dir: DirArgs,
+}
+
+fn dir(d: &DirArgs) -> PathBuf {
+    let p = d.dir.clone().unwrap_or_else(state::default_dir);
+    p.canonicalize().unwrap_or(p)
+}
+
+fn fail(e: LabError) -> ExitCode {
+    let exit = match e {
+        LabError::Input(_) => super::PROBLEMS,
+        _ => super::USAGE,
+    };
+    eprintln!("error: {e}");
+    ExitCode::from(exit)
+}
+
+pub fn run(cmd: LabCommand) -> ExitCode {
+    match cmd {
+        LabCommand::Up(a) => up(a),
+        LabCommand::Verify(a) => verify(a),
+        LabCommand::Rehearse(a) => rehearse(a),
+        LabCommand::Status(a) => status(&dir(&a)),
+        LabCommand::Console(a) => console(&dir(&a.dir), &a.vm),
+        LabCommand::Down(a) => match state::down(&dir(&a)) {
+            Ok(stopped) => {
+                println!("stopped {} VM(s): {}", stopped.len(), stopped.join(", "));
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
+    }
+}
+
+fn up(a: UpArgs) -> ExitCode {
+    let loaded = match nodenet_model::load_files(std::slice::from_ref(&a.inventory)) {
+        Ok(l) => l,
+        Err(e) => return super::Failure::from(e).report(Format::Human),
+    };
+    if let Err(f) = super::one_cluster(&loaded, "lab up") {
+        return f.report(Format::Human);
+    }
+    let inv = &loaded.inventory;
+    // The lab builds what check accepts, from what render writes.
+    let checked = nodenet_check::check(inv, loaded.diagnostics.clone());
+    if checked.has_errors() {
+        crate::report::print(&loaded.sources, &checked.diagnostics, Format::Human);
+        if !a.allow_errors {
+            eprintln!("error: the inventory has errors; the lab builds only what check accepts (--allow-errors to watch them fail)");
+            return super::problems();
+        }
+        eprintln!("note: building despite the errors above (--allow-errors)");
+    }
+    let chosen = match topology::choose(inv, &a.hosts, a.per_shape) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let topo = match topology::plan(inv, &chosen) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let me = match std::env::current_exe().and_then(std::fs::read) {
+        Ok(b) => b,
+        Err(e) => return super::usage_error(format!("reading nodenet's own binary: {e}")),
+    };
+    let mut files: Vec<NodeFiles> = Vec::new();
+    for node in &topo.nodes {
+        let i = inv
+            .hosts
+            .iter()
+            .position(|h| h.name.value == node.name)
+            .expect("chosen from the inventory");
+        let hr = &checked.hosts[i];
+        if inv.hosts[i].network.is_some() && hr.keyfiles.is_none() {
+            return fail(LabError::Input(format!(
+                "{}: nmstate rejects its state, so it has no keyfiles to boot with",
+                node.name
+            )));
+        }
+        let mut f: NodeFiles = vec![("nodenet".into(), me.clone(), 0o755)];
+        for (name, content) in hr.keyfiles.iter().flatten() {
+            f.push((
+                format!("keyfiles/{name}"),
+                content.clone().into_bytes(),
+                0o600,
+            ));
+        }
+        let state = hr
+            .pinned_state
+            .clone()
+            .or_else(|| inv.hosts[i].network.as_ref().map(|n| n.to_json()));
+        if let Some(s) = state {
+            f.push((
+                "nmstate.yml".into(),
+                serde_json::to_vec_pretty(&s).expect("state serialises"),
+                0o644,
+            ));
+        }
+        files.push(f);
+    }
+    let script = switch::script(&topo);
+    let cache = a
+        .image_cache
+        .clone()
+        .unwrap_or_else(state::default_image_cache);
+    eprintln!(
+        "lab image in {} (built once: debootstrap and a kernel, a few minutes)",
+        cache.display()
+    );
+    let img = match nodenet_lab::image(&cache) {
+        Ok(i) => i,
+        Err(e) => return fail(e),
+    };
+    let d = a.dir.dir.clone().unwrap_or_else(state::default_dir);
+    let inventory = a.inventory.canonicalize().unwrap_or(a.inventory.clone());
+    eprintln!(
+        "starting {} node VM(s) and the switch in {}",
+        topo.nodes.len(),
+        d.display()
+    );
+    let st = match state::up(
+        &img,
+        &inventory,
+        topo,
+        &files,
+        &script,
+        &d,
+        Duration::from_secs(a.timeout),
+    ) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    print_topology(&st);
+    println!(
+        "lab up: {} VM(s) ({}); next: nodenet lab verify --dir {}",
+        st.vms.len(),
+        st.accel,
+        d.display()
+    );
+    ExitCode::SUCCESS
+}
+
+fn print_topology(st: &LabState) {
+    let t = &st.topology;
+    for n in &t.nodes {
+        for nic in &n.nics {
+            let p = t.ports.iter().find(|p| p.name == nic.port);
+            println!(
+                "{} {} {} -> {} {}{}{}",
+                n.name,
+                nic.name,
+                nic.mac,
+                t.switch,
+                p.and_then(|p| p.label.clone()).unwrap_or(nic.port.clone()),
+                p.map(|p| format!(" native {} tagged {:?} mtu {}", p.native, p.vlans, p.mtu))
+                    .unwrap_or_default(),
+                p.and_then(|p| p.lacp.as_ref())
+                    .map(|b| format!(" lacp {b}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    for s in &t.segments {
+        println!(
+            "vlan {} {} gateway {}{}",
+            s.vlan,
+            s.network,
+            s.gateway,
+            s.dhcp
+                .map(|(a, b)| format!(" dhcp {a}-{b}"))
+                .unwrap_or_default()
+        );
+    }
+    for n in &t.notes {
+        eprintln!("note: {n}");
+    }
+}
+
+fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn verify(a: VerifyArgs) -> ExitCode {
+    let d = dir(&a.dir);
+    let st = match LabState::load(&d) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let down: Vec<&str> = st
+        .vms
+        .iter()
+        .filter(|v| !state::alive(v.pid, &d))
+        .map(|v| v.name.as_str())
+        .collect();
+    if !down.is_empty() {
+        return fail(LabError::Input(format!(
+            "not running: {} (`nodenet lab up` again)",
+            down.join(", ")
+        )));
+    }
+    let loaded = match nodenet_model::load_files(std::slice::from_ref(&st.inventory)) {
+        Ok(l) => l,
+        Err(e) => return super::Failure::from(e).report(a.format),
+    };
+    let rep = match nodenet_lab::verify::verify(&st, &d, &loaded.inventory) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let json = serde_json::to_vec_pretty(&rep).expect("report serialises");
+    for (name, data) in [
+        (REPORT_JSON, json.clone()),
+        (REPORT_HTML, report::html(&rep, &st.topology).into_bytes()),
+    ] {
+        if let Err(e) = write_atomically(&d.join(name), &data) {
+            return super::Failure::io(d.join(name).display().to_string(), e).report(a.format);
+        }
+    }
+    match a.format {
+        Format::Json => println!("{}", String::from_utf8_lossy(&json)),
+        Format::Human => {
+            print!("{}", report::text(&rep));
+            println!("report: {}", d.join(REPORT_HTML).display());
+        }
+    }
+    if rep.ok() {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
+    }
+}
+
+fn status(d: &Path) -> ExitCode {
+    let (st, rows) = match state::status(d) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    println!(
+        "lab in {} from {} ({})",
+        d.display(),
+        st.inventory.display(),
+        st.accel
+    );
+    for (v, running, ready) in &rows {
+        println!(
+            "{:<20} {:<7} pid {:<8} {}",
+            v.name,
+            v.role,
+            v.pid,
+            match (running, ready) {
+                (false, _) => "stopped",
+                (true, false) => "booting",
+                (true, true) => "ready",
+            }
+        );
+    }
+    if rows.iter().all(|(_, running, _)| *running) {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
+    }
+}
+
+fn console(d: &Path, vm: &str) -> ExitCode {
+    let st = match LabState::load(d) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if !st.vms.iter().any(|v| v.name == vm) {
+        return fail(LabError::Input(format!(
+            "no VM `{vm}` in the lab (it has {})",
+            st.vms
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let sock = d.join(format!("{vm}-serial.sock"));
+    let mut stream = match std::os::unix::net::UnixStream::connect(&sock) {
+        Ok(s) => s,
+        Err(e) => return super::Failure::io(sock.display().to_string(), e).report(Format::Human),
+    };
+    eprintln!("{vm}'s console (Ctrl-D leaves it; the VM keeps running)");
+    let mut out = stream.try_clone().expect("socket clone");
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut stdout = std::io::stdout();
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 || stdout.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            let _ = stdout.flush();
+        }
+    });
+    let _ = stream.write_all(b"\n");
+    let mut buf = [0u8; 4096];
+    let mut stdin = std::io::stdin();
+    while let Ok(n) = stdin.read(&mut buf) {
+        if n == 0 || stream.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn rehearse(a: RehearseArgs) -> ExitCode {
+    let d = dir(&a.dir);
+    let mut st = match LabState::load(&d) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let load = |p: &PathBuf| -> Result<nodenet_model::Loaded, ExitCode> {
+        let l = nodenet_model::load_files(std::slice::from_ref(p))
+            .map_err(|e| super::Failure::from(e).report(a.format))?;
+        let checked = nodenet_check::check(&l.inventory, l.diagnostics.clone());
+        if checked.has_errors() {
+            crate::report::print(&l.sources, &checked.diagnostics, Format::Human);
+            eprintln!(
+                "error: {} has errors; a rehearsal applies only what check accepts",
+                p.display()
+            );
+            return Err(super::problems());
+        }
+        Ok(l)
+    };
+    let (old, new) = match (load(&a.old), load(&a.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let names = (a.old.display().to_string(), a.new.display().to_string());
+    let r = match nodenet_lab::rehearse::rehearse(
+        &st,
+        &d,
+        &old.inventory,
+        &new.inventory,
+        (&names.0, &names.1),
+    ) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    // The lab now runs the new inventory: `lab verify` checks that.
+    if let Some(t) = &r.topology {
+        st.topology = t.clone();
+        st.inventory = a.new.canonicalize().unwrap_or(a.new.clone());
+        if let Err(e) = st.save(&d) {
+            return fail(e);
+        }
+    }
+    let json = serde_json::to_vec_pretty(&r).expect("rehearsal serialises");
+    if let Err(e) = write_atomically(&d.join(REHEARSE_JSON), &json) {
+        return super::Failure::io(d.join(REHEARSE_JSON).display().to_string(), e).report(a.format);
+    }
+    match a.format {
+        Format::Json => println!("{}", String::from_utf8_lossy(&json)),
+        Format::Human => print!("{}", nodenet_lab::rehearse::text(&r)),
+    }
+    if r.ok() {
+        ExitCode::SUCCESS
+    } else {
+        super::problems()
+    }
+}

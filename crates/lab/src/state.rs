@@ -1,0 +1,398 @@
+//! A running lab (`nodenet lab up|status|down`): its VMs started in the
+//! background from a [`Topology`], recorded in `lab.json` in the lab's
+//! directory so that later commands find them, and stopped by their
+//! recorded process ids (checked to be this lab's qemu first).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::Topology;
+use crate::{free_udp_port, io, memory_mib, Image, LabError, Nic, Vm, VmSpec};
+
+pub const STATE_FILE: &str = "lab.json";
+pub const REPORT_JSON: &str = "report.json";
+pub const REPORT_HTML: &str = "report.html";
+pub const REHEARSE_JSON: &str = "rehearse.json";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VmRecord {
+    pub name: String,
+    /// `node` or `switch`.
+    pub role: String,
+    pub pid: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabState {
+    /// The inventory the lab was built from (absolute).
+    pub inventory: PathBuf,
+    /// `kvm` or `tcg`.
+    pub accel: String,
+    pub topology: Topology,
+    pub vms: Vec<VmRecord>,
+}
+
+/// What one node VM carries on its config disk (`/run/cfg`): relative
+/// path, content, mode.
+pub type NodeFiles = Vec<(String, Vec<u8>, u32)>;
+
+/// The default lab directory: `$XDG_CACHE_HOME/nodenet/lab`, else
+/// `~/.cache/nodenet/lab`.
+pub fn default_dir() -> PathBuf {
+    cache_home().join("nodenet/lab")
+}
+
+/// Where the lab image is cached: `$NODENET_LAB_CACHE`, else
+/// `$XDG_CACHE_HOME/nodenet/lab-image`.
+pub fn default_image_cache() -> PathBuf {
+    std::env::var_os("NODENET_LAB_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache_home().join("nodenet/lab-image"))
+}
+
+fn cache_home() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from("/var/cache"))
+}
+
+/// MiB the machine can give to VMs now (`MemAvailable`).
+fn available_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024)
+}
+
+/// qemu's own overhead per VM beyond guest memory, MiB (measured: ~60).
+const QEMU_OVERHEAD_MIB: u64 = 96;
+
+/// Memory the lab needs for `nodes` node VMs and its switch, MiB.
+pub fn memory_needed(nodes: usize) -> u64 {
+    (nodes as u64) * (memory_mib("node") + QEMU_OVERHEAD_MIB)
+        + memory_mib("switch")
+        + QEMU_OVERHEAD_MIB
+}
+
+impl LabState {
+    pub fn load(dir: &Path) -> Result<LabState, LabError> {
+        let p = dir.join(STATE_FILE);
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                LabError::Input(format!(
+                    "no lab in {} (start one with `nodenet lab up INVENTORY`)",
+                    dir.display()
+                ))
+            } else {
+                LabError::Io(p.display().to_string(), e)
+            }
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| LabError::Input(format!("{}: not a lab's state: {e}", p.display())))
+    }
+
+    /// The lab's hosts as `inv` describes them (in the lab's order; hosts
+    /// `inv` lacks left out).
+    pub fn hosts_in<'i>(&self, inv: &'i nodenet_model::Inventory) -> Vec<&'i nodenet_model::Host> {
+        self.topology
+            .nodes
+            .iter()
+            .filter_map(|n| inv.hosts.iter().find(|h| h.name.value == n.name))
+            .collect()
+    }
+
+    pub fn save(&self, dir: &Path) -> Result<(), LabError> {
+        let p = dir.join(STATE_FILE);
+        let tmp = dir.join(format!("{STATE_FILE}.tmp"));
+        let text = serde_json::to_string_pretty(self).expect("state serialises");
+        std::fs::write(&tmp, text).map_err(io(tmp.display().to_string()))?;
+        std::fs::rename(&tmp, &p).map_err(io(p.display().to_string()))
+    }
+}
+
+/// Whether `pid` is a qemu of the lab in `dir` (not a recycled id).
+pub fn alive(pid: u32, dir: &Path) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| {
+            let c = String::from_utf8_lossy(&c);
+            c.contains("qemu-system") && c.contains(&*dir.to_string_lossy())
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the VM's init said it is ready (its console log).
+pub fn ready(dir: &Path, name: &str) -> bool {
+    std::fs::read_to_string(dir.join(format!("{name}-console.log")))
+        .map(|t| t.contains("lab: ready"))
+        .unwrap_or(false)
+}
+
+/// Starts the lab: the switch, then a node VM per node of `topology`
+/// with `files[i]` on its config disk; waits until every VM is ready.
+pub fn up(
+    img: &Image,
+    inventory: &Path,
+    topology: Topology,
+    files: &[NodeFiles],
+    switch_script: &str,
+    dir: &Path,
+    ready_timeout: Duration,
+) -> Result<LabState, LabError> {
+    if let Ok(old) = LabState::load(dir) {
+        if old.vms.iter().any(|v| alive(v.pid, dir)) {
+            return Err(LabError::Input(format!(
+                "a lab is running in {} (`nodenet lab down` first, or give another --dir)",
+                dir.display()
+            )));
+        }
+    }
+    let need = memory_needed(topology.nodes.len());
+    if let Some(have) = available_mib() {
+        if need > have {
+            return Err(LabError::Input(format!(
+                "the lab needs {need} MiB for {} node VM(s) and its switch ({} MiB each plus qemu's own); this machine has {have} MiB available (choose fewer hosts with --hosts or --per-shape)",
+                topology.nodes.len(),
+                memory_mib("node")
+            )));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(io(dir.display().to_string()))?;
+    let dir = &dir.canonicalize().map_err(io(dir.display().to_string()))?;
+    // Cables: each node NIC to its switch port, over UDP on 127.0.0.1.
+    let mut switch_nics: Vec<Nic> = Vec::new();
+    let mut node_nics: Vec<Vec<Nic>> = Vec::new();
+    for n in &topology.nodes {
+        let mut nics = Vec::new();
+        for nic in &n.nics {
+            let (a, b) = (free_udp_port(), free_udp_port());
+            nics.push(Nic {
+                local: a,
+                remote: b,
+                mac: nic.mac.clone(),
+            });
+            switch_nics.push(Nic {
+                local: b,
+                remote: a,
+                mac: switch_mac(switch_nics.len()),
+            });
+        }
+        node_nics.push(nics);
+    }
+    let mut state = LabState {
+        inventory: inventory.to_path_buf(),
+        accel: crate::accelerator(&img.kernel),
+        topology,
+        vms: Vec::new(),
+    };
+    let cfg = |name: &str| -> Result<PathBuf, LabError> {
+        let d = dir.join(format!("{name}-cfg"));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).map_err(io(d.display().to_string()))?;
+        Ok(d)
+    };
+    let switch_cfg = cfg("switch")?;
+    std::fs::write(switch_cfg.join("switch.sh"), switch_script).map_err(io("switch.sh"))?;
+    let spec = VmSpec {
+        name: "switch".into(),
+        role: "switch".into(),
+        machine_id: "5a1e0000000000000000000000005e00".into(),
+        nics: switch_nics,
+        config: switch_cfg,
+        cdrom: None,
+    };
+    let started = Vm::start_detached(img, &spec, dir, &state.accel);
+    let result = started.and_then(|pid| {
+        state.vms.push(VmRecord {
+            name: "switch".into(),
+            role: "switch".into(),
+            pid,
+        });
+        for ((node, nics), files) in state
+            .topology
+            .nodes
+            .clone()
+            .iter()
+            .zip(node_nics)
+            .zip(files)
+        {
+            let c = cfg(&node.name)?;
+            for (rel, data, mode) in files {
+                let p = c.join(rel);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent).map_err(io(parent.display().to_string()))?;
+                }
+                std::fs::write(&p, data).map_err(io(p.display().to_string()))?;
+                let mut perm = std::fs::metadata(&p)
+                    .map_err(io(p.display().to_string()))?
+                    .permissions();
+                std::os::unix::fs::PermissionsExt::set_mode(&mut perm, *mode);
+                std::fs::set_permissions(&p, perm).map_err(io(p.display().to_string()))?;
+            }
+            let names: String = node
+                .nics
+                .iter()
+                .map(|n| format!("{} {}\n", n.mac, n.name))
+                .collect();
+            std::fs::write(c.join("nic-names"), names).map_err(io("nic-names"))?;
+            let spec = VmSpec {
+                name: node.name.clone(),
+                role: "node".into(),
+                machine_id: node.machine_id.clone(),
+                nics,
+                config: c,
+                cdrom: None,
+            };
+            let pid = Vm::start_detached(img, &spec, dir, &state.accel)?;
+            state.vms.push(VmRecord {
+                name: node.name.clone(),
+                role: "node".into(),
+                pid,
+            });
+            state.save(dir)?;
+        }
+        state.save(dir)?;
+        let deadline = Instant::now() + ready_timeout;
+        for v in &state.vms {
+            while !ready(dir, &v.name) {
+                if !alive(v.pid, dir) {
+                    return Err(LabError::Tool(
+                        format!("VM {}", v.name),
+                        "qemu exited while booting".into(),
+                    ));
+                }
+                if Instant::now() > deadline {
+                    return Err(LabError::Timeout(format!(
+                        "{} was not ready within {ready_timeout:?} (its console: {})",
+                        v.name,
+                        dir.join(format!("{}-console.log", v.name)).display()
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => Ok(state),
+        Err(e) => {
+            // Nothing half-started stays running; the consoles stay for
+            // the error to point at (`lab down` removes them).
+            let _ = state.save(dir);
+            stop(&state, dir);
+            Err(e)
+        }
+    }
+}
+
+/// MAC of the switch's n-th port.
+fn switch_mac(n: usize) -> String {
+    format!("52:54:00:5e:{:02x}:{:02x}", (n + 1) >> 8, (n + 1) & 0xff)
+}
+
+/// Stops every VM of the lab in `dir` (TERM, then KILL after 5 s) and
+/// removes the lab's files. The VMs that were running.
+pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
+    let state = LabState::load(dir)?;
+    let stopped = stop(&state, dir);
+    let left: Vec<String> = state
+        .vms
+        .iter()
+        .filter(|v| alive(v.pid, dir))
+        .map(|v| format!("{} (pid {})", v.name, v.pid))
+        .collect();
+    if !left.is_empty() {
+        return Err(LabError::Tool(
+            "lab down".into(),
+            format!("still running: {}", left.join(", ")),
+        ));
+    }
+    // Only what the lab made: its state, the VMs' files, the reports.
+    let mut ours: Vec<String> = [
+        STATE_FILE,
+        "lab.json.tmp",
+        REPORT_JSON,
+        REPORT_HTML,
+        REHEARSE_JSON,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for v in &state.vms {
+        for suffix in [
+            "-cfg",
+            "-cfg.ext4",
+            "-serial.sock",
+            "-mon.sock",
+            "-console.log",
+            ".pid",
+        ] {
+            ours.push(format!("{}{suffix}", v.name));
+        }
+    }
+    for name in ours {
+        let p = dir.join(name);
+        let _ = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+    }
+    let _ = std::fs::remove_dir(dir);
+    Ok(stopped)
+}
+
+/// TERM to every running VM of the lab, KILL to those still there after
+/// 5 s; waits up to 5 s more for them to end. The VMs that were running.
+fn stop(state: &LabState, dir: &Path) -> Vec<String> {
+    let mut stopped = Vec::new();
+    for v in &state.vms {
+        if alive(v.pid, dir) {
+            signal(v.pid, rustix::process::Signal::TERM);
+            stopped.push(v.name.clone());
+        }
+    }
+    let wait = |secs| {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while state.vms.iter().any(|v| alive(v.pid, dir)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait(5);
+    for v in &state.vms {
+        if alive(v.pid, dir) {
+            signal(v.pid, rustix::process::Signal::KILL);
+        }
+    }
+    wait(5);
+    stopped
+}
+
+fn signal(pid: u32, sig: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// A VM of the lab, whether its qemu runs, whether its init said ready.
+pub type VmStatus = (VmRecord, bool, bool);
+
+/// One line per VM: name, role, pid, running, ready.
+pub fn status(dir: &Path) -> Result<(LabState, Vec<VmStatus>), LabError> {
+    let state = LabState::load(dir)?;
+    let rows = state
+        .vms
+        .iter()
+        .map(|v| (v.clone(), alive(v.pid, dir), ready(dir, &v.name)))
+        .collect();
+    Ok((state, rows))
+}
