@@ -244,3 +244,38 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(qemus_of(&dir).is_empty());
 }
+
+/// What `lab` refuses before starting anything: no lab in the directory
+/// (usage, 2), a host with more NICs than a lab node has (the input, 1).
+#[test]
+fn refusals_start_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nolab");
+    for args in [
+        &["status"][..],
+        &["verify"],
+        &["down"],
+        &["console", "master-0"],
+    ] {
+        let o = lab(args, &dir);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("no lab in"), "{}", text(&o));
+    }
+    let nics: String = (0..9)
+        .map(|i| format!("eth{i}: \"52:54:00:00:00:{i:02x}\", "))
+        .collect();
+    let inv = tmp.path().join("big.yaml");
+    fs::write(
+        &inv,
+        format!("nodenet: v1\nhosts:\n- name: big\n  nics: {{{nics}}}\n"),
+    )
+    .unwrap();
+    let o = lab(&["up", inv.to_str().unwrap()], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("big has 9 NICs; a lab node has at most 8"),
+        "{}",
+        text(&o)
+    );
+    assert!(!dir.exists(), "nothing made for a refused lab");
+}

@@ -21,6 +21,9 @@ pub enum LabError {
     /// What the inventory or the command line asks cannot be built.
     #[error("{0}")]
     Input(String),
+    /// No lab in the directory given (a usage error, not the input's).
+    #[error("no lab in {0} (start one with `nodenet lab up INVENTORY`)")]
+    NoLab(String),
 }
 
 pub mod rehearse;

@@ -89,10 +89,7 @@ impl LabState {
         let p = dir.join(STATE_FILE);
         let text = std::fs::read_to_string(&p).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                LabError::Input(format!(
-                    "no lab in {} (start one with `nodenet lab up INVENTORY`)",
-                    dir.display()
-                ))
+                LabError::NoLab(dir.display().to_string())
             } else {
                 LabError::Io(p.display().to_string(), e)
             }
