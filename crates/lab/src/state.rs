@@ -74,8 +74,10 @@ fn available_mib() -> Option<u64> {
     Some(kib / 1024)
 }
 
-/// qemu's own overhead per VM beyond guest memory, MiB (measured: ~60).
-const QEMU_OVERHEAD_MIB: u64 = 96;
+/// qemu's own overhead per VM beyond guest memory, MiB: under TCG a
+/// 512 MiB node measured ~930 MiB resident (translation cache, disk
+/// overlay), the switch ~770 MiB (BENCHMARKS.md).
+const QEMU_OVERHEAD_MIB: u64 = 512;
 
 /// Memory the lab needs for `nodes` node VMs and its switch, MiB.
 pub fn memory_needed(nodes: usize) -> u64 {
@@ -125,6 +127,20 @@ pub fn alive(pid: u32, dir: &Path) -> bool {
             c.contains("qemu-system") && c.contains(&*dir.to_string_lossy())
         })
         .unwrap_or(false)
+}
+
+/// Resident memory of a process (a VM's qemu), MiB.
+pub fn rss_mib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024)
 }
 
 /// Whether the VM's init said it is ready (its console log).

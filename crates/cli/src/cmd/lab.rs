@@ -198,10 +198,12 @@ fn up(a: UpArgs) -> ExitCode {
         "lab image in {} (built once: debootstrap and a kernel, a few minutes)",
         cache.display()
     );
+    let started = std::time::Instant::now();
     let img = match nodenet_lab::image(&cache) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
+    let image_s = started.elapsed().as_secs_f64();
     let d = a.dir.dir.clone().unwrap_or_else(state::default_dir);
     let inventory = a.inventory.canonicalize().unwrap_or(a.inventory.clone());
     eprintln!(
@@ -222,6 +224,11 @@ fn up(a: UpArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     print_topology(&st);
+    println!(
+        "lab up took {:.1} s: image {image_s:.1} s, VMs started and ready {:.1} s",
+        started.elapsed().as_secs_f64(),
+        started.elapsed().as_secs_f64() - image_s
+    );
     println!(
         "lab up: {} VM(s) ({}); next: nodenet lab verify --dir {}",
         st.vms.len(),
@@ -335,7 +342,7 @@ fn status(d: &Path) -> ExitCode {
     );
     for (v, running, ready) in &rows {
         println!(
-            "{:<20} {:<7} pid {:<8} {}",
+            "{:<20} {:<7} pid {:<8} {:<8} {}",
             v.name,
             v.role,
             v.pid,
@@ -343,7 +350,11 @@ fn status(d: &Path) -> ExitCode {
                 (false, _) => "stopped",
                 (true, false) => "booting",
                 (true, true) => "ready",
-            }
+            },
+            state::rss_mib(v.pid)
+                .filter(|_| *running)
+                .map(|m| format!("{m} MiB resident"))
+                .unwrap_or_default()
         );
     }
     if rows.iter().all(|(_, running, _)| *running) {
