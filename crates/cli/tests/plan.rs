@@ -266,3 +266,48 @@ fn cluster_changes_are_plan_entries_and_exit_1() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// `plan --measured`: what `lab rehearse` wrote (its rehearse.json, as it
+/// writes it) shown beside each risk class; a file that is no rehearsal is
+/// a usage error.
+#[test]
+fn measured_disruption_is_shown_beside_each_risk_class() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = repo().join("crates/cli/tests/lab-data");
+    let rehearsal = r#"{"old":"rehearsal.yaml","new":"rehearsal-day2.yaml","switch_changes":[],"hosts":[
+        {"host":"master-0","order":1,"risk":"modifying","outcome":"committed","detail":"",
+         "loss":[{"address":"192.168.110.131","interface":"bond0.110","sent":1078,"lost":0,"ms":0}],"converged":true},
+        {"host":"master-1","order":2,"risk":"disruptive","outcome":"rolled-back","detail":"probe `gateway` failed",
+         "loss":[{"address":"192.168.110.209","interface":"bond0.110","sent":1929,"lost":1179,"ms":23580}],"converged":false}],
+        "notes":[]}"#;
+    let measured = common::write(tmp.path(), "rehearse.json", rehearsal);
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(data.join("rehearsal.yaml"))
+        .arg(data.join("rehearsal-day2.yaml"))
+        .arg("--measured")
+        .arg(&measured));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("measured in the lab (lab rehearse):\n  modifying: master-0 committed, 0 ms lost\n  disruptive: master-1 rolled-back, 23580 ms lost, not as intended after\n"),
+        "{out}"
+    );
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(data.join("rehearsal.yaml"))
+        .arg(data.join("rehearsal-day2.yaml"))
+        .args(["--format", "json", "--measured"])
+        .arg(&measured));
+    let v = json(&o);
+    assert_eq!(v["measured"][1]["lost_ms"], 23580, "{v}");
+    let bad = common::write(tmp.path(), "not.json", "{}");
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(data.join("rehearsal.yaml"))
+        .arg(data.join("rehearsal-day2.yaml"))
+        .arg("--measured")
+        .arg(&bad));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a rehearsal"));
+}

@@ -288,6 +288,42 @@ pub fn rehearse(
     })
 }
 
+/// One host's measured rehearsal, read back from `rehearse.json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measured {
+    pub host: String,
+    pub outcome: String,
+    /// The largest loss over the host's addresses, ms.
+    pub lost_ms: u64,
+    pub converged: bool,
+}
+
+/// `rehearse.json` (what `lab rehearse` wrote) read back: per host.
+pub fn read_measured(text: &str) -> Result<Vec<Measured>, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not a rehearsal: {e}"))?;
+    let hosts = v["hosts"]
+        .as_array()
+        .ok_or("not a rehearsal: no `hosts` list (lab rehearse writes rehearse.json)")?;
+    hosts
+        .iter()
+        .map(|h| {
+            Ok(Measured {
+                host: h["host"]
+                    .as_str()
+                    .ok_or("a host without `host`")?
+                    .to_string(),
+                outcome: h["outcome"].as_str().unwrap_or("unknown").to_string(),
+                lost_ms: h["loss"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|x| x["ms"].as_u64()).max().unwrap_or(0))
+                    .unwrap_or(0),
+                converged: h["converged"].as_bool().unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
 pub fn text(r: &Rehearsal) -> String {
     let mut s = String::new();
     for c in &r.switch_changes {
@@ -336,6 +372,52 @@ pub fn text(r: &Rehearsal) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measured_reads_what_rehearse_writes() {
+        let r = Rehearsal {
+            old: "a".into(),
+            new: "b".into(),
+            switch_changes: vec![],
+            hosts: vec![HostResult {
+                host: "m0".into(),
+                order: 1,
+                risk: Risk::Modifying,
+                outcome: "committed".into(),
+                detail: String::new(),
+                loss: vec![
+                    Loss {
+                        address: "10.0.0.1".parse().unwrap(),
+                        interface: "a".into(),
+                        sent: 100,
+                        lost: 2,
+                        ms: 40,
+                    },
+                    Loss {
+                        address: "10.0.1.1".parse().unwrap(),
+                        interface: "b".into(),
+                        sent: 100,
+                        lost: 5,
+                        ms: 100,
+                    },
+                ],
+                converged: true,
+            }],
+            notes: vec![],
+            topology: None,
+        };
+        let m = read_measured(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(
+            m,
+            [Measured {
+                host: "m0".into(),
+                outcome: "committed".into(),
+                lost_ms: 100,
+                converged: true
+            }]
+        );
+        assert!(read_measured("{}").is_err());
+    }
 
     #[test]
     fn ping_summary_counts() {

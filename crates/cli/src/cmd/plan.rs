@@ -26,6 +26,10 @@ pub struct Args {
     /// `json`: one object on stdout (README: plan).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// `rehearse.json` from `nodenet lab rehearse OLD NEW`: the disruption
+    /// measured in the lab, shown beside each risk class.
+    #[arg(long, value_name = "REHEARSE.json")]
+    measured: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -77,6 +81,19 @@ pub fn run(args: Args) -> ExitCode {
         }
         phases.mark("write");
     }
+    let measured = match &args.measured {
+        None => None,
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => match nodenet_lab::rehearse::read_measured(&t) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    return super::Failure::usage(format!("{}: {e}", p.display()))
+                        .report(args.format)
+                }
+            },
+            Err(e) => return super::Failure::io(p.display().to_string(), e).report(args.format),
+        },
+    };
     phases.print();
     match args.format {
         Format::Json => println!(
@@ -87,12 +104,16 @@ pub fn run(args: Args) -> ExitCode {
                 "unchanged": plan.unchanged,
                 "changes": plan.changes,
                 "rollout": rollout,
+                "measured": measured,
             })
         ),
         Format::Human => {
             print!("{}", nodenet_plan::render_text(&plan));
             if !plan.changes.is_empty() {
                 println!("rollout:\n{}", rollout.render_text());
+            }
+            if let Some(m) = &measured {
+                print!("{}", measured_text(&plan, m));
             }
             let count = |k: nodenet_plan::HostChangeKind| {
                 plan.changes.iter().filter(|c| c.change == k).count()
@@ -280,4 +301,40 @@ fn rendered_carrier(path: &std::path::Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// The lab's measurements beside each risk class: per class, each host the
+/// plan changes with how its rehearsal ended and the most connectivity it
+/// lost (README: Rehearsing on one machine).
+fn measured_text(plan: &nodenet_plan::Plan, m: &[nodenet_lab::rehearse::Measured]) -> String {
+    let mut out = String::from("measured in the lab (lab rehearse):\n");
+    for risk in [
+        nodenet_plan::Risk::Additive,
+        nodenet_plan::Risk::Modifying,
+        nodenet_plan::Risk::Disruptive,
+    ] {
+        let hosts: Vec<String> = plan
+            .changes
+            .iter()
+            .filter(|c| c.risk == risk)
+            .map(|c| match m.iter().find(|x| x.host == c.host) {
+                Some(x) => format!(
+                    "{} {}, {} ms lost{}",
+                    c.host,
+                    x.outcome,
+                    x.lost_ms,
+                    if x.converged {
+                        ""
+                    } else {
+                        ", not as intended after"
+                    }
+                ),
+                None => format!("{} not rehearsed", c.host),
+            })
+            .collect();
+        if !hosts.is_empty() {
+            out.push_str(&format!("  {}: {}\n", risk.as_str(), hosts.join("; ")));
+        }
+    }
+    out
 }
