@@ -768,6 +768,13 @@ impl Vm {
         Ok((status.unwrap_or(-1), out.join("\n")))
     }
 
+    /// [`Vm::run`] for callers that report rather than stop: a shell that
+    /// does not answer is status -1 with the why as its output.
+    pub fn shell(&mut self, cmd: &str, timeout: Duration) -> (i32, String) {
+        self.run(cmd, timeout)
+            .unwrap_or_else(|e| (-1, format!("the shell did not answer: {e}")))
+    }
+
     /// Hard reset (power cycle without ending qemu): the disks keep what
     /// the guest wrote (the snapshot overlay lives as long as qemu), /run
     /// is lost. Follow with `wait_ready`.
@@ -845,6 +852,19 @@ pub fn lacp_aggregated(proc_bonding: &str) -> Result<usize, String> {
         ));
     }
     Ok(ports.len())
+}
+
+/// `f` on every VM at once, a thread each (the guests run in parallel; each
+/// shell is driven by one thread): the results in the VMs' order.
+pub fn on_each<T: Send>(vms: &mut [Vm], f: impl Fn(&mut Vm) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = vms.iter_mut().map(|vm| s.spawn(move || f(vm))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("VM thread"))
+            .collect()
+    })
 }
 
 /// Polls `f` every 2 s until it holds or `timeout` passes.

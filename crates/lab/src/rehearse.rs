@@ -107,11 +107,6 @@ fn switch_additions(running: &Topology, new: &Topology) -> (String, Vec<String>)
     (script, said)
 }
 
-fn sh(vm: &mut Vm, cmd: &str, timeout: Duration) -> (i32, String) {
-    vm.run(cmd, timeout)
-        .unwrap_or_else(|e| (-1, format!("the shell did not answer: {e}")))
-}
-
 /// `ping -q`'s summary: (transmitted, received).
 pub fn ping_counts(summary: &str) -> Option<(u64, u64)> {
     let line = summary
@@ -146,13 +141,13 @@ pub fn rehearse(
     // The switch first: VLANs the new intents put on each NIC.
     let new_topology = topology::plan(new, &state.hosts_in(new))?;
     let (script, switch_changes) = switch_additions(&state.topology, &new_topology);
+    let mut switch = Vm::attach("switch", dir)?;
     if !script.is_empty() {
-        let mut sw = Vm::attach("switch", dir)?;
-        let (st, out) = sh(&mut sw, script.trim_end(), Duration::from_secs(60));
+        let (st, out) = switch.shell(script.trim_end(), Duration::from_secs(60));
         if st != 0 {
             return Err(LabError::Tool("switch".into(), out));
         }
-        sh(&mut sw, "swp-lldp", Duration::from_secs(60));
+        switch.shell("swp-lldp", Duration::from_secs(60));
     }
     let mut changes: Vec<&nodenet_plan::HostChange> = plan
         .changes
@@ -175,7 +170,6 @@ pub fn rehearse(
         ));
     }
     let mut hosts = Vec::new();
-    let mut switch = Vm::attach("switch", dir)?;
     for (i, c) in changes.iter().enumerate() {
         let order = i + 1;
         let in_lab = state.topology.nodes.iter().any(|n| n.name == c.host);
@@ -198,7 +192,7 @@ pub fn rehearse(
             continue;
         };
         let mut node = Vm::attach(&c.host, dir)?;
-        let (_, text) = sh(&mut node, "ip -j addr show", Duration::from_secs(30));
+        let (_, text) = node.shell("ip -j addr show", Duration::from_secs(30));
         let addrs: Vec<(String, IpAddr)> = crate::verify::parse_addresses(&text)
             .into_iter()
             .flat_map(|(i, a)| a.into_iter().map(move |n| (i.clone(), n.addr())))
@@ -215,9 +209,7 @@ pub fn rehearse(
             })
             .collect();
         for (n, (_, a)) in targets.iter().enumerate() {
-            sh(
-                &mut switch,
-                &format!(
+            switch.shell(&format!(
                     "ping -n -q -i 0.0{} -W 1 {a} > /tmp/rehearse-{n}.log 2>&1 & echo $! > /tmp/rehearse-{n}.pid",
                     PING_INTERVAL_MS / 10
                 ),
@@ -227,9 +219,7 @@ pub fn rehearse(
         std::thread::sleep(Duration::from_secs(2));
         let json = serde_json::to_string_pretty(&new_state).expect("state serialises");
         // apply's own exit status, its last lines as the detail.
-        let (st, out) = sh(
-            &mut node,
-            &format!(
+        let (st, out) = node.shell(&format!(
                 "cat > /tmp/new-state.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet apply /tmp/new-state.yml --probe gateway --probe-timeout 30 > /tmp/apply.log 2>&1; rc=$?; tail -5 /tmp/apply.log; (exit $rc)"
             ),
             Duration::from_secs(600),
@@ -237,8 +227,7 @@ pub fn rehearse(
         std::thread::sleep(Duration::from_secs(2));
         let mut loss = Vec::new();
         for (n, (iface, a)) in targets.iter().enumerate() {
-            let (_, summary) = sh(
-                &mut switch,
+            let (_, summary) = switch.shell(
                 &format!(
                     "kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; cat /tmp/rehearse-{n}.log"
                 ),
@@ -263,8 +252,7 @@ pub fn rehearse(
         } else {
             "refused"
         };
-        let (dst, _) = sh(
-            &mut node,
+        let (dst, _) = node.shell(
             "nodenet diff /tmp/new-state.yml --live >/dev/null 2>&1",
             Duration::from_secs(120),
         );

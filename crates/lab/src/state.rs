@@ -60,18 +60,23 @@ fn cache_home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/cache"))
 }
 
-/// MiB the machine can give to VMs now (`MemAvailable`).
-fn available_mib() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+/// A `Key:   N kB` line of a /proc file (`meminfo`, `PID/status`), in MiB.
+fn proc_mib(file: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
     let kib: u64 = text
         .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
         .ok()?;
     Some(kib / 1024)
+}
+
+/// MiB the machine can give to VMs now (`MemAvailable`).
+fn available_mib() -> Option<u64> {
+    proc_mib("/proc/meminfo", "MemAvailable")
 }
 
 /// qemu's own overhead per VM beyond guest memory, MiB: under TCG a
@@ -112,10 +117,8 @@ impl LabState {
 
     pub fn save(&self, dir: &Path) -> Result<(), LabError> {
         let p = dir.join(STATE_FILE);
-        let tmp = dir.join(format!("{STATE_FILE}.tmp"));
         let text = serde_json::to_string_pretty(self).expect("state serialises");
-        std::fs::write(&tmp, text).map_err(io(tmp.display().to_string()))?;
-        std::fs::rename(&tmp, &p).map_err(io(p.display().to_string()))
+        nodenet_model::write_atomic(&p, text.as_bytes()).map_err(io(p.display().to_string()))
     }
 }
 
@@ -131,16 +134,7 @@ pub fn alive(pid: u32, dir: &Path) -> bool {
 
 /// Resident memory of a process (a VM's qemu), MiB.
 pub fn rss_mib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib / 1024)
+    proc_mib(&format!("/proc/{pid}/status"), "VmRSS")
 }
 
 /// Whether the VM's init said it is ready (its console log).
@@ -151,12 +145,15 @@ pub fn ready(dir: &Path, name: &str) -> bool {
 }
 
 /// Starts the lab: the switch, then a node VM per node of `topology`
-/// with `files[i]` on its config disk; waits until every VM is ready.
+/// with `files[i]` and the `nodenet` binary on its config disk; waits
+/// until every VM is ready.
+#[allow(clippy::too_many_arguments)]
 pub fn up(
     img: &Image,
     inventory: &Path,
     topology: Topology,
     files: &[NodeFiles],
+    nodenet: &Path,
     switch_script: &str,
     dir: &Path,
     ready_timeout: Duration,
@@ -239,6 +236,8 @@ pub fn up(
             .zip(files)
         {
             let c = cfg(&node.name)?;
+            // Copied, not read: the binary is ~180 MB, once per node.
+            std::fs::copy(nodenet, c.join("nodenet")).map_err(io(nodenet.display().to_string()))?;
             for (rel, data, mode) in files {
                 let p = c.join(rel);
                 if let Some(parent) = p.parent() {
@@ -330,16 +329,10 @@ pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
         ));
     }
     // Only what the lab made: its state, the VMs' files, the reports.
-    let mut ours: Vec<String> = [
-        STATE_FILE,
-        "lab.json.tmp",
-        REPORT_JSON,
-        REPORT_HTML,
-        REHEARSE_JSON,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut ours: Vec<String> = [STATE_FILE, REPORT_JSON, REPORT_HTML, REHEARSE_JSON]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for v in &state.vms {
         for suffix in [
             "-cfg",

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::state::LabState;
 use crate::topology::SwitchPort;
-use crate::{lacp_aggregated, LabError, Vm};
+use crate::{lacp_aggregated, on_each, LabError, Vm};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Check {
@@ -95,11 +95,6 @@ pub fn parse_addresses(ip_j_addr: &str) -> Addresses {
     out
 }
 
-fn sh(vm: &mut Vm, cmd: &str, timeout: Duration) -> (i32, String) {
-    vm.run(cmd, timeout)
-        .unwrap_or_else(|e| (-1, format!("the node's shell did not answer: {e}")))
-}
-
 /// A node's PXE NIC, as the check finds it (`fleet::pxe_interface`), when
 /// the cluster PXE-boots (its provisioning network is not Disabled).
 #[derive(Clone, Debug)]
@@ -171,8 +166,7 @@ fn pxe_check(vm: &mut Vm, pxe: &Pxe, allow_lacp: bool) -> Vec<Check> {
             "not tried: the inventory says the switch ports do LACP fallback (provisioning.allowLacp), which the lab's switch (Linux 802.3ad) cannot",
         )];
     }
-    let (_, out) = sh(
-        vm,
+    let (_, out) = vm.shell(
         &format!(
             "nmcli dev set {nic} managed no; ip link set {nic} nomaster 2>/dev/null; ip link set {nic} up; sleep 5; busybox udhcpc -i {nic} -n -q -f -t 4 -T 2 -s /bin/true 2>&1 | grep -i 'lease of' ; ip link set {nic} down; nmcli dev set {nic} managed yes; sleep 1; nmcli dev connect {nic} >/dev/null 2>&1"
         ),
@@ -216,8 +210,7 @@ fn bond_back(vm: &mut Vm, bond: &str, ports: usize) -> Result<usize, String> {
     let mut result = Err(String::new());
     let deadline = Instant::now() + Duration::from_secs(90);
     while Instant::now() < deadline {
-        let (_, text) = sh(
-            vm,
+        let (_, text) = vm.shell(
             &format!("cat /proc/net/bonding/{bond}"),
             Duration::from_secs(30),
         );
@@ -254,20 +247,10 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
         vms.push(Vm::attach(&n.name, dir)?);
     }
     // Phase 1, each node on its own: the state, bonds, DHCP, LLDP.
-    let phase1: Vec<(Vec<Check>, Seen)> = std::thread::scope(|s| {
-        let handles: Vec<_> = vms
-            .iter_mut()
-            .map(|vm| {
-                let host = sub.hosts.iter().find(|h| h.name.value == vm.name);
-                let pxe = host.and_then(|h| pxe_of(&sub, h, state));
-                let allow_lacp = sub.cluster.provisioning.allow_lacp;
-                s.spawn(move || node_checks(vm, host, pxe, allow_lacp))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("node thread"))
-            .collect()
+    let phase1: Vec<(Vec<Check>, Seen)> = on_each(&mut vms, |vm| {
+        let host = sub.hosts.iter().find(|h| h.name.value == vm.name);
+        let pxe = host.and_then(|h| pxe_of(&sub, h, state));
+        node_checks(vm, host, pxe, sub.cluster.provisioning.allow_lacp)
     });
     let mut checks: Vec<Check> = Vec::new();
     let mut seen: Vec<Seen> = Vec::new();
@@ -349,19 +332,8 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
                 .collect::<Vec<_>>()
         })
         .collect();
-    let phase2: Vec<Vec<Check>> = std::thread::scope(|s| {
-        let handles: Vec<_> = vms
-            .iter_mut()
-            .map(|vm| {
-                let (peers, segments, jumbo) = (&peers, &state.topology.segments, &jumbo);
-                s.spawn(move || reachability(vm, peers, segments, jumbo))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("node thread"))
-            .collect()
-    });
+    let segments = &state.topology.segments;
+    let phase2 = on_each(&mut vms, |vm| reachability(vm, &peers, segments, &jumbo));
     checks.extend(phase2.into_iter().flatten());
     // Phase 3: netverify, every VLAN of the lab between every pair of nodes.
     checks.extend(vlans(&mut vms, &sub, &state.topology.ports));
@@ -388,14 +360,13 @@ fn node_checks(
     let mut out = Vec::new();
     // The state: `nodenet diff --live` against the intent, until it is
     // empty (DHCP and LACP take a while) or two minutes pass.
-    sh(vm, "nm-online -s -q -t 120", Duration::from_secs(150));
+    vm.shell("nm-online -s -q -t 120", Duration::from_secs(150));
     // The intent as the inventory says now (after a rehearsal, the new one).
     let intent_json = host
         .and_then(|h| h.network.as_ref())
         .map(|n| serde_json::to_string_pretty(&n.to_json()).expect("state serialises"))
         .unwrap_or_else(|| "{}".into());
-    sh(
-        vm,
+    vm.shell(
         // (The terminator alone on its line: `run` appends to the last one.)
         &format!("cat > /tmp/intent.yml <<'NODENET_EOF'\n{intent_json}\nNODENET_EOF\ntrue"),
         Duration::from_secs(30),
@@ -403,8 +374,7 @@ fn node_checks(
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut last;
     loop {
-        let (st, text) = sh(
-            vm,
+        let (st, text) = vm.shell(
             "nodenet diff /tmp/intent.yml --live 2>&1",
             Duration::from_secs(120),
         );
@@ -453,7 +423,7 @@ fn node_checks(
     if let Some(pxe) = &pxe {
         out.extend(pxe_check(vm, pxe, allow_lacp));
     }
-    let (_, text) = sh(vm, "ip -j addr show", Duration::from_secs(30));
+    let (_, text) = vm.shell("ip -j addr show", Duration::from_secs(30));
     let addresses = parse_addresses(&text);
     for i in net.ifaces.iter().filter(|i| !i.absent) {
         for fam in [
@@ -482,8 +452,7 @@ fn node_checks(
             }
         }
     }
-    let (st, text) = sh(
-        vm,
+    let (st, text) = vm.shell(
         "nodenet lldp --timeout 8 --format json -o /tmp/lldp.json >/dev/null 2>&1; cat /tmp/lldp.json",
         Duration::from_secs(60),
     );
@@ -505,8 +474,7 @@ fn ping(vm: &mut Vm, to: IpAddr, size: Option<u32>) -> (bool, String) {
         Some(s) => format!("-M do -s {s} "),
         None => String::new(),
     };
-    let (st, text) = sh(
-        vm,
+    let (st, text) = vm.shell(
         &format!("ping -n -c 3 -i 0.3 -W 2 {df}{to} 2>&1 | tail -2"),
         Duration::from_secs(30),
     );
@@ -605,27 +573,15 @@ fn vlans(vms: &mut [Vm], inv: &Inventory, ports: &[SwitchPort]) -> Vec<Check> {
         }
     }
     let text = serde_json::to_string(&plan).expect("plan serialises");
-    let results: Vec<Result<RunResult, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = vms
-            .iter_mut()
-            .map(|vm| {
-                let text = &text;
-                s.spawn(move || {
-                    let cmd = format!(
-                        "cat > /tmp/plan.json <<'NODENET_EOF'\n{text}\nNODENET_EOF\nnodenet netverify run /tmp/plan.json -o /tmp/result.json >/tmp/netverify.log 2>&1; cat /tmp/result.json"
-                    );
-                    let (st, out) = sh(vm, &cmd, Duration::from_secs(120));
-                    if st != 0 {
-                        return Err(format!("{}: netverify run failed: {out}", vm.name));
-                    }
-                    RunResult::from_json(&out).map_err(|e| format!("{}: {e}", vm.name))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("node thread"))
-            .collect()
+    let cmd = format!(
+        "cat > /tmp/plan.json <<'NODENET_EOF'\n{text}\nNODENET_EOF\nnodenet netverify run /tmp/plan.json -o /tmp/result.json >/tmp/netverify.log 2>&1; cat /tmp/result.json"
+    );
+    let results: Vec<Result<RunResult, String>> = on_each(vms, |vm| {
+        let (st, out) = vm.shell(&cmd, Duration::from_secs(120));
+        if st != 0 {
+            return Err(format!("{}: netverify run failed: {out}", vm.name));
+        }
+        RunResult::from_json(&out).map_err(|e| format!("{}: {e}", vm.name))
     });
     let mut out = Vec::new();
     let mut ok_results = Vec::new();

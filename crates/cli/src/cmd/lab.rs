@@ -106,6 +106,39 @@ fn fail(e: LabError) -> ExitCode {
     ExitCode::from(exit)
 }
 
+/// One cluster's inventory, loaded and checked. With errors, they are
+/// printed and it is refused (exit 1) unless `allow_errors` is
+/// `Some(true)`, for the lab to show what they do (`None`: the command has
+/// no `--allow-errors`).
+fn load_checked(
+    path: &PathBuf,
+    command: &str,
+    allow_errors: Option<bool>,
+    format: Format,
+) -> Result<(nodenet_model::Loaded, nodenet_check::Report), ExitCode> {
+    let loaded = nodenet_model::load_files(std::slice::from_ref(path))
+        .map_err(|e| super::Failure::from(e).report(format))?;
+    super::one_cluster(&loaded, command).map_err(|f| f.report(format))?;
+    let checked = nodenet_check::check(&loaded.inventory, loaded.diagnostics.clone());
+    if checked.has_errors() {
+        crate::report::print(&loaded.sources, &checked.diagnostics, Format::Human);
+        if allow_errors != Some(true) {
+            eprintln!(
+                "error: {} has errors; `nodenet {command}` takes only what check accepts{}",
+                path.display(),
+                if allow_errors.is_some() {
+                    " (--allow-errors to watch them fail)"
+                } else {
+                    ""
+                }
+            );
+            return Err(super::problems());
+        }
+        eprintln!("note: building despite the errors above (--allow-errors)");
+    }
+    Ok((loaded, checked))
+}
+
 pub fn run(cmd: LabCommand) -> ExitCode {
     match cmd {
         LabCommand::Up(a) => up(a),
@@ -124,24 +157,13 @@ pub fn run(cmd: LabCommand) -> ExitCode {
 }
 
 fn up(a: UpArgs) -> ExitCode {
-    let loaded = match nodenet_model::load_files(std::slice::from_ref(&a.inventory)) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(Format::Human),
-    };
-    if let Err(f) = super::one_cluster(&loaded, "lab up") {
-        return f.report(Format::Human);
-    }
-    let inv = &loaded.inventory;
     // The lab builds what check accepts, from what render writes.
-    let checked = nodenet_check::check(inv, loaded.diagnostics.clone());
-    if checked.has_errors() {
-        crate::report::print(&loaded.sources, &checked.diagnostics, Format::Human);
-        if !a.allow_errors {
-            eprintln!("error: the inventory has errors; the lab builds only what check accepts (--allow-errors to watch them fail)");
-            return super::problems();
-        }
-        eprintln!("note: building despite the errors above (--allow-errors)");
-    }
+    let (loaded, checked) =
+        match load_checked(&a.inventory, "lab up", Some(a.allow_errors), Format::Human) {
+            Ok(l) => l,
+            Err(code) => return code,
+        };
+    let inv = &loaded.inventory;
     let chosen = match topology::choose(inv, &a.hosts, a.per_shape) {
         Ok(c) => c,
         Err(e) => return fail(e),
@@ -150,9 +172,9 @@ fn up(a: UpArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
-    let me = match std::env::current_exe().and_then(std::fs::read) {
-        Ok(b) => b,
-        Err(e) => return super::usage_error(format!("reading nodenet's own binary: {e}")),
+    let me = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => return super::usage_error(format!("finding nodenet's own binary: {e}")),
     };
     let mut files: Vec<NodeFiles> = Vec::new();
     for node in &topo.nodes {
@@ -168,7 +190,7 @@ fn up(a: UpArgs) -> ExitCode {
                 node.name
             )));
         }
-        let mut f: NodeFiles = vec![("nodenet".into(), me.clone(), 0o755)];
+        let mut f: NodeFiles = Vec::new();
         for (name, content) in hr.keyfiles.iter().flatten() {
             f.push((
                 format!("keyfiles/{name}"),
@@ -216,6 +238,7 @@ fn up(a: UpArgs) -> ExitCode {
         &inventory,
         topo,
         &files,
+        &me,
         &script,
         &d,
         Duration::from_secs(a.timeout),
@@ -274,12 +297,6 @@ fn print_topology(st: &LabState) {
     }
 }
 
-fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
-}
-
 fn verify(a: VerifyArgs) -> ExitCode {
     let d = dir(&a.dir);
     let st = match LabState::load(&d) {
@@ -311,7 +328,7 @@ fn verify(a: VerifyArgs) -> ExitCode {
         (REPORT_JSON, json.clone()),
         (REPORT_HTML, report::html(&rep, &st.topology).into_bytes()),
     ] {
-        if let Err(e) = write_atomically(&d.join(name), &data) {
+        if let Err(e) = nodenet_model::write_atomic(&d.join(name), &data) {
             return super::Failure::io(d.join(name).display().to_string(), e).report(a.format);
         }
     }
@@ -397,13 +414,7 @@ fn console(d: &Path, vm: &str) -> ExitCode {
         }
     });
     let _ = stream.write_all(b"\n");
-    let mut buf = [0u8; 4096];
-    let mut stdin = std::io::stdin();
-    while let Ok(n) = stdin.read(&mut buf) {
-        if n == 0 || stream.write_all(&buf[..n]).is_err() {
-            break;
-        }
-    }
+    let _ = std::io::copy(&mut std::io::stdin(), &mut stream);
     ExitCode::SUCCESS
 }
 
@@ -413,20 +424,7 @@ fn rehearse(a: RehearseArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let load = |p: &PathBuf| -> Result<nodenet_model::Loaded, ExitCode> {
-        let l = nodenet_model::load_files(std::slice::from_ref(p))
-            .map_err(|e| super::Failure::from(e).report(a.format))?;
-        let checked = nodenet_check::check(&l.inventory, l.diagnostics.clone());
-        if checked.has_errors() {
-            crate::report::print(&l.sources, &checked.diagnostics, Format::Human);
-            eprintln!(
-                "error: {} has errors; a rehearsal applies only what check accepts",
-                p.display()
-            );
-            return Err(super::problems());
-        }
-        Ok(l)
-    };
+    let load = |p: &PathBuf| load_checked(p, "lab rehearse", None, a.format).map(|(l, _)| l);
     let (old, new) = match (load(&a.old), load(&a.new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(c), _) | (_, Err(c)) => return c,
@@ -451,7 +449,7 @@ fn rehearse(a: RehearseArgs) -> ExitCode {
         }
     }
     let json = serde_json::to_vec_pretty(&r).expect("rehearsal serialises");
-    if let Err(e) = write_atomically(&d.join(REHEARSE_JSON), &json) {
+    if let Err(e) = nodenet_model::write_atomic(&d.join(REHEARSE_JSON), &json) {
         return super::Failure::io(d.join(REHEARSE_JSON).display().to_string(), e).report(a.format);
     }
     match a.format {
