@@ -8,7 +8,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::sushy::{uuid as emu_uuid, Emulator, PASSWORD};
 use common::*;
 use nodenet_lab::{Image, Vm, VmSpec};
 
@@ -21,15 +20,10 @@ fn cache() -> PathBuf {
         .unwrap_or_else(|| repo().join("target/lab-cache"))
 }
 
-/// The node (NICs 52:54:00:12:00:01/02, config disk from `node_cfg`,
-/// booting `cdrom` if given) cabled NIC-to-NIC to the switch (a kernel
-/// 802.3ad bond with VLANs 110/120/130); machine ids `machine` + 1 and + 2.
-fn node_and_switch(
-    dir: &Path,
-    node_cfg: PathBuf,
-    cdrom: Option<PathBuf>,
-    machine: u8,
-) -> (VmSpec, VmSpec) {
+/// The node (NICs 52:54:00:12:00:01/02, config disk from `node_cfg`)
+/// cabled NIC-to-NIC to the switch (a kernel 802.3ad bond with VLANs
+/// 110/120/130); machine ids `machine` + 1 and + 2.
+fn node_and_switch(dir: &Path, node_cfg: PathBuf, machine: u8) -> (VmSpec, VmSpec) {
     let switch_cfg = dir.join("switch-cfg");
     fs::create_dir_all(&switch_cfg).unwrap();
     fs::write(switch_cfg.join("switch.sh"), nodenet_lab::SWITCH_LACP_VLANS).unwrap();
@@ -43,7 +37,7 @@ fn node_and_switch(
         machine_id: format!("5a1e00000000000000000000000000{:02x}", machine + 1),
         nics: node_nics,
         config: node_cfg,
-        cdrom,
+        cdrom: None,
     };
     let switch = VmSpec {
         name: "switch".into(),
@@ -201,7 +195,7 @@ fn boot_pair(img: &Image, dir: &Path) -> (Vm, Vm) {
         )
         .unwrap();
     }
-    let (node, switch) = node_and_switch(dir, node_cfg, None, 0x00);
+    let (node, switch) = node_and_switch(dir, node_cfg, 0x00);
     let mut n = Vm::launch(img, &node, dir).unwrap();
     let mut s = Vm::launch(img, &switch, dir).unwrap();
     n.wait_ready(Duration::from_secs(180)).unwrap();
@@ -812,114 +806,4 @@ fn took(out: &str) -> String {
         "{:.2} s",
         v.get(1).unwrap_or(&0.0) - v.first().unwrap_or(&0.0)
     )
-}
-
-/// The whole day-1 path through a BMC: `nodenet provision --build-from`
-/// writes the node's keyfiles into its own copy of a bootable CoreOS-like
-/// live ISO and sets the emulated BMC (sushy-tools) to boot it; the
-/// machine behind the BMC boots that ISO from the URL the BMC holds, and
-/// the node's NetworkManager comes up with the bond and VLAN from it.
-#[test]
-fn provision_boots_the_node_from_its_own_iso_through_redfish() {
-    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
-    let img = nodenet_lab::image(&cache()).expect("lab image");
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let live = dir.join("live.iso");
-    nodenet_lab::live_iso(&img, &live).expect("live ISO");
-
-    let emu = Emulator::start(dir, 1);
-    let inventory = fs::read_to_string(repo().join("crates/cli/tests/lab-data/lab.yaml"))
-        .unwrap()
-        .replace(
-            "hosts:\n",
-            "credentials:\n  bmc: {username: admin, passwordEnv: NODENET_TEST_BMC_PW}\nhosts:\n",
-        )
-        .replace(
-            "  role: worker\n",
-            &format!(
-                "  role: worker\n  bmc: {{address: \"{}\", credentials: bmc}}\n",
-                emu.system_url(0)
-            ),
-        );
-    let inv = dir.join("cluster.yaml");
-    fs::write(&inv, inventory).unwrap();
-    let images = dir.join("images");
-    fs::create_dir_all(&images).unwrap();
-    let srv = ImageServer::start(&images);
-    let start = std::time::Instant::now();
-    let o = run(nodenet()
-        .arg("provision")
-        .arg(&inv)
-        .arg("--all")
-        .arg("--build-from")
-        .arg(&live)
-        .arg("--image-dir")
-        .arg(&images)
-        .args(["--image-url-base", &srv.base(), "--timeout", "120"])
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
-    assert!(
-        o.status.success(),
-        "provision: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-
-    // The machine side: boot what the BMC was told to boot.
-    let host = nodenet_lab::RedfishHost {
-        system: format!(
-            "http://127.0.0.1:{}/redfish/v1/Systems/{}",
-            emu.port,
-            emu_uuid(0)
-        ),
-        user: "admin".into(),
-        password: PASSWORD.into(),
-    };
-    let url = host.wait_for_cd_boot(Duration::from_secs(60)).unwrap();
-    assert_eq!(url, format!("{}/node.iso", srv.base()));
-    let cd = dir.join("bmc-cd.iso");
-    nodenet_lab::RedfishHost::fetch(&url, &cd).unwrap();
-
-    let node_cfg = dir.join("node-cfg");
-    fs::create_dir_all(&node_cfg).unwrap();
-    // No keyfiles on the node's config disk: the ISO is the only source.
-    let (node_spec, switch_spec) = node_and_switch(dir, node_cfg, Some(cd), 0x10);
-    let mut node = Vm::launch(&img, &node_spec, dir).unwrap();
-    let mut switch = Vm::launch(&img, &switch_spec, dir).unwrap();
-    node.wait_ready(Duration::from_secs(240)).unwrap();
-    switch.wait_ready(Duration::from_secs(180)).unwrap();
-
-    // The keyfiles NetworkManager runs with are exactly the rendered ones.
-    let render = dir.join("render");
-    let o = run(nodenet()
-        .arg("render")
-        .arg(&inv)
-        .arg("-o")
-        .arg(&render)
-        .env("NODENET_TEST_BMC_PW", PASSWORD));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    for f in files_under(&render.join("hosts/node/system-connections")) {
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        assert!(
-            node.console
-                .contains(&format!("lab: firstboot network {name}")),
-            "{name} did not come from the ISO:\n{}",
-            node.console
-        );
-        let on_node = must(
-            &mut node,
-            &format!("cat /etc/NetworkManager/system-connections/{name}"),
-            "command failed",
-        );
-        assert_eq!(
-            on_node.trim(),
-            fs::read_to_string(&f).unwrap().trim(),
-            "{name} differs on the node"
-        );
-    }
-    assert_day1_network(&mut node, &mut switch);
-    eprintln!(
-        "day 1 through Redfish: provision started until VLAN 110 answers: {:.1} s",
-        start.elapsed().as_secs_f64()
-    );
 }

@@ -28,13 +28,14 @@ fn text(o: &std::process::Output) -> String {
     )
 }
 
-/// The lab's qemu processes still running, by their command lines.
-fn qemus_of(dir: &Path) -> Vec<String> {
+/// The lab's processes still running (VMs, BMC emulator, image server,
+/// machine side), by their command lines.
+fn processes_of(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(c) = fs::read(e.path().join("cmdline")) {
             let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            if c.contains("qemu-system") && c.contains(&*dir.to_string_lossy()) {
+            if c.contains(&*dir.to_string_lossy()) {
                 out.push(c);
             }
         }
@@ -42,12 +43,15 @@ fn qemus_of(dir: &Path) -> Vec<String> {
     out
 }
 
+/// One lab at a time: the VMs of one fill the two cores.
+static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Stops the lab's VMs however the test ends (a failed assertion too).
 struct Teardown(PathBuf);
 
 impl Drop for Teardown {
     fn drop(&mut self) {
-        if !qemus_of(&self.0).is_empty() {
+        if !processes_of(&self.0).is_empty() {
             let _ = lab(&["down"], &self.0);
         }
     }
@@ -61,6 +65,7 @@ fn checks(dir: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let _teardown = Teardown(dir.clone());
@@ -171,7 +176,7 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
 
     let o = lab(&["down"], &dir);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(qemus_of(&dir).is_empty(), "{:?}", qemus_of(&dir));
+    assert!(processes_of(&dir).is_empty(), "{:?}", processes_of(&dir));
     assert!(!dir.exists(), "lab files left behind");
 
     // The broken inventory: VLAN 120 missing from master-1's intent (its
@@ -242,7 +247,154 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
     );
     let o = lab(&["down"], &dir);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(qemus_of(&dir).is_empty());
+    assert!(processes_of(&dir).is_empty());
+}
+
+/// Day 1 the way the real cluster gets it, in the lab: `lab up` gives
+/// each host a Redfish BMC (sushy-tools) standing in for the inventory's
+/// and an image server; `nodenet provision --lab` builds the host's ISO
+/// (its keyfiles embedded in a CoreOS-like live ISO) and drives the BMC
+/// (power off, virtual media, boot override, power on); the machine side
+/// boots the VM from that CD; `lab verify` finds the network up with the
+/// keyfiles from the CD. Powering off through the BMC stops the VM.
+#[test]
+fn provision_lab_boots_each_host_from_its_iso_through_its_bmc() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let _teardown = Teardown(dir.clone());
+    // The seed topology, with a BMC the lab stands in for.
+    let inv = tmp.path().join("cluster.yaml");
+    fs::write(
+        &inv,
+        fs::read_to_string(repo().join("crates/cli/tests/lab-data/lab.yaml"))
+            .unwrap()
+            .replace(
+                "hosts:\n",
+                "credentials:\n  bmc: {username: root, passwordEnv: NODENET_TEST_BMC_PW}\nhosts:\n",
+            )
+            .replace(
+                "  role: worker\n",
+                "  role: worker\n  bmc: {address: \"redfish-virtualmedia+https://10.0.0.5/redfish/v1/Systems/1\", credentials: bmc}\n",
+            ),
+    )
+    .unwrap();
+    let o = lab(&["up", inv.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let bmc_line = out
+        .lines()
+        .find(|l| l.starts_with("bmc node http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no lab BMC for node:\n{out}"));
+    assert!(
+        bmc_line.ends_with(
+            "(stands in for redfish-virtualmedia+https://10.0.0.5/redfish/v1/Systems/1)"
+        ),
+        "{out}"
+    );
+    let system = bmc_line.split_whitespace().nth(2).unwrap().to_string();
+    let password = fs::read_to_string(dir.join("bmc/password")).unwrap();
+    assert!(
+        !text(&o).contains(password.trim()),
+        "the BMC password printed"
+    );
+
+    let started = std::time::Instant::now();
+    let o = run(nodenet()
+        .arg("provision")
+        .arg(&inv)
+        .args(["--all", "--lab", "--lab-dir"])
+        .arg(&dir)
+        .env("NODENET_TEST_BMC_PW", "not-the-lab-password"));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("/node.iso"), "{}", text(&o));
+    assert!(
+        !text(&o).contains(password.trim()),
+        "the BMC password printed"
+    );
+
+    let o = lab(&["verify", "--format", "json"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let c = checks(&dir);
+    let passed = |kind: &str, subject: &str| {
+        c.iter().any(|x| {
+            x["node"] == "node"
+                && x["check"] == kind
+                && x["subject"].as_str().unwrap().starts_with(subject)
+                && x["ok"] == true
+        })
+    };
+    assert!(passed("boot", "provisioned"), "{c:#?}");
+    assert!(passed("state", "diff --live"), "{c:#?}");
+    assert!(passed("bond", "bond0"), "{c:#?}");
+    assert!(passed("ping", "192.168.110.1 (gateway"), "{c:#?}");
+    eprintln!(
+        "provision --lab until verified: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    // The machine side saw what the BMC was told.
+    let log = fs::read_to_string(dir.join("machines.log")).unwrap();
+    assert!(log.contains("node: powered off: VM stopped"), "{log}");
+    assert!(
+        log.contains("node: powered on: booting its CD http://127.0.0.1:"),
+        "{log}"
+    );
+    // The keyfiles NetworkManager runs with are byte for byte the rendered
+    // ones, from the CD (the config disk of a CD boot has none).
+    let render = tmp.path().join("render");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&inv)
+        .arg("-o")
+        .arg(&render)
+        .env("NODENET_TEST_BMC_PW", "x"));
+    assert!(o.status.success(), "{}", text(&o));
+    let mut node = nodenet_lab::Vm::attach("node", &dir).unwrap();
+    for f in files_under(&render.join("hosts/node/system-connections")) {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let (st, on_node) = node.shell(
+            &format!("cat /etc/NetworkManager/system-connections/{name}"),
+            std::time::Duration::from_secs(30),
+        );
+        assert_eq!(st, 0, "{name}: {on_node}");
+        assert_eq!(
+            on_node.trim(),
+            fs::read_to_string(&f).unwrap().trim(),
+            "{name} differs on the node"
+        );
+    }
+    drop(node);
+
+    // Power off through the BMC (plain curl, not nodenet's client): the VM stops.
+    let (base, id) = system.split_once("/redfish/v1/Systems/").unwrap();
+    let o = run(std::process::Command::new("curl")
+        .args(["-fsS", "-u", &format!("admin:{}", password.trim())])
+        .args(["-H", "Content-Type: application/json", "-X", "POST"])
+        .args(["--data", r#"{"ResetType": "ForceOff"}"#])
+        .arg(format!(
+            "{base}/redfish/v1/Systems/{id}/Actions/ComputerSystem.Reset"
+        )));
+    assert!(o.status.success(), "{}", text(&o));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let o = lab(&["status"], &dir);
+        let t = text(&o);
+        if t.lines()
+            .any(|l| l.starts_with("node ") && l.contains(" stopped"))
+        {
+            assert_eq!(o.status.code(), Some(1), "{t}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "node still running: {t}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let o = lab(&["down"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(processes_of(&dir), Vec::<String>::new());
+    assert!(!dir.exists(), "lab down leaves nothing");
 }
 
 /// What `lab` refuses before starting anything: no lab in the directory

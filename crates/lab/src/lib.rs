@@ -26,6 +26,7 @@ pub enum LabError {
     NoLab(String),
 }
 
+pub mod bmc;
 pub mod rehearse;
 pub mod report;
 pub mod state;
@@ -54,7 +55,7 @@ fn sh(cmd: &str) -> Result<String, LabError> {
 }
 
 /// Kernel, stage-1 initramfs and root filesystem image.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Image {
     pub kernel: PathBuf,
     pub initrd: PathBuf,
@@ -323,82 +324,8 @@ pub fn live_iso(img: &Image, out: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
-/// The machine behind an emulated BMC (sushy-tools' fake driver keeps
-/// only state): watches the system over Redfish and, once it is powered
-/// on with a CD inserted and a boot override to Cd, fetches that CD's
-/// image, which the caller then boots with [`VmSpec::cdrom`] — what a
-/// real server does when its BMC's virtual media is set up that way.
-pub struct RedfishHost {
-    /// `http://127.0.0.1:PORT/redfish/v1/Systems/<id>`.
-    pub system: String,
-    pub user: String,
-    pub password: String,
-}
-
-impl RedfishHost {
-    fn get(&self, url: &str) -> Result<serde_json::Value, LabError> {
-        // Credentials on stdin (curl's config syntax), not on a command line.
-        let mut child = Command::new("curl")
-            .args(["-fsS", "--max-time", "10", "-K", "-", url])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(io("curl"))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            writeln!(stdin, "user = \"{}:{}\"", self.user, self.password).map_err(io("curl"))?;
-        }
-        let out = child.wait_with_output().map_err(io("curl"))?;
-        if !out.status.success() {
-            return Err(LabError::Tool(
-                format!("GET {url}"),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ));
-        }
-        serde_json::from_slice(&out.stdout)
-            .map_err(|e| LabError::Tool(format!("GET {url}"), e.to_string()))
-    }
-
-    /// Waits until the system should boot from its CD; the CD's image URL.
-    pub fn wait_for_cd_boot(&self, timeout: Duration) -> Result<String, LabError> {
-        let deadline = Instant::now() + timeout;
-        let mut last = String::new();
-        while Instant::now() < deadline {
-            let sys = self.get(&self.system)?;
-            let cd = self.get(&format!("{}/VirtualMedia/Cd", self.system))?;
-            let ready = sys["PowerState"] == "On"
-                && sys["Boot"]["BootSourceOverrideTarget"] == "Cd"
-                && cd["Inserted"] == true;
-            if let (true, Some(url)) = (ready, cd["Image"].as_str()) {
-                return Ok(url.to_string());
-            }
-            last = format!(
-                "power {}, boot override {}, CD {} inserted={}",
-                sys["PowerState"],
-                sys["Boot"]["BootSourceOverrideTarget"],
-                cd["Image"],
-                cd["Inserted"]
-            );
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        Err(LabError::Timeout(format!(
-            "{}: not set to boot from CD within {timeout:?} ({last})",
-            self.system
-        )))
-    }
-
-    /// Downloads the CD image the BMC was given.
-    pub fn fetch(url: &str, to: &Path) -> Result<(), LabError> {
-        sh(&format!(
-            "curl -fsS --max-time 120 -o '{}' '{url}'",
-            to.display()
-        ))
-        .map(|_| ())
-    }
-}
-
 /// One NIC: this VM's UDP port and its peer's.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Nic {
     pub local: u16,
     pub remote: u16,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::topology::Topology;
-use crate::{free_udp_port, io, memory_mib, Image, LabError, Nic, Vm, VmSpec};
+use crate::{bmc, free_udp_port, io, memory_mib, Image, LabError, Nic, Vm, VmSpec};
 
 pub const STATE_FILE: &str = "lab.json";
 pub const REPORT_JSON: &str = "report.json";
@@ -22,6 +22,11 @@ pub struct VmRecord {
     /// `node` or `switch`.
     pub role: String,
     pub pid: u32,
+    /// What it takes to start the VM again (its BMC powers it on).
+    #[serde(default)]
+    pub machine_id: String,
+    #[serde(default)]
+    pub nics: Vec<Nic>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -32,6 +37,12 @@ pub struct LabState {
     pub accel: String,
     pub topology: Topology,
     pub vms: Vec<VmRecord>,
+    /// The lab image (a VM its BMC powers on again boots it).
+    #[serde(default)]
+    pub image: Option<Image>,
+    /// The BMCs, image server and machine side (absent without sushy-tools).
+    #[serde(default)]
+    pub bmc: Option<crate::bmc::LabBmcs>,
 }
 
 /// What one node VM carries on its config disk (`/run/cfg`): relative
@@ -124,12 +135,138 @@ impl LabState {
 
 /// Whether `pid` is a qemu of the lab in `dir` (not a recycled id).
 pub fn alive(pid: u32, dir: &Path) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| {
-            let c = String::from_utf8_lossy(&c);
-            c.contains("qemu-system") && c.contains(&*dir.to_string_lossy())
-        })
-        .unwrap_or(false)
+    ours(pid, dir).is_some_and(|c| c.contains("qemu-system"))
+}
+
+/// The command line of `pid` when it is a process of the lab in `dir`
+/// (its command line names the directory).
+fn ours(pid: u32, dir: &Path) -> Option<String> {
+    let c = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let c = String::from_utf8_lossy(&c).replace('\0', " ");
+    c.contains(&*dir.to_string_lossy()).then_some(c)
+}
+
+/// Whether `pid` is a process of the lab in `dir` (a VM, the BMC
+/// emulator, the image server, the machine side).
+pub fn running(pid: u32, dir: &Path) -> bool {
+    ours(pid, dir).is_some()
+}
+
+/// Stops one process of the lab in `dir` (TERM, KILL after 5 s).
+pub fn kill(pid: u32, dir: &Path) {
+    if !running(pid, dir) {
+        return;
+    }
+    signal(pid, rustix::process::Signal::TERM);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(pid, dir) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if running(pid, dir) {
+        signal(pid, rustix::process::Signal::KILL);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Stops the VM `name` (its BMC powered it off).
+pub fn stop_vm(dir: &Path, name: &str) -> Result<(), LabError> {
+    let st = LabState::load(dir)?;
+    if let Some(v) = st.vms.iter().find(|v| v.name == name) {
+        kill(v.pid, dir);
+    }
+    Ok(())
+}
+
+/// Starts the VM `name` again (its BMC powered it on): from `cdrom` (its
+/// config disk then without keyfiles, so that the CD's are the ones it
+/// runs with), else as `lab up` started it. The previous console log is
+/// kept as `NAME-console.prev.log`; lab.json gets the new pid.
+pub fn start_vm(
+    dir: &Path,
+    img: &Image,
+    name: &str,
+    cdrom: Option<PathBuf>,
+) -> Result<(), LabError> {
+    let mut st = LabState::load(dir)?;
+    let Some(i) = st.vms.iter().position(|v| v.name == name) else {
+        return Err(LabError::Input(format!("no VM {name} in the lab")));
+    };
+    kill(st.vms[i].pid, dir);
+    let rec = st.vms[i].clone();
+    let cfg = dir.join(format!("{name}-cfg"));
+    let config = match cdrom {
+        Some(_) => {
+            let cd_cfg = dir.join(format!("{name}-cfg-cd"));
+            let _ = std::fs::remove_dir_all(&cd_cfg);
+            std::fs::create_dir_all(&cd_cfg).map_err(io(cd_cfg.display().to_string()))?;
+            for e in std::fs::read_dir(&cfg).map_err(io(cfg.display().to_string()))? {
+                let e = e.map_err(io(cfg.display().to_string()))?;
+                if e.file_name() == "keyfiles" || !e.path().is_file() {
+                    continue;
+                }
+                let to = cd_cfg.join(e.file_name());
+                std::fs::hard_link(e.path(), &to)
+                    .or_else(|_| std::fs::copy(e.path(), &to).map(|_| ()))
+                    .map_err(io(to.display().to_string()))?;
+            }
+            cd_cfg
+        }
+        None => cfg,
+    };
+    let log = dir.join(format!("{name}-console.log"));
+    let _ = std::fs::rename(&log, dir.join(format!("{name}-console.prev.log")));
+    let spec = VmSpec {
+        name: name.to_string(),
+        role: rec.role.clone(),
+        machine_id: rec.machine_id.clone(),
+        nics: rec.nics.clone(),
+        config,
+        cdrom,
+    };
+    let pid = Vm::start_detached(img, &spec, dir, &st.accel)?;
+    st.vms[i].pid = pid;
+    st.save(dir)
+}
+
+/// Waits until every VM of the lab in `dir` runs and is ready (after its
+/// BMC booted it again, say); the state then. A VM that is not running for
+/// 20 s (its BMC powered it off) is an error.
+pub fn wait_ready(dir: &Path, timeout: Duration) -> Result<LabState, LabError> {
+    let deadline = Instant::now() + timeout;
+    let mut down_since: std::collections::HashMap<String, Instant> = Default::default();
+    loop {
+        let st = LabState::load(dir)?;
+        let mut waiting = Vec::new();
+        for v in &st.vms {
+            if !alive(v.pid, dir) {
+                let since = *down_since
+                    .entry(v.name.clone())
+                    .or_insert_with(Instant::now);
+                if since.elapsed() > Duration::from_secs(20) {
+                    return Err(LabError::Input(format!(
+                        "{} is not running (powered off through its BMC? `nodenet lab up` again)",
+                        v.name
+                    )));
+                }
+                waiting.push(v.name.clone());
+            } else {
+                down_since.remove(&v.name);
+                if !ready(dir, &v.name) {
+                    waiting.push(v.name.clone());
+                }
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(st);
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Timeout(format!(
+                "not ready within {timeout:?}: {}",
+                waiting.join(", ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 /// Resident memory of a process (a VM's qemu), MiB.
@@ -203,6 +340,8 @@ pub fn up(
         accel: crate::accelerator(&img.kernel),
         topology,
         vms: Vec::new(),
+        image: Some(img.clone()),
+        bmc: None,
     };
     let cfg = |name: &str| -> Result<PathBuf, LabError> {
         let d = dir.join(format!("{name}-cfg"));
@@ -226,6 +365,8 @@ pub fn up(
             name: "switch".into(),
             role: "switch".into(),
             pid,
+            machine_id: spec.machine_id.clone(),
+            nics: spec.nics.clone(),
         });
         for ((node, nics), files) in state
             .topology
@@ -269,6 +410,8 @@ pub fn up(
                 name: node.name.clone(),
                 role: "node".into(),
                 pid,
+                machine_id: spec.machine_id,
+                nics: spec.nics,
             });
             state.save(dir)?;
         }
@@ -314,13 +457,31 @@ fn switch_mac(n: usize) -> String {
 /// Stops every VM of the lab in `dir` (TERM, then KILL after 5 s) and
 /// removes the lab's files. The VMs that were running.
 pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
+    let first = LabState::load(dir)?;
+    // The machine side first (it would start VMs again), then the rest of
+    // what the lab started; the state again, with the VMs' current pids.
+    let mut stopped = Vec::new();
+    for (what, pid) in first.bmc.iter().flat_map(|b| b.processes()) {
+        if running(pid, dir) {
+            kill(pid, dir);
+            stopped.push(what.to_string());
+        }
+    }
     let state = LabState::load(dir)?;
-    let stopped = stop(&state, dir);
+    stopped.extend(stop(&state, dir));
     let left: Vec<String> = state
         .vms
         .iter()
         .filter(|v| alive(v.pid, dir))
         .map(|v| format!("{} (pid {})", v.name, v.pid))
+        .chain(
+            state
+                .bmc
+                .iter()
+                .flat_map(|b| b.processes())
+                .filter(|(_, pid)| running(*pid, dir))
+                .map(|(what, pid)| format!("{what} (pid {pid})")),
+        )
         .collect();
     if !left.is_empty() {
         return Err(LabError::Tool(
@@ -329,17 +490,30 @@ pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
         ));
     }
     // Only what the lab made: its state, the VMs' files, the reports.
-    let mut ours: Vec<String> = [STATE_FILE, REPORT_JSON, REPORT_HTML, REHEARSE_JSON]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut ours: Vec<String> = [
+        STATE_FILE,
+        REPORT_JSON,
+        REPORT_HTML,
+        REHEARSE_JSON,
+        bmc::BMC_DIR,
+        bmc::IMAGES_DIR,
+        bmc::LIVE_ISO,
+        bmc::MACHINES_LOG,
+        bmc::IMAGE_SERVER_LOG,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for v in &state.vms {
         for suffix in [
             "-cfg",
+            "-cfg-cd",
+            "-cd.iso",
             "-cfg.ext4",
             "-serial.sock",
             "-mon.sock",
             "-console.log",
+            "-console.prev.log",
             ".pid",
         ] {
             ours.push(format!("{}{suffix}", v.name));

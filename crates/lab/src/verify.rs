@@ -252,7 +252,12 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
         let pxe = host.and_then(|h| pxe_of(&sub, h, state));
         node_checks(vm, host, pxe, sub.cluster.provisioning.allow_lacp)
     });
-    let mut checks: Vec<Check> = Vec::new();
+    let mut checks: Vec<Check> = state
+        .topology
+        .nodes
+        .iter()
+        .filter_map(|n| provisioned(dir, &n.name))
+        .collect();
     let mut seen: Vec<Seen> = Vec::new();
     for (c, s) in phase1 {
         checks.extend(c);
@@ -337,6 +342,10 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
     checks.extend(phase2.into_iter().flatten());
     // Phase 3: netverify, every VLAN of the lab between every pair of nodes.
     checks.extend(vlans(&mut vms, &sub, &state.topology.ports));
+    let mut notes = state.topology.notes.clone();
+    if state.topology.nodes.len() < 2 {
+        notes.push("one node: no VLAN is probed between nodes (netverify needs two links)".into());
+    }
     let failed = checks.iter().filter(|c| !c.ok).count();
     Ok(Report {
         inventory: state.inventory.display().to_string(),
@@ -346,7 +355,7 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
         passed: checks.len() - failed,
         failed,
         checks,
-        notes: state.topology.notes.clone(),
+        notes,
     })
 }
 
@@ -546,6 +555,49 @@ fn reachability(
     out
 }
 
+/// A node its BMC booted from a CD (`provision --lab`): NetworkManager
+/// must run with the rendered keyfiles that came on the CD, each one
+/// (stage 1 says which it copied; the config disk had none).
+fn provisioned(dir: &Path, node: &str) -> Option<Check> {
+    if !dir.join(format!("{node}-cd.iso")).is_file() {
+        return None;
+    }
+    let console =
+        std::fs::read_to_string(dir.join(format!("{node}-console.log"))).unwrap_or_default();
+    let mut rendered: Vec<String> = std::fs::read_dir(dir.join(format!("{node}-cfg/keyfiles")))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    rendered.sort();
+    let missing: Vec<&String> = rendered
+        .iter()
+        .filter(|k| !console.contains(&format!("lab: firstboot network {k}")))
+        .collect();
+    Some(check(
+        node,
+        "boot",
+        "provisioned",
+        missing.is_empty() && !rendered.is_empty(),
+        if missing.is_empty() {
+            format!(
+                "booted its CD from its BMC; its {} keyfile(s) came from the CD",
+                rendered.len()
+            )
+        } else {
+            format!(
+                "booted its CD from its BMC, but not with {} from it",
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    ))
+}
+
 /// netverify on every node at once: probe frames on every VLAN of the lab
 /// (all of them on every trunk NIC), judged per node and VLAN.
 fn vlans(vms: &mut [Vm], inv: &Inventory, ports: &[SwitchPort]) -> Vec<Check> {
@@ -599,11 +651,26 @@ fn vlans(vms: &mut [Vm], inv: &Inventory, ports: &[SwitchPort]) -> Vec<Check> {
             // Probe frames between NICs of one LACP bond are findings of
             // netverify's own (it knows no switch-side bonds): the matrix
             // above judges those with the bond as one link.
-            for d in rep
-                .diagnostics
-                .iter()
-                .filter(|d| d.is_error() && d.code.as_str() != "netverify-vlan-not-carried")
-            {
+            // A NIC of an LACP bond that heard nothing, likewise, when its
+            // bond is the segment's only link (one node).
+            let lone_bond_nic = |d: &nodenet_model::Diagnostic| {
+                d.code.as_str() == "netverify-silent-nic"
+                    && ports.iter().any(|p| {
+                        Some(p.host.as_str()) == d.host.as_deref()
+                            && p.lacp.is_some()
+                            && d.message.contains(&format!("NIC {} ", p.nic))
+                    })
+                    && rep.matrix.iter().all(|(_, res)| {
+                        let mut links: Vec<(String, String)> =
+                            res.nics.iter().map(|(h, n)| link_of(ports, h, n)).collect();
+                        links.sort_unstable();
+                        links.dedup();
+                        links.len() < 2
+                    })
+            };
+            for d in rep.diagnostics.iter().filter(|d| {
+                d.is_error() && d.code.as_str() != "netverify-vlan-not-carried" && !lone_bond_nic(d)
+            }) {
                 out.push(check(
                     d.host.as_deref().unwrap_or_default(),
                     "vlans",
@@ -679,6 +746,11 @@ fn segment_checks(
                     ));
                 }
             }
+        }
+        if total == 0 {
+            // One link on the segment (a single node's bond): nothing to
+            // probe between, nothing passed.
+            continue;
         }
         out.push(check(
             host,

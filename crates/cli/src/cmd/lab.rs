@@ -15,7 +15,8 @@ use crate::report::Format;
 pub enum LabCommand {
     /// Build and boot the lab: a VM per host (its NICs, names, MACs and
     /// rendered keyfiles), a switch with the inventory's VLANs, MTUs, LACP,
-    /// LLDP names, gateways, DHCP and DNS.
+    /// LLDP names, gateways, DHCP and DNS; a Redfish BMC per host
+    /// (sushy-tools) and an image server for `nodenet provision --lab`.
     Up(UpArgs),
     /// Check that the network works: the live state is the intent, bonds
     /// aggregate, DHCP leases, LLDP neighbours, pings, jumbo frames, every
@@ -31,6 +32,10 @@ pub enum LabCommand {
     Console(ConsoleArgs),
     /// Stop every VM of the lab and remove its files.
     Down(DirArgs),
+    /// The machine side of the lab's BMCs (`lab up` starts it): power and
+    /// virtual media turned into VM boots.
+    #[command(hide = true)]
+    Machines(DirArgs),
 }
 
 #[derive(clap::Args)]
@@ -68,6 +73,9 @@ pub struct UpArgs {
 pub struct VerifyArgs {
     #[command(flatten)]
     dir: DirArgs,
+    /// How long VMs still booting (after `provision --lab`) may take, in seconds.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -145,10 +153,14 @@ pub fn run(cmd: LabCommand) -> ExitCode {
         LabCommand::Verify(a) => verify(a),
         LabCommand::Rehearse(a) => rehearse(a),
         LabCommand::Status(a) => status(&dir(&a)),
+        LabCommand::Machines(a) => match nodenet_lab::bmc::machines(&dir(&a)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        },
         LabCommand::Console(a) => console(&dir(&a.dir), &a.vm),
         LabCommand::Down(a) => match state::down(&dir(&a)) {
             Ok(stopped) => {
-                println!("stopped {} VM(s): {}", stopped.len(), stopped.join(", "));
+                println!("stopped {}: {}", stopped.len(), stopped.join(", "));
                 ExitCode::SUCCESS
             }
             Err(e) => fail(e),
@@ -233,7 +245,7 @@ fn up(a: UpArgs) -> ExitCode {
         topo.nodes.len(),
         d.display()
     );
-    let st = match state::up(
+    let mut st = match state::up(
         &img,
         &inventory,
         topo,
@@ -246,11 +258,34 @@ fn up(a: UpArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let vms_s = started.elapsed().as_secs_f64() - image_s;
+    let d = d.canonicalize().unwrap_or(d);
+    match nodenet_lab::bmc::sushy() {
+        Some(sushy) => {
+            eprintln!("starting a BMC per host ({}), the image server and the live ISO", sushy.display());
+            match nodenet_lab::bmc::start(&st, &d, inv, &me, &sushy) {
+                Ok(b) => {
+                    st.bmc = Some(b);
+                    if let Err(e) = st.save(&d) {
+                        let _ = state::down(&d);
+                        return fail(e);
+                    }
+                }
+                Err(e) => {
+                    let _ = state::down(&d);
+                    return fail(e);
+                }
+            }
+        }
+        None => eprintln!(
+            "note: no BMCs: sushy-emulator not found (install sushy-tools, or set NODENET_SUSHY); `nodenet provision --lab` needs them"
+        ),
+    }
     print_topology(&st);
     println!(
-        "lab up took {:.1} s: image {image_s:.1} s, VMs started and ready {:.1} s",
+        "lab up took {:.1} s: image {image_s:.1} s, VMs started and ready {vms_s:.1} s, BMCs and image server {:.1} s",
         started.elapsed().as_secs_f64(),
-        started.elapsed().as_secs_f64() - image_s
+        started.elapsed().as_secs_f64() - image_s - vms_s
     );
     println!(
         "lab up: {} VM(s) ({}); next: nodenet lab verify --dir {}",
@@ -292,6 +327,24 @@ fn print_topology(st: &LabState) {
                 .unwrap_or_default()
         );
     }
+    if let Some(b) = &st.bmc {
+        for s in &b.systems {
+            println!(
+                "bmc {} {}{}",
+                s.host,
+                b.system_url(s),
+                s.inventory_address
+                    .as_ref()
+                    .map(|a| format!(" (stands in for {a})"))
+                    .unwrap_or_default()
+            );
+        }
+        println!(
+            "images {} (serving {})",
+            b.image_url,
+            nodenet_lab::bmc::IMAGES_DIR
+        );
+    }
     for n in &t.notes {
         eprintln!("note: {n}");
     }
@@ -299,22 +352,11 @@ fn print_topology(st: &LabState) {
 
 fn verify(a: VerifyArgs) -> ExitCode {
     let d = dir(&a.dir);
-    let st = match LabState::load(&d) {
+    // VMs their BMC is booting again (`provision --lab`) are waited for.
+    let st = match state::wait_ready(&d, Duration::from_secs(a.timeout)) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let down: Vec<&str> = st
-        .vms
-        .iter()
-        .filter(|v| !state::alive(v.pid, &d))
-        .map(|v| v.name.as_str())
-        .collect();
-    if !down.is_empty() {
-        return fail(LabError::Input(format!(
-            "not running: {} (`nodenet lab up` again)",
-            down.join(", ")
-        )));
-    }
     let loaded = match nodenet_model::load_files(std::slice::from_ref(&st.inventory)) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(a.format),
@@ -373,6 +415,23 @@ fn status(d: &Path) -> ExitCode {
                 .map(|m| format!("{m} MiB resident"))
                 .unwrap_or_default()
         );
+    }
+    if let Some(b) = &st.bmc {
+        for (what, pid) in b.processes() {
+            println!(
+                "{what:<20} {:<7} pid {pid:<8} {}",
+                "",
+                if state::running(pid, d) {
+                    "running"
+                } else {
+                    "stopped"
+                }
+            );
+        }
+        for s in &b.systems {
+            println!("bmc {:<16} {}", s.host, b.system_url(s));
+        }
+        println!("images {}", b.image_url);
     }
     if rows.iter().all(|(_, running, _)| *running) {
         ExitCode::SUCCESS

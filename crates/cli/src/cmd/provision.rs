@@ -13,8 +13,16 @@ pub struct Args {
     #[command(flatten)]
     sel: super::bmc::Destructive,
     /// Where the BMCs fetch the images: host H boots `<base>/H.iso`.
+    #[arg(long, required_unless_present = "lab")]
+    image_url_base: Option<String>,
+    /// Provision the VMs of `nodenet lab up` through the lab's BMCs (each
+    /// host's BMC address stands for its lab BMC); the image URL base,
+    /// --build-from and --image-dir default to the lab's.
     #[arg(long)]
-    image_url_base: String,
+    lab: bool,
+    /// The lab's directory [default: $XDG_CACHE_HOME/nodenet/lab].
+    #[arg(long, requires = "lab")]
+    lab_dir: Option<PathBuf>,
     /// Build each host's ISO first from this CoreOS live ISO, into --image-dir.
     #[arg(long, requires = "image_dir")]
     build_from: Option<PathBuf>,
@@ -26,11 +34,30 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
     let format = args.format;
     let select = match args.sel.select("provision") {
         Ok(s) => s,
         Err(f) => return f.report(format),
+    };
+    let lab = if args.lab {
+        let dir = args
+            .lab_dir
+            .clone()
+            .unwrap_or_else(nodenet_lab::state::default_dir);
+        match lab_bmcs(&dir) {
+            Ok((dir, bmcs)) => {
+                args.image_url_base.get_or_insert(bmcs.image_url.clone());
+                args.build_from
+                    .get_or_insert(dir.join(nodenet_lab::bmc::LIVE_ISO));
+                args.image_dir
+                    .get_or_insert(dir.join(nodenet_lab::bmc::IMAGES_DIR));
+                Some((dir, bmcs))
+            }
+            Err(f) => return f.report(format),
+        }
+    } else {
+        None
     };
     // The live ISO is read for every host: a wrong path is said at once,
     // before any BMC is touched.
@@ -43,11 +70,20 @@ pub fn run(args: Args) -> ExitCode {
             .report(format);
         }
     }
-    let targets = match super::bmc::targets(&args.sel.inventory, &select, format) {
+    let targets = match &lab {
+        Some((dir, bmcs)) => lab_targets(&args.sel.inventory, &select, dir, bmcs, format),
+        None => super::bmc::targets(&args.sel.inventory, &select, format),
+    };
+    let targets = match targets {
         Ok(t) => t,
         Err(c) => return c,
     };
-    let base = args.image_url_base.trim_end_matches('/').to_string();
+    let base = args
+        .image_url_base
+        .as_deref()
+        .expect("required unless --lab, which sets it")
+        .trim_end_matches('/')
+        .to_string();
     if args.sel.dry_run {
         let build = |host: &str| match (&args.build_from, &args.image_dir) {
             (Some(live), Some(dir)) => format!(
@@ -130,4 +166,81 @@ pub fn run(args: Args) -> ExitCode {
         async move { nodenet_bmc::provision(&t, &url, timeout, &*p).await }
     });
     super::bmc::print_results(&results, format)
+}
+
+/// The lab in `dir` and its BMCs; none (no lab, a lab without BMCs) is a
+/// usage error.
+fn lab_bmcs(dir: &std::path::Path) -> Result<(PathBuf, nodenet_lab::bmc::LabBmcs), super::Failure> {
+    let dir = dir.canonicalize().unwrap_or(dir.to_path_buf());
+    let st = nodenet_lab::state::LabState::load(&dir)
+        .map_err(|e| super::Failure::usage(format!("--lab: {e}")))?;
+    let bmcs = st.bmc.ok_or_else(|| {
+        super::Failure::usage(format!(
+            "--lab: the lab in {} has no BMCs (sushy-emulator was not found when it came up)",
+            dir.display()
+        ))
+    })?;
+    Ok((dir, bmcs))
+}
+
+/// The selected hosts' lab BMCs (the inventory, loaded and checked, says
+/// which hosts; the lab says where their BMCs are and how to log in). With
+/// --all, the hosts the lab has; a host named that the lab lacks is an
+/// error.
+fn lab_targets(
+    inventory: &PathBuf,
+    select: &nodenet_bmc::Select,
+    dir: &std::path::Path,
+    bmcs: &nodenet_lab::bmc::LabBmcs,
+    format: Format,
+) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
+    let loaded = super::bmc::load_checked(inventory, format)?;
+    let password = nodenet_lab::bmc::password(dir)
+        .map_err(|e| super::Failure::io(dir.display().to_string(), e.to_string()).report(format))?;
+    let mut out = Vec::new();
+    for h in &loaded.inventory.hosts {
+        let name = &h.name.value;
+        let chosen = match select {
+            nodenet_bmc::Select::All => true,
+            nodenet_bmc::Select::Hosts(hs) => hs.contains(name),
+        };
+        let Some(sys) = bmcs.systems.iter().find(|s| &s.host == name) else {
+            if chosen && *select != nodenet_bmc::Select::All {
+                return Err(super::Failure::usage(format!(
+                    "{name} is not in the lab in {} (`nodenet lab up --hosts`)",
+                    dir.display()
+                ))
+                .report(format));
+            }
+            continue;
+        };
+        if chosen {
+            out.push(nodenet_bmc::Target {
+                host: name.clone(),
+                base: bmcs.base.clone(),
+                system: Some(format!("/redfish/v1/Systems/{}", sys.id)),
+                username: nodenet_lab::bmc::USER.into(),
+                password: nodenet_model::Secret::new(password.clone()),
+                insecure: false,
+            });
+        }
+    }
+    if let nodenet_bmc::Select::Hosts(hs) = select {
+        if let Some(missing) = hs.iter().find(|h| !out.iter().any(|t| &&t.host == h)) {
+            return Err(super::Failure::usage(format!(
+                "{missing}: no such host in {}",
+                inventory.display()
+            ))
+            .report(format));
+        }
+    }
+    if out.is_empty() {
+        return Err(super::Failure::usage(format!(
+            "none of the hosts of {} is in the lab in {}",
+            inventory.display(),
+            dir.display()
+        ))
+        .report(format));
+    }
+    Ok(out)
 }
