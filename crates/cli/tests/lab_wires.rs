@@ -20,50 +20,30 @@ fn cache() -> PathBuf {
         .unwrap_or_else(|| repo().join("target/lab-cache"))
 }
 
-/// The switch: ports swp1..swp5 (its eth0..eth4) in a VLAN-aware bridge,
-/// VLANs 110, 120, 130 and 140 tagged on each (1 untagged), MTU 9000, lldpd sending every 5 s
-/// as `lab-switch` with port ids as interface names. What lldpd does not
+/// The switch as `nodenet lab up` builds it (`nodenet_lab::topology` and
+/// `switch::script`) from [`inventory`] with active-backup bonds: ports
+/// swp1..swp5 (its eth0..eth4) in a VLAN-aware bridge, VLANs 110, 120,
+/// 130 and 140 tagged on each (1 untagged), MTU 9000, no switch-side
+/// bond, lldpd as `lab-switch` with each port's name; what lldpd does not
 /// read from a VLAN-aware bridge (the port VLAN id, the VLANs and the
 /// maximum frame size of each port) `swp-lldp` announces as custom TLVs,
 /// from the bridge and the port's MTU; the test reruns it after changing
 /// either.
-const SWITCH: &str = r#"set -x
-i=1
-for n in eth0 eth1 eth2 eth3 eth4; do ip link set $n name swp$i; i=$((i+1)); done
-ip link add br0 type bridge vlan_filtering 1 stp_state 0
-for p in swp1 swp2 swp3 swp4 swp5; do
-    ip link set $p mtu 9000
-    ip link set $p master br0
-    for v in 110 120 130 140; do bridge vlan add dev $p vid $v; done
-    ip link set $p up
-done
-ip link set br0 up
-cat > /usr/local/bin/swp-lldp <<'EOF'
-"#;
-
-/// The rest of [`SWITCH`], after the lab's own `swp-lldp` script.
-const SWITCH_TAIL: &str = r#"EOF
-chmod +x /usr/local/bin/swp-lldp
-mkdir -p /run/lldpd /etc/lldpd.d
-cat > /etc/lldpd.d/lab.conf <<'EOF'
-configure system hostname lab-switch
-configure lldp tx-interval 5
-configure lldp portidsubtype ifname
-EOF
-lldpd -I 'swp*'
-sleep 1
-swp-lldp
-"#;
+fn switch_script() -> String {
+    let loaded = nodenet_model::load_texts(vec![(
+        "wires.yaml".into(),
+        inventory(["active-backup", "active-backup"]),
+    )]);
+    let hosts: Vec<&nodenet_model::Host> = loaded.inventory.hosts.iter().collect();
+    let t = nodenet_lab::topology::plan(&loaded.inventory, &hosts).expect("the lab's topology");
+    let ports: Vec<&str> = t.ports.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(ports, ["swp1", "swp2", "swp3", "swp4", "swp5"]);
+    nodenet_lab::switch::script(&t)
+}
 
 /// Three hosts, VLANs 110-140 on each: node-a and node-b on a bond of two
 /// NICs (bond modes `modes`), node-c on its one NIC; MTU 9000 everywhere; each NIC's
 /// switch port and native VLAN as cabled.
-/// The switch's script: [`SWITCH`], the lab's `swp-lldp`
-/// (`nodenet_lab::switch::SWP_LLDP`), [`SWITCH_TAIL`].
-fn switch_script() -> String {
-    format!("{SWITCH}{}{SWITCH_TAIL}", nodenet_lab::switch::SWP_LLDP)
-}
-
 fn inventory(modes: [&str; 2]) -> String {
     let bonded = |name: &str, mode: &str, ip: u8, macs: [&str; 2], ports: [&str; 2]| {
         format!(
