@@ -353,10 +353,17 @@ fn print_topology(st: &LabState) {
 fn verify(a: VerifyArgs) -> ExitCode {
     let d = dir(&a.dir);
     // VMs their BMC is booting again (`provision --lab`) are waited for.
+    let waited = std::time::Instant::now();
     let st = match state::wait_ready(&d, Duration::from_secs(a.timeout)) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    if waited.elapsed() > Duration::from_secs(1) {
+        eprintln!(
+            "waited {:.1} s for VMs still booting",
+            waited.elapsed().as_secs_f64()
+        );
+    }
     let loaded = match nodenet_model::load_files(std::slice::from_ref(&st.inventory)) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(a.format),
