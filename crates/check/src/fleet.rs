@@ -114,7 +114,7 @@ pub fn check_host_in_cluster(
         }
     }
 
-    crate::static_network::check_host(host, net, &mut push);
+    crate::identity::check_host(host, net, &mut push);
 
     if let Some(bmc) = &host.bmc {
         let addr = &bmc.address.value;
@@ -572,6 +572,27 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             .any(|m| m.value.addr().is_ipv6());
     for (list, what) in [(api, "API"), (ingress, "ingress")] {
         if let [a, b] = &list[..] {
+            if let (true, Some(v4), true) = (
+                dual_stack,
+                primary_v4,
+                a.value.is_ipv4() != b.value.is_ipv4(),
+            ) {
+                if a.value.is_ipv4() != v4 {
+                    let (first, second) = if v4 {
+                        ("IPv4", "IPv6")
+                    } else {
+                        ("IPv6", "IPv4")
+                    };
+                    out.push(
+                        Diagnostic::error(
+                            Code::VipFamily,
+                            format!("the {what} VIPs are not in the machine networks' order: {} comes first, but the cluster's primary family (the first machine network's) is {first}", a.value),
+                        )
+                        .at(a.span)
+                        .help(format!("list the {first} VIP first, then the {second} one (assisted-service: \"All networks must have the same IP family first\")")),
+                    );
+                }
+            }
             if a.value.is_ipv4() == b.value.is_ipv4() {
                 out.push(
                     Diagnostic::error(
@@ -666,6 +687,9 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
     }
 
+    let with_addresses: Vec<(&Host, &[crate::network::Address])> =
+        hosts.iter().map(|h| (h.host, h.addresses)).collect();
+    crate::dual_stack::check(inv, &with_addresses, out);
     check_policies(inv, out);
     if let Some(domain) = &cluster.failure_domain {
         for h in hosts.iter().filter(|h| h.host.scope() == Scope::FirstBoot) {

@@ -160,6 +160,7 @@ pub fn check_host(
     }
     check_duplicate_ips(net, &mut push);
     check_routes(network, net, host.scope(), &mut push);
+    crate::dual_stack::check_host(net, &mut push);
 }
 
 /// A name the state uses but does not define (a port, a VLAN's base).
@@ -227,7 +228,7 @@ fn undefined_name(
 }
 
 /// "`a`", "`a` and `b`", "`a`, `b` and 3 more hosts".
-fn hosts_phrase(names: &[&str]) -> String {
+pub fn hosts_phrase(names: &[&str]) -> String {
     match names {
         [a] => format!("`{a}`"),
         [a, b] => format!("`{a}` and `{b}`"),

@@ -6,15 +6,16 @@
 //! the render stage reuses; fleet rules run once afterwards.
 
 pub mod br_ex;
+pub mod dual_stack;
 pub mod fleet;
 pub mod host;
+pub mod identity;
 pub mod network;
 pub mod nmstate_bridge;
 pub mod node_agent;
 pub mod provisioning;
 mod shapes;
 pub mod sites;
-pub mod static_network;
 pub mod traffic;
 pub mod wiring;
 

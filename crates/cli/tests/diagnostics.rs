@@ -524,3 +524,58 @@ fn a_vlan_without_id_is_a_missing_field_not_an_id_out_of_range() {
     assert_eq!(codes(&found), ["missing-field"], "{found:?}");
     assert_eq!(found[0].2, 10);
 }
+
+/// `cluster.noDefaultRoute` says which families the hosts need no default
+/// route for: the IPv6-only-on-the-side cluster of
+/// tests/bad/default-route-missing-ipv6.yaml is then clean; a family that
+/// is none is refused where it is written.
+#[test]
+fn no_default_route_names_the_families_that_need_none() {
+    // (The hosts have no BMC: that warning is beside the point.)
+    let errors = |f: &Found| -> Vec<String> {
+        f.iter()
+            .map(|d| d.1.clone())
+            .filter(|c| c != "bmc-missing")
+            .collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let bad =
+        std::fs::read_to_string(repo().join("tests/bad/default-route-missing-ipv6.yaml")).unwrap();
+    let (code, found) = check_json(&[&repo().join("tests/bad/default-route-missing-ipv6.yaml")]);
+    assert_eq!(
+        (code, errors(&found)),
+        (1, vec!["default-route-missing".to_string()])
+    );
+    let with = |families: &str| {
+        let f = tmp.path().join(format!("c{}.yaml", families.len()));
+        std::fs::write(
+            &f,
+            bad.replace(
+                "  baseDomain: example.com\n",
+                &format!("  baseDomain: example.com\n  noDefaultRoute: {families}\n"),
+            ),
+        )
+        .unwrap();
+        check_json(&[&f])
+    };
+    let (code, found) = with("[ipv6]");
+    assert_eq!(
+        (code, errors(&found)),
+        (0, Vec::<String>::new()),
+        "{found:?}"
+    );
+    // The other family does not excuse this one.
+    let (code, found) = with("[ipv4]");
+    assert_eq!(
+        (code, errors(&found)),
+        (1, vec!["default-route-missing".to_string()])
+    );
+    let (code, found) = with("[ipv5, ipv6]");
+    assert_eq!(
+        (code, errors(&found)),
+        (1, vec!["invalid-value".to_string()]),
+        "{found:?}"
+    );
+    let invalid = found.iter().find(|d| d.1 == "invalid-value").unwrap();
+    assert_eq!(invalid.2, 9, "{found:?}");
+}

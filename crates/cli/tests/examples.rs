@@ -285,7 +285,7 @@ hosts:
 - name: "no"
   role: worker
   bootMACAddress: "52:54:00:12:00:01"
-  nics: {eth0: "52:54:00:12:00:01"}
+  nics: {eth0: "52:54:00:12:00:01", "on": "52:54:00:12:00:02"}
   network:
     interfaces:
     - {name: "on", type: ethernet, state: up, description: "2024-01-01"}
@@ -294,6 +294,9 @@ hosts:
       state: up
       description: "yes"
       ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.111.20, prefix-length: 24}]}
+    routes:
+      config:
+      - {destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: eth0}
 "#;
 
 /// Every YAML file a render writes reads the same in YAML 1.1 (PyYAML;

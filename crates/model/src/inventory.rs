@@ -143,6 +143,10 @@ pub struct Cluster {
     /// The node label whose values are failure domains (rack, switch):
     /// disruptive policies go one node per domain at a time.
     pub failure_domain: Option<Located<String>>,
+    /// The IP families (`ipv4`, `ipv6`) whose default route the cluster's
+    /// hosts do without (`noDefaultRoute`): a dual-stack cluster needs one
+    /// per family unless it says so.
+    pub no_default_route: Vec<Located<String>>,
     /// Who defines OVN-Kubernetes' external bridge `br-ex` on the nodes.
     pub br_ex: Option<Located<BrExSource>>,
     /// The addresses OVN-Kubernetes puts on br-ex for its masquerade

@@ -166,6 +166,13 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
         "the order disruptive policies go out in (one failure domain at a time)".into(),
     );
     push(
+        "noDefaultRoute",
+        list(&o.no_default_route),
+        list(&n.no_default_route),
+        Risk::Modifying,
+        "nothing on the nodes: what `check` asks of the hosts' default routes per family".into(),
+    );
+    push(
         "brEx",
         o.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),
         n.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),

@@ -815,6 +815,11 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                 }
             }
         }
+        // Nothing of the role's states left for a policy (all of it is
+        // configure-ovs's, under br-ex): no file, not an empty one.
+        if policies.is_empty() {
+            continue;
+        }
         let text: Vec<String> = policies.into_par_iter().map(Policy::into_yaml).collect();
         out.push(OutFile::new(
             format!("nncp/nodenet-{role}.yaml"),

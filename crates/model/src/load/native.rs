@@ -22,6 +22,7 @@ const TOP_FIELDS: &[&str] = &[
 const CLUSTER_FIELDS: &[&str] = &[
     "nodeNames",
     "failureDomain",
+    "noDefaultRoute",
     "name",
     "baseDomain",
     "machineNetworks",
@@ -278,6 +279,31 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     }
     cluster.cluster_os_image = d.string(c, "clusterOSImage");
     cluster.failure_domain = d.string(c, "failureDomain");
+    if let Some(v) = c.get("noDefaultRoute") {
+        for f in v.as_seq().unwrap_or_default() {
+            match f.as_str() {
+                Some(fam @ ("ipv4" | "ipv6")) => cluster
+                    .no_default_route
+                    .push(Located::new(fam.to_string(), f.span)),
+                _ => d.push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("noDefaultRoute lists `{f}`, which is not `ipv4` or `ipv6`"),
+                    )
+                    .at(f.span),
+                ),
+            }
+        }
+        if v.as_seq().is_none() {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    "noDefaultRoute must be a list of IP families (`[ipv6]`)",
+                )
+                .at(v.span),
+            );
+        }
+    }
     if let Some(v) = c.get("nodeNames") {
         match v.as_str() {
             Some("short") => cluster.node_names = NodeNames::Short,

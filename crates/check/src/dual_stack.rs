@@ -1,0 +1,323 @@
+//! IPv6 and dual-stack: what a cluster with a machine network per family
+//! needs of its hosts, beyond what a single-stack IPv4 cluster forgives.
+//!
+//! Per host: an address's prefix against its family's machine network, a
+//! default route per family, DHCPv6 leases that survive the install
+//! (DUID), one source of IPv6 addresses. Per cluster: the rendezvous IP's
+//! family and host. The VIPs' families and order are in `fleet.rs` with
+//! the other VIP rules.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use nodenet_model::{Code, Diagnostic, Host, Inventory, Node, Role, Scope};
+
+use crate::network::{Address, Family, Network};
+
+/// An interface's own IPv6 settings that decide where its addresses come
+/// from and whether a DHCPv6 lease is stable.
+pub fn check_host(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+    for iface in net.ifaces.iter().filter(|i| !i.absent) {
+        let Some(v6) = iface.get("ipv6") else {
+            continue;
+        };
+        if !iface.family_enabled(Family::V6) {
+            continue;
+        }
+        let flag = |k: &str| v6.get(k).and_then(Node::as_bool).unwrap_or(false);
+        let dhcp = flag("dhcp");
+        // nmstate writes `dhcp-duid=ll` when none is given; a type that
+        // is not the MAC's gives a DUID that changes with the machine id
+        // (the installer's ramdisk, the installed node, a reinstall).
+        if let Some(duid) = v6.get("dhcp-duid").filter(|_| dhcp) {
+            let value = duid.scalar_text().unwrap_or_default();
+            if !matches!(value.to_ascii_lowercase().as_str(), "ll" | "llt") {
+                push(
+                    Diagnostic::warning(
+                        Code::Dhcpv6Duid,
+                        format!("DHCPv6 on `{}` with DUID `{value}`: not the NIC's MAC, so it is not the same in the installer's ramdisk and on the installed node, and a reservation made by MAC does not match it (the address changes across the install)", iface.name),
+                    )
+                    .at(duid.span)
+                    .help("`dhcp-duid: ll` (DUID-LL, from the MAC; `llt` adds a time), and reserve the address by that DUID"),
+                );
+            }
+        }
+        let statics = v6
+            .get("address")
+            .and_then(Node::as_seq)
+            .is_some_and(|a| !a.is_empty());
+        if dhcp && flag("autoconf") && statics {
+            push(
+                Diagnostic::warning(
+                    Code::Ipv6AddressSources,
+                    format!("`{}` takes IPv6 addresses from SLAAC, DHCPv6 and its static address at once: the node IP is whichever the node picks, not the one the inventory gives", iface.name),
+                )
+                .at(v6.span)
+                .help("keep the static address with `dhcp: false, autoconf: false`, or drop it and let DHCPv6 (reserved by DUID-LL) give it"),
+            );
+        }
+    }
+}
+
+/// The machine networks of one family.
+fn of_family(inv: &Inventory, fam: Family) -> Vec<IpNet> {
+    inv.cluster
+        .machine_networks
+        .iter()
+        .map(|m| m.value)
+        .filter(|m| Family::of(&m.addr()) == fam)
+        .collect()
+}
+
+/// Whether the state routes `fam`'s default somewhere.
+fn has_default_route(state: &Node, fam: Family) -> bool {
+    let default = match fam {
+        Family::V4 => "0.0.0.0/0",
+        Family::V6 => "::/0",
+    };
+    state
+        .get("routes")
+        .and_then(|r| r.get("config"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .any(|r| {
+            r.get("destination").and_then(Node::as_str) == Some(default)
+                && r.get("state").and_then(Node::as_str) != Some("absent")
+        })
+}
+
+/// The whole hosts with their static addresses.
+pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+    let whole: Vec<&(&Host, &[Address])> = hosts
+        .iter()
+        .filter(|(h, _)| h.scope() == Scope::FirstBoot)
+        .collect();
+    prefixes(inv, &whole, out);
+    default_routes(inv, &whole, out);
+    rendezvous(inv, &whole, out);
+}
+
+/// An address inside a machine network has that network's prefix: a
+/// shorter one makes the node take addresses outside the cluster for
+/// on-link (an error); a longer one that leaves other hosts of the machine
+/// network off the node's subnet is a warning (they are reached through a
+/// router, or not at all: assisted-service's "No connectivity to the
+/// majority of hosts").
+fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+    let nets: Vec<IpNet> = inv
+        .cluster
+        .machine_networks
+        .iter()
+        .map(|m| m.value)
+        .collect();
+    for (host, addrs) in hosts {
+        let name = &host.name.value;
+        for a in addrs.iter() {
+            let (Some(prefix), Some(m)) = (a.prefix, nets.iter().find(|m| m.contains(&a.ip)))
+            else {
+                continue;
+            };
+            if prefix < m.prefix_len() {
+                out.push(
+                    Diagnostic::error(
+                        Code::AddressPrefixMismatch,
+                        format!("{}/{prefix} on `{}` is wider than its machine network {m}: the node takes every address of the /{prefix} for on-link, outside the cluster too", a.ip, a.iface),
+                    )
+                    .at(a.span)
+                    .host(name.clone())
+                    .help(format!("give the address the machine network's prefix: prefix-length: {}", m.prefix_len())),
+                );
+            } else if prefix > m.prefix_len() {
+                let Some(subnet) = a.network() else { continue };
+                let off: Vec<&str> = hosts
+                    .iter()
+                    .filter(|(h, _)| h.name.value != *name)
+                    .filter(|(_, other)| {
+                        other
+                            .iter()
+                            .any(|o| m.contains(&o.ip) && !subnet.contains(&o.ip))
+                    })
+                    .map(|(h, _)| h.name.value.as_str())
+                    .collect();
+                if off.is_empty() {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::warning(
+                        Code::AddressPrefixMismatch,
+                        format!(
+                            "{}/{prefix} on `{}` is narrower than its machine network {m}: {} {} outside the node's subnet, reached through a router or not at all",
+                            a.ip,
+                            a.iface,
+                            crate::host::hosts_phrase(&off),
+                            if off.len() == 1 { "is" } else { "are" }
+                        ),
+                    )
+                    .at(a.span)
+                    .host(name.clone())
+                    .help(format!("give the address the machine network's prefix (prefix-length: {}), or split the machine network per subnet", m.prefix_len())),
+                );
+            }
+        }
+    }
+}
+
+/// Every host with a static address in a machine network of a family has
+/// a default route of that family, or something dynamic that gives one.
+fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+    for fam in [Family::V4, Family::V6] {
+        let nets = of_family(inv, fam);
+        if nets.is_empty()
+            || inv
+                .cluster
+                .no_default_route
+                .iter()
+                .any(|f| f.value == fam.key())
+        {
+            continue;
+        }
+        let dual = !of_family(
+            inv,
+            if fam == Family::V4 {
+                Family::V6
+            } else {
+                Family::V4
+            },
+        )
+        .is_empty();
+        for (host, addrs) in hosts {
+            let Some(state) = host.network.as_ref() else {
+                continue;
+            };
+            let Some(addr) = addrs
+                .iter()
+                .find(|a| nets.iter().any(|n| n.contains(&a.ip)))
+            else {
+                continue;
+            };
+            let net = Network::read(state);
+            let dynamic = net
+                .ifaces
+                .iter()
+                .any(|i| !i.absent && i.family_enabled(fam) && i.family_dynamic(fam));
+            if dynamic || has_default_route(state, fam) {
+                continue;
+            }
+            let v = if fam == Family::V4 { "IPv4" } else { "IPv6" };
+            let why = if dual {
+                "on a dual-stack cluster OVN-Kubernetes needs a default gateway per family, and the node's traffic of that family has no way out"
+            } else {
+                "OVN-Kubernetes takes the node's gateway from its default route, and the node's traffic has no way out"
+            };
+            let span = state.get("routes").map(|r| r.span).unwrap_or(addr.span);
+            out.push(
+                Diagnostic::error(
+                    Code::DefaultRouteMissing,
+                    format!(
+                        "`{}` has a static {v} address ({} on `{}`) but no {v} default route: {why}",
+                        host.name.value, addr.ip, addr.iface
+                    ),
+                )
+                .at(span)
+                .host(host.name.value.clone())
+                .help(format!(
+                    "add `- {{destination: {}, next-hop-address: <the {v} gateway>, next-hop-interface: {}}}` to routes.config, or list `{}` in `cluster.noDefaultRoute` if the cluster needs none",
+                    if fam == Family::V4 { "0.0.0.0/0" } else { "::/0" },
+                    addr.iface,
+                    fam.key()
+                )),
+            );
+        }
+    }
+}
+
+/// agent-config's rendezvousIP: of the primary family (the first machine
+/// network's), inside a machine network, and, where every master has a
+/// static address, one of theirs (no host would otherwise hold it, and the
+/// install waits for a rendezvous host that never comes).
+fn rendezvous(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+    let Some(rv) = &inv.rendezvous_ip else { return };
+    let nets: Vec<IpNet> = inv
+        .cluster
+        .machine_networks
+        .iter()
+        .map(|m| m.value)
+        .collect();
+    if let Some(primary) = nets.first() {
+        if rv.value.is_ipv4() != primary.addr().is_ipv4() {
+            out.push(
+                Diagnostic::error(
+                    Code::RendezvousIpInvalid,
+                    format!("rendezvousIP {} is not of the cluster's primary family (the first machine network, {primary}): the other hosts' agents reach the rendezvous host's assisted-service over the primary family", rv.value),
+                )
+                .at(rv.span)
+                .help("give the rendezvous host's address in the first machine network"),
+            );
+            return;
+        }
+        if !nets.iter().any(|n| n.contains(&rv.value)) {
+            out.push(
+                Diagnostic::error(
+                    Code::RendezvousIpInvalid,
+                    format!(
+                        "rendezvousIP {} is inside no machine network ({})",
+                        rv.value,
+                        nets.iter()
+                            .map(|n| n.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .at(rv.span),
+            );
+            return;
+        }
+    }
+    let masters: Vec<&&(&Host, &[Address])> = hosts
+        .iter()
+        .filter(|(h, _)| matches!(h.role.value, Role::Master | Role::Unset))
+        .collect();
+    let all_static = !masters.is_empty()
+        && masters.iter().all(|(h, addrs)| {
+            !addrs.is_empty()
+                && h.network.as_ref().is_some_and(|s| {
+                    let net = Network::read(s);
+                    !net.ifaces.iter().any(|i| {
+                        !i.absent
+                            && [Family::V4, Family::V6]
+                                .iter()
+                                .any(|f| i.family_enabled(*f) && i.family_dynamic(*f))
+                    })
+                })
+        });
+    let held = hosts
+        .iter()
+        .any(|(_, addrs)| addrs.iter().any(|a| a.ip == rv.value));
+    if all_static && !held {
+        let ips: Vec<IpAddr> = masters
+            .iter()
+            .flat_map(|(_, addrs)| addrs.iter().map(|a| a.ip))
+            .filter(|ip| ip.is_ipv4() == rv.value.is_ipv4())
+            .take(3)
+            .collect();
+        out.push(
+            Diagnostic::error(
+                Code::RendezvousIpInvalid,
+                format!("rendezvousIP {} is no host's address, and every master's addresses are static: no host becomes the rendezvous host and the install waits for it", rv.value),
+            )
+            .at(rv.span)
+            .help(format!(
+                "give a master's static address{}",
+                if ips.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        ips.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+                    )
+                }
+            )),
+        );
+    }
+}
