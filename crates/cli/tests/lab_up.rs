@@ -431,3 +431,107 @@ fn refusals_start_nothing() {
     );
     assert!(!dir.exists(), "nothing made for a refused lab");
 }
+
+/// NIC identity, shown live: two nodes whose inventory calls their NICs
+/// eno1 and eno2 boot with the names the kernel gives them (eth0, eth1:
+/// another boot medium, as far as names go). node-n binds its profiles by
+/// name and comes up without its bond's ports, so its gateway does not
+/// answer; node-m (`nicBinding: mac`) finds both NICs by MAC: its bond
+/// has both ports and its gateway answers.
+#[test]
+fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let _teardown = Teardown(dir.clone());
+    let host = |name: &str, n: u8, binding: &str| {
+        format!(
+            r#"- name: {name}
+  role: worker{binding}
+  nics: {{eno1: "52:54:00:1d:{n:02x}:01", eno2: "52:54:00:1d:{n:02x}:02"}}
+  network:
+    interfaces:
+    - {{name: eno1, type: ethernet, state: up}}
+    - {{name: eno2, type: ethernet, state: up}}
+    - name: bond0
+      type: bond
+      state: up
+      ipv4: {{enabled: false}}
+      ipv6: {{enabled: false}}
+      link-aggregation: {{mode: active-backup, options: {{miimon: "100"}}, port: [eno1, eno2]}}
+    - name: bond0.110
+      type: vlan
+      state: up
+      vlan: {{base-iface: bond0, id: 110}}
+      ipv4: {{enabled: true, dhcp: false, address: [{{ip: 192.168.110.{n}, prefix-length: 24}}]}}
+      ipv6: {{enabled: false}}
+    routes:
+      config:
+      - {{destination: 0.0.0.0/0, next-hop-address: 192.168.110.1, next-hop-interface: bond0.110}}
+"#
+        )
+    };
+    let inv = tmp.path().join("names.yaml");
+    fs::write(
+        &inv,
+        format!(
+            "nodenet: v1\ncluster:\n  name: names\n  machineNetworks: [192.168.110.0/24]\n  provisioning: {{network: Disabled}}\n  brEx: none\nhosts:\n{}{}",
+            host("node-n", 21, ""),
+            host("node-m", 22, "\n  nicBinding: mac")
+        ),
+    )
+    .unwrap();
+    let o = lab(
+        &["up", inv.to_str().unwrap(), "--nic-names", "kernel"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let sh =
+        |vm: &mut nodenet_lab::Vm, cmd: &str| vm.shell(cmd, std::time::Duration::from_secs(90));
+    // node-m: both ports found by MAC under the kernel's names; the
+    // gateway answers (NetworkManager may take a moment to activate).
+    let mut m = nodenet_lab::Vm::attach("node-m", &dir).unwrap();
+    let (st, links) = sh(&mut m, "ip -br link");
+    assert_eq!(st, 0);
+    assert!(links.contains("eth0") && !links.contains("eno1"), "{links}");
+    let (st, out) = sh(
+        &mut m,
+        "for i in $(seq 60); do ping -c 1 -W 1 192.168.110.1 >/dev/null && break; sleep 1; done; ping -c 2 -W 2 192.168.110.1 && grep 'Slave Interface' /proc/net/bonding/bond0",
+    );
+    assert_eq!(
+        st, 0,
+        "node-m (bound by MAC) cannot reach its gateway: {out}"
+    );
+    assert!(
+        out.contains("Slave Interface: eth0") && out.contains("Slave Interface: eth1"),
+        "{out}"
+    );
+    let (_, keyfile) = sh(
+        &mut m,
+        "cat /etc/NetworkManager/system-connections/eno1.nmconnection",
+    );
+    assert!(
+        keyfile.contains("mac-address=52:54:00:1D:16:01")
+            || keyfile.contains("mac-address=52:54:00:1d:16:01"),
+        "{keyfile}"
+    );
+    assert!(!keyfile.contains("interface-name="), "{keyfile}");
+    drop(m);
+    // node-n: the same state bound by name finds no eno1/eno2: the bond
+    // has no port, the gateway is unreachable — the failure MAC binding
+    // prevents. (Given the same time node-m needed, and more.)
+    let mut n = nodenet_lab::Vm::attach("node-n", &dir).unwrap();
+    let (st, out) = sh(
+        &mut n,
+        "sleep 10; ping -c 3 -W 2 192.168.110.1; echo \"ping exit $?\"; cat /proc/net/bonding/bond0 2>&1; true",
+    );
+    assert_eq!(st, 0, "{out}");
+    assert!(
+        !out.contains("ping exit 0") && out.contains("ping exit "),
+        "node-n (bound by name) reached its gateway: {out}"
+    );
+    assert!(!out.contains("Slave Interface"), "{out}");
+    drop(n);
+    let o = lab(&["down"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -396,7 +396,9 @@ pub fn up(
                 .iter()
                 .map(|n| format!("{} {}\n", n.mac, n.name))
                 .collect();
-            std::fs::write(c.join("nic-names"), names).map_err(io("nic-names"))?;
+            if !state.topology.kernel_nic_names {
+                std::fs::write(c.join("nic-names"), names).map_err(io("nic-names"))?;
+            }
             let spec = VmSpec {
                 name: node.name.clone(),
                 role: "node".into(),

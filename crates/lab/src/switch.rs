@@ -210,6 +210,7 @@ mod tests {
                 "192.168.110.5".parse().unwrap(),
             )],
             notes: vec![],
+            kernel_nic_names: false,
         };
         let s = script(&t);
         assert_eq!(s.matches("type bond mode 802.3ad").count(), 1, "{s}");

@@ -78,6 +78,11 @@ pub struct Topology {
     pub dns: Vec<(String, IpAddr)>,
     /// What the lab cannot be faithful to, said once each.
     pub notes: Vec<String>,
+    /// The nodes' NICs keep the names the kernel gives them (eth0, eth1,
+    /// ... in PCI order) instead of the inventory's: another boot medium,
+    /// as far as names go (`lab up --nic-names kernel`).
+    #[serde(default)]
+    pub kernel_nic_names: bool,
 }
 
 /// A stable locally administered MAC for a NIC the inventory gives none.
@@ -202,6 +207,7 @@ pub fn plan(inv: &Inventory, hosts: &[&Host]) -> Result<Topology, LabError> {
         segments: Vec::new(),
         dns: Vec::new(),
         notes: Vec::new(),
+        kernel_nic_names: false,
     };
     let mut switches: BTreeSet<String> = BTreeSet::new();
     let mut lacp_groups = 0;

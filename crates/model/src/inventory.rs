@@ -147,6 +147,8 @@ pub struct Cluster {
     /// hosts do without (`noDefaultRoute`): a dual-stack cluster needs one
     /// per family unless it says so.
     pub no_default_route: Vec<Located<String>>,
+    /// How hosts' states name their NICs unless a host says (`nicBinding`).
+    pub nic_binding: Option<Located<crate::nic_binding::NicBinding>>,
     /// Who defines OVN-Kubernetes' external bridge `br-ex` on the nodes.
     pub br_ex: Option<Located<BrExSource>>,
     /// The addresses OVN-Kubernetes puts on br-ex for its masquerade
@@ -471,8 +473,11 @@ pub struct Host {
     pub nics: Vec<Nic>,
     /// The input lists the host's NICs (not only MACs pinned in its state).
     pub nics_listed: bool,
-    /// Network intent as NMState, placeholders already expanded.
+    /// Network intent as NMState, placeholders already expanded (and its
+    /// NICs bound by MAC when `nicBinding: mac` says so).
     pub network: Option<Node>,
+    /// The host's own `nicBinding` (else the cluster's).
+    pub nic_binding: Option<Located<crate::nic_binding::NicBinding>>,
     /// PXE/provisioning NIC name when it differs from the cluster's.
     pub pxe_interface: Option<Located<String>>,
     /// The interface whose addresses br-ex takes over (what configure-ovs
@@ -519,6 +524,7 @@ impl Host {
             nics: Vec::new(),
             nics_listed: false,
             network: None,
+            nic_binding: None,
             pxe_interface: None,
             br_ex_uplink: None,
             pool_ips: BTreeMap::new(),

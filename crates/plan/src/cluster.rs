@@ -27,6 +27,12 @@ pub struct ClusterChange {
     pub what: String,
 }
 
+fn one_binding(b: &Option<Located<nodenet_model::nic_binding::NicBinding>>) -> String {
+    b.as_ref()
+        .map(|b| format!("{:?}", b.value).to_lowercase())
+        .unwrap_or_default()
+}
+
 fn list<T: ToString>(items: &[Located<T>]) -> String {
     items
         .iter()
@@ -164,6 +170,13 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
         one(&n.failure_domain),
         Risk::Modifying,
         "the order disruptive policies go out in (one failure domain at a time)".into(),
+    );
+    push(
+        "nicBinding",
+        one_binding(&o.nic_binding),
+        one_binding(&n.nic_binding),
+        Risk::Modifying,
+        "how the hosts' profiles find their NICs (by name, or by the NIC table's MACs): every ethernet profile of a host that follows it is written again (the hosts' own changes say which)".into(),
     );
     push(
         "noDefaultRoute",

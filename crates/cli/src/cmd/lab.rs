@@ -63,10 +63,21 @@ pub struct UpArgs {
     /// How long the VMs may take to boot, in seconds.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// The nodes' NIC names: the inventory's (given by MAC before anything
+    /// starts), or the kernel's (eth0, eth1, ... as another boot medium
+    /// would name them), to see which profiles still find their NICs.
+    #[arg(long, value_enum, default_value_t = NicNames::Inventory)]
+    nic_names: NicNames,
     /// Build even when check finds errors, to watch the failures they
     /// predict (a host whose state nmstate rejects still cannot be built).
     #[arg(long)]
     allow_errors: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NicNames {
+    Inventory,
+    Kernel,
 }
 
 #[derive(clap::Args)]
@@ -180,10 +191,14 @@ fn up(a: UpArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let topo = match topology::plan(inv, &chosen) {
+    let mut topo = match topology::plan(inv, &chosen) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    if a.nic_names == NicNames::Kernel {
+        topo.kernel_nic_names = true;
+        topo.notes.push("NICs named by the kernel (--nic-names kernel): profiles bound by name find only NICs the kernel happens to name alike; LLDP and VLAN checks of `lab verify` look for the inventory's names".into());
+    }
     let me = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => return super::usage_error(format!("finding nodenet's own binary: {e}")),

@@ -145,6 +145,9 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     if c.failure_domain.is_none() {
         c.failure_domain = p.failure_domain.clone();
     }
+    if c.nic_binding.is_none() {
+        c.nic_binding = p.nic_binding.clone();
+    }
     if c.no_default_route.is_empty() {
         c.no_default_route = p.no_default_route.clone();
     }

@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use crate::diag::{Code, Diagnostic};
 use crate::fields::Decoder;
 use crate::inventory::*;
+use crate::nic_binding::NicBinding;
 use crate::template::{Draw, Expander, Pool, PoolAllocator, Predrawn, Recording, Vars};
 use crate::yaml::{Node, Value};
 
@@ -23,6 +24,7 @@ const CLUSTER_FIELDS: &[&str] = &[
     "nodeNames",
     "failureDomain",
     "noDefaultRoute",
+    "nicBinding",
     "name",
     "baseDomain",
     "machineNetworks",
@@ -73,6 +75,7 @@ const HOST_FIELDS: &[&str] = &[
     "vars",
     "pxeInterface",
     "brExUplink",
+    "nicBinding",
 ];
 const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
 /// A NIC of the `nics:` list form: its name and MAC, and its expected
@@ -182,7 +185,35 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             expand_host_entry(&mut d, entry, templates, &mut alloc, &mut inv.hosts);
         }
     }
+    let default = inv.cluster.nic_binding.as_ref().map(|b| b.value);
+    for h in &mut inv.hosts {
+        let binding = h.nic_binding.as_ref().map(|b| b.value).or(default);
+        if binding == Some(NicBinding::Mac) {
+            h.network = h
+                .network
+                .as_ref()
+                .map(|n| crate::nic_binding::bind_by_mac(n, &h.nics));
+        }
+    }
     inv
+}
+
+/// `nicBinding: name | mac`.
+fn nic_binding(d: &mut Decoder, v: &Node) -> Option<Located<NicBinding>> {
+    match v.as_str().and_then(NicBinding::parse) {
+        Some(b) => Some(Located::new(b, v.span)),
+        None => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("nicBinding `{v}` is not `name` or `mac`"),
+                )
+                .at(v.span)
+                .help("`mac`: profiles match the NIC table's MACs (identifier: mac-address), whatever the NICs are called; `name` (the default): the names as written"),
+            );
+            None
+        }
+    }
 }
 
 /// The entries of a mapping of named things (pools, credentials,
@@ -279,6 +310,7 @@ fn native_cluster(d: &mut Decoder, c: &Node) -> Cluster {
     }
     cluster.cluster_os_image = d.string(c, "clusterOSImage");
     cluster.failure_domain = d.string(c, "failureDomain");
+    cluster.nic_binding = c.get("nicBinding").and_then(|v| nic_binding(d, v));
     if let Some(v) = c.get("noDefaultRoute") {
         for f in v.as_seq().unwrap_or_default() {
             match f.as_str() {
@@ -864,6 +896,7 @@ fn build_host<'n>(
         ztp: None,
         nics,
         network,
+        nic_binding: field("nicBinding").and_then(|v| nic_binding(d, v)),
         pxe_interface: field("pxeInterface")
             .and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),
         br_ex_uplink: field("brExUplink").and_then(|m| {

@@ -1,0 +1,188 @@
+//! NICs bound by MAC rather than by name (`nicBinding: mac`, per host or
+//! for the cluster).
+//!
+//! A profile bound to a name matches nothing once the NIC is called
+//! something else (another boot medium, a driver update, `net.ifnames=0`);
+//! one bound to the NIC's permanent MAC still finds it. In NMState that is
+//! `identifier: mac-address` with the `mac-address` (nmstate 2.2.10 and
+//! later; `profile-name` keeps the profile's name), which nmstate turns
+//! into a keyfile with `[ethernet] mac-address=` and no `interface-name`.
+//! A `mac-address` alone would be the MAC nmstate *sets* on the NIC
+//! (`cloned-mac-address`), not one it matches.
+
+use crate::inventory::Nic;
+use crate::yaml::{Node, Span, Value};
+
+/// How a host's state names its NICs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NicBinding {
+    /// By interface name (`interface-name=`), as written.
+    #[default]
+    Name,
+    /// By the NIC table's MAC (`identifier: mac-address`).
+    Mac,
+}
+
+impl NicBinding {
+    pub fn parse(s: &str) -> Option<NicBinding> {
+        match s {
+            "name" => Some(NicBinding::Name),
+            "mac" => Some(NicBinding::Mac),
+            _ => None,
+        }
+    }
+}
+
+fn text(s: &str, span: Span) -> Node {
+    Node::new(Value::Str(s.to_string()), span)
+}
+
+fn set(entries: &mut Vec<(Node, Node)>, key: &str, value: Node) {
+    match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+        Some((_, v)) => *v = value,
+        None => entries.push((text(key, value.span), value)),
+    }
+}
+
+/// The names a bond or bridge takes as ports (bond
+/// `link-aggregation.port`, linux-bridge `bridge.port[].name`).
+fn ports(iface: &Node) -> Vec<String> {
+    let mut out = Vec::new();
+    let list = iface
+        .get("link-aggregation")
+        .and_then(|l| l.get("port").or(l.get("ports")))
+        .or_else(|| iface.get("bridge").and_then(|b| b.get("port")));
+    for p in list.and_then(Node::as_seq).unwrap_or_default() {
+        if let Some(name) = p.get("name").unwrap_or(p).scalar_text() {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// `network` with every NIC of `nics` that has a MAC bound by it: each
+/// ethernet interface of that name gets `identifier: mac-address`, its
+/// `mac-address` and `profile-name`; a NIC the state uses only as a port
+/// gets an ethernet entry of its own, so that its port profile is bound
+/// too. An ethernet interface that sets another MAC (cloning one) keeps its
+/// name binding.
+pub fn bind_by_mac(network: &Node, nics: &[Nic]) -> Node {
+    let mut out = network.clone();
+    let Value::Map(root) = &mut out.value else {
+        return out;
+    };
+    let Some((_, ifaces)) = root
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("interfaces"))
+    else {
+        return out;
+    };
+    let Value::Seq(list) = &mut ifaces.value else {
+        return out;
+    };
+    let mac_of = |name: &str| {
+        nics.iter()
+            .find(|n| n.name.value == name)
+            .and_then(|n| n.mac.as_ref())
+            .map(|m| m.value.to_ascii_uppercase())
+    };
+    let defined: Vec<String> = list
+        .iter()
+        .filter_map(|i| i.get("name").and_then(Node::scalar_text))
+        .collect();
+    let mut port_only: Vec<(String, Span)> = Vec::new();
+    for iface in list.iter() {
+        for p in ports(iface) {
+            if !defined.contains(&p) && !port_only.iter().any(|(n, _)| *n == p) {
+                port_only.push((p, iface.span));
+            }
+        }
+    }
+    for iface in list.iter_mut() {
+        let ethernet = iface
+            .get("type")
+            .and_then(Node::as_str)
+            .is_none_or(|t| t == "ethernet");
+        let absent = iface.get("state").and_then(Node::as_str) == Some("absent");
+        let Some(name) = iface.get("name").and_then(Node::scalar_text) else {
+            continue;
+        };
+        let (Some(mac), true, false) = (mac_of(&name), ethernet, absent) else {
+            continue;
+        };
+        if let Some(own) = iface.get("mac-address").and_then(Node::scalar_text) {
+            if !own.eq_ignore_ascii_case(&mac) {
+                continue;
+            }
+        }
+        let span = iface.span;
+        if let Value::Map(entries) = &mut iface.value {
+            set(entries, "identifier", text("mac-address", span));
+            set(entries, "mac-address", text(&mac, span));
+            if !entries
+                .iter()
+                .any(|(k, _)| k.as_str() == Some("profile-name"))
+            {
+                set(entries, "profile-name", text(&name, span));
+            }
+            if !entries.iter().any(|(k, _)| k.as_str() == Some("type")) {
+                set(entries, "type", text("ethernet", span));
+            }
+        }
+    }
+    for (port, span) in port_only {
+        let Some(mac) = mac_of(&port) else { continue };
+        list.push(Node::new(
+            Value::Map(vec![
+                (text("name", span), text(&port, span)),
+                (text("type", span), text("ethernet", span)),
+                (text("state", span), text("up", span)),
+                (text("identifier", span), text("mac-address", span)),
+                (text("mac-address", span), text(&mac, span)),
+                (text("profile-name", span), text(&port, span)),
+            ]),
+            span,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::Located;
+
+    fn nic(name: &str, mac: &str) -> Nic {
+        Nic::new(
+            Located::new(name.into(), Span::default()),
+            Some(Located::new(mac.into(), Span::default())),
+        )
+    }
+
+    #[test]
+    fn ethernet_and_port_only_nics_are_bound_by_their_macs() {
+        let state = crate::yaml::parse(
+            "interfaces:\n- {name: eno1, type: ethernet, state: up}\n- {name: eno3, type: ethernet, state: up, mac-address: \"02:00:00:00:00:09\"}\n- name: bond0\n  type: bond\n  link-aggregation: {mode: active-backup, port: [eno1, eno2]}\n- {name: bond0.10, type: vlan, vlan: {base-iface: bond0, id: 10}}\n",
+            0,
+        )
+        .unwrap();
+        let nics = [
+            nic("eno1", "52:54:00:00:00:01"),
+            nic("eno2", "52:54:00:00:00:02"),
+            nic("eno3", "52:54:00:00:00:03"),
+        ];
+        let bound = bind_by_mac(&state, &nics).to_json();
+        let ifaces = bound["interfaces"].as_array().unwrap();
+        assert_eq!(ifaces[0]["identifier"], "mac-address");
+        assert_eq!(ifaces[0]["mac-address"], "52:54:00:00:00:01".to_uppercase());
+        assert_eq!(ifaces[0]["profile-name"], "eno1");
+        // eno3 clones another MAC: bound by name as written.
+        assert!(ifaces[1].get("identifier").is_none(), "{bound}");
+        assert!(ifaces[2].get("identifier").is_none(), "{bound}");
+        // eno2, only a port of bond0, gets an entry of its own.
+        assert_eq!(ifaces.len(), 5, "{bound}");
+        assert_eq!(ifaces[4]["name"], "eno2");
+        assert_eq!(ifaces[4]["identifier"], "mac-address");
+        assert_eq!(ifaces[4]["mac-address"], "52:54:00:00:00:02".to_uppercase());
+    }
+}
