@@ -46,7 +46,9 @@ pub fn check_host(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
             .get("address")
             .and_then(Node::as_seq)
             .is_some_and(|a| !a.is_empty());
-        if dhcp && flag("autoconf") && statics {
+        // br-ex holds OVN-Kubernetes' masquerade address beside what
+        // DHCPv6 and SLAAC give the node: by design, not a choice left open.
+        if dhcp && flag("autoconf") && statics && iface.name != "br-ex" {
             push(
                 Diagnostic::warning(
                     Code::Ipv6AddressSources,

@@ -315,6 +315,9 @@ cluster:
       ipv4:
         enabled: true
         address: [{{ip: 192.168.111.20, prefix-length: 24}}]
+    routes:
+      config:
+      - {{destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: eno1}}
 "
     )
 }

@@ -549,18 +549,23 @@ fn list_items(text: &str, key: &str) -> Option<Vec<(usize, usize)>> {
 }
 
 /// agent-config.yaml; rendezvousIP is the inventory's, else the first
-/// master's first static address.
+/// master's first static address in the primary machine network (the
+/// first one's; any of its addresses without machine networks): the
+/// other agents reach the rendezvous host there, not on a PXE or storage
+/// network.
 pub fn agent_config(
     inv: &Inventory,
     addresses: &[Vec<IpAddr>],
     texts: &[Option<String>],
 ) -> String {
+    let primary = inv.cluster.machine_networks.first().map(|m| m.value);
+    let in_primary = |ip: &IpAddr| primary.is_none_or(|m| m.contains(ip));
     let rendezvous = inv.rendezvous_ip.as_ref().map(|r| r.value).or_else(|| {
         inv.hosts
             .iter()
             .zip(addresses)
-            .find(|(h, a)| h.role.value == Role::Master && !a.is_empty())
-            .map(|(_, a)| a[0])
+            .filter(|(h, _)| h.role.value == Role::Master)
+            .find_map(|(_, a)| a.iter().copied().find(in_primary))
     });
     // The agent installer identifies a listed host by a MAC and refuses
     // one without: a host with none is left out (it joins as any machine
