@@ -63,10 +63,8 @@ pub fn check_host(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
 
 /// The machine networks of one family.
 fn of_family(inv: &Inventory, fam: Family) -> Vec<IpNet> {
-    inv.cluster
-        .machine_networks
-        .iter()
-        .map(|m| m.value)
+    machine_networks(inv)
+        .into_iter()
         .filter(|m| Family::of(&m.addr()) == fam)
         .collect()
 }
@@ -100,26 +98,45 @@ pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagn
     rendezvous(inv, &whole, out);
 }
 
-/// An address inside a machine network has that network's prefix: a
-/// shorter one makes the node take addresses outside the cluster for
-/// on-link (an error); a longer one that leaves other hosts of the machine
-/// network off the node's subnet is a warning (they are reached through a
-/// router, or not at all: assisted-service's "No connectivity to the
-/// majority of hosts").
-fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
-    let nets: Vec<IpNet> = inv
-        .cluster
+/// The cluster's machine networks, in order (the first is the primary).
+fn machine_networks(inv: &Inventory) -> Vec<IpNet> {
+    inv.cluster
         .machine_networks
         .iter()
         .map(|m| m.value)
-        .collect();
+        .collect()
+}
+
+/// An address inside a machine network has that network's prefix. A
+/// shorter one makes the node take addresses outside the cluster for
+/// on-link (an error). A longer one is a warning where at least half the
+/// hosts' addresses in that network use its prefix: the odd host reaches
+/// the others outside its subnet through a router, or not at all
+/// (assisted-service's "No connectivity to the majority of hosts"); where
+/// none does, the network is a routed supernet of per-rack subnets, by
+/// design.
+fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+    let nets = machine_networks(inv);
+    // Per machine network: addresses in it, and those with its prefix.
+    let mut counts = vec![(0usize, 0usize); nets.len()];
+    for (_, addrs) in hosts {
+        for a in addrs.iter() {
+            if let Some(i) = nets.iter().position(|m| m.contains(&a.ip)) {
+                counts[i].0 += 1;
+                if a.prefix == Some(nets[i].prefix_len()) {
+                    counts[i].1 += 1;
+                }
+            }
+        }
+    }
     for (host, addrs) in hosts {
         let name = &host.name.value;
         for a in addrs.iter() {
-            let (Some(prefix), Some(m)) = (a.prefix, nets.iter().find(|m| m.contains(&a.ip)))
-            else {
+            let Some(i) = nets.iter().position(|m| m.contains(&a.ip)) else {
                 continue;
             };
+            let (m, (total, full)) = (nets[i], counts[i]);
+            let Some(prefix) = a.prefix else { continue };
             if prefix < m.prefix_len() {
                 out.push(
                     Diagnostic::error(
@@ -130,30 +147,14 @@ fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagn
                     .host(name.clone())
                     .help(format!("give the address the machine network's prefix: prefix-length: {}", m.prefix_len())),
                 );
-            } else if prefix > m.prefix_len() {
-                let Some(subnet) = a.network() else { continue };
-                let off: Vec<&str> = hosts
-                    .iter()
-                    .filter(|(h, _)| h.name.value != *name)
-                    .filter(|(_, other)| {
-                        other
-                            .iter()
-                            .any(|o| m.contains(&o.ip) && !subnet.contains(&o.ip))
-                    })
-                    .map(|(h, _)| h.name.value.as_str())
-                    .collect();
-                if off.is_empty() {
-                    continue;
-                }
+            } else if prefix > m.prefix_len() && full > 0 && full * 2 >= total {
+                let subnet = a.network().map(|n| n.to_string()).unwrap_or_default();
                 out.push(
                     Diagnostic::warning(
                         Code::AddressPrefixMismatch,
                         format!(
-                            "{}/{prefix} on `{}` is narrower than its machine network {m}: {} {} outside the node's subnet, reached through a router or not at all",
-                            a.ip,
-                            a.iface,
-                            crate::host::hosts_phrase(&off),
-                            if off.len() == 1 { "is" } else { "are" }
+                            "{}/{prefix} on `{}` is narrower than its machine network {m}, whose prefix {full} of the {total} host addresses in it use: the hosts outside {subnet} are reached through a router, or not at all",
+                            a.ip, a.iface
                         ),
                     )
                     .at(a.span)
@@ -240,12 +241,7 @@ fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec
 /// install waits for a rendezvous host that never comes).
 fn rendezvous(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
     let Some(rv) = &inv.rendezvous_ip else { return };
-    let nets: Vec<IpNet> = inv
-        .cluster
-        .machine_networks
-        .iter()
-        .map(|m| m.value)
-        .collect();
+    let nets = machine_networks(inv);
     if let Some(primary) = nets.first() {
         if rv.value.is_ipv4() != primary.addr().is_ipv4() {
             out.push(

@@ -228,7 +228,7 @@ fn undefined_name(
 }
 
 /// "`a`", "`a` and `b`", "`a`, `b` and 3 more hosts".
-pub fn hosts_phrase(names: &[&str]) -> String {
+fn hosts_phrase(names: &[&str]) -> String {
     match names {
         [a] => format!("`{a}`"),
         [a, b] => format!("`{a}` and `{b}`"),
