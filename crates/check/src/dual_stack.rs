@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use nodenet_model::{Code, Diagnostic, Host, Inventory, Node, Role, Scope};
 
-use crate::network::{Address, Family, Network};
+use crate::network::{has_default_route, Address, Family, Network};
 
 /// An interface's own IPv6 settings that decide where its addresses come
 /// from and whether a DHCPv6 lease is stable.
@@ -69,33 +69,20 @@ fn of_family(inv: &Inventory, fam: Family) -> Vec<IpNet> {
         .collect()
 }
 
-/// Whether the state routes `fam`'s default somewhere.
-fn has_default_route(state: &Node, fam: Family) -> bool {
-    let default = match fam {
-        Family::V4 => "0.0.0.0/0",
-        Family::V6 => "::/0",
-    };
-    state
-        .get("routes")
-        .and_then(|r| r.get("config"))
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .any(|r| {
-            r.get("destination").and_then(Node::as_str) == Some(default)
-                && r.get("state").and_then(Node::as_str) != Some("absent")
-        })
-}
-
 /// The whole hosts with their static addresses.
 pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
     let whole: Vec<&(&Host, &[Address])> = hosts
         .iter()
         .filter(|(h, _)| h.scope() == Scope::FirstBoot)
         .collect();
+    // Each host's state read once, for the rules that look at it.
+    let nets: Vec<Option<Network>> = whole
+        .iter()
+        .map(|(h, _)| h.network.as_ref().map(Network::read))
+        .collect();
     prefixes(inv, &whole, out);
-    default_routes(inv, &whole, out);
-    rendezvous(inv, &whole, out);
+    default_routes(inv, &whole, &nets, out);
+    rendezvous(inv, &whole, &nets, out);
 }
 
 /// The cluster's machine networks, in order (the first is the primary).
@@ -168,7 +155,15 @@ fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagn
 
 /// Every host with a static address in a machine network of a family has
 /// a default route of that family, or something dynamic that gives one.
-fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+fn default_routes(
+    inv: &Inventory,
+    hosts: &[&(&Host, &[Address])],
+    states: &[Option<Network>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let dual = [Family::V4, Family::V6]
+        .iter()
+        .all(|f| !of_family(inv, *f).is_empty());
     for fam in [Family::V4, Family::V6] {
         let nets = of_family(inv, fam);
         if nets.is_empty()
@@ -180,17 +175,8 @@ fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec
         {
             continue;
         }
-        let dual = !of_family(
-            inv,
-            if fam == Family::V4 {
-                Family::V6
-            } else {
-                Family::V4
-            },
-        )
-        .is_empty();
-        for (host, addrs) in hosts {
-            let Some(state) = host.network.as_ref() else {
+        for ((host, addrs), net) in hosts.iter().zip(states) {
+            let (Some(state), Some(net)) = (host.network.as_ref(), net) else {
                 continue;
             };
             let Some(addr) = addrs
@@ -199,15 +185,10 @@ fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec
             else {
                 continue;
             };
-            let net = Network::read(state);
-            let dynamic = net
-                .ifaces
-                .iter()
-                .any(|i| !i.absent && i.family_enabled(fam) && i.family_dynamic(fam));
-            if dynamic || has_default_route(state, fam) {
+            if net.dynamic(fam) || has_default_route(state, fam) {
                 continue;
             }
-            let v = if fam == Family::V4 { "IPv4" } else { "IPv6" };
+            let v = fam.name();
             let why = if dual {
                 "on a dual-stack cluster OVN-Kubernetes needs a default gateway per family, and the node's traffic of that family has no way out"
             } else {
@@ -226,7 +207,7 @@ fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec
                 .host(host.name.value.clone())
                 .help(format!(
                     "add `- {{destination: {}, next-hop-address: <the {v} gateway>, next-hop-interface: {}}}` to routes.config, or list `{}` in `cluster.noDefaultRoute` if the cluster needs none",
-                    if fam == Family::V4 { "0.0.0.0/0" } else { "::/0" },
+                    fam.default_destination(),
                     addr.iface,
                     fam.key()
                 )),
@@ -239,7 +220,12 @@ fn default_routes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec
 /// network's), inside a machine network, and, where every master has a
 /// static address, one of theirs (no host would otherwise hold it, and the
 /// install waits for a rendezvous host that never comes).
-fn rendezvous(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
+fn rendezvous(
+    inv: &Inventory,
+    hosts: &[&(&Host, &[Address])],
+    states: &[Option<Network>],
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(rv) = &inv.rendezvous_ip else { return };
     let nets = machine_networks(inv);
     if let Some(primary) = nets.first() {
@@ -272,22 +258,16 @@ fn rendezvous(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Dia
             return;
         }
     }
-    let masters: Vec<&&(&Host, &[Address])> = hosts
-        .iter()
-        .filter(|(h, _)| matches!(h.role.value, Role::Master | Role::Unset))
+    // The masters (and hosts whose role the installer gives), by index.
+    let masters: Vec<usize> = (0..hosts.len())
+        .filter(|&i| matches!(hosts[i].0.role.value, Role::Master | Role::Unset))
         .collect();
     let all_static = !masters.is_empty()
-        && masters.iter().all(|(h, addrs)| {
-            !addrs.is_empty()
-                && h.network.as_ref().is_some_and(|s| {
-                    let net = Network::read(s);
-                    !net.ifaces.iter().any(|i| {
-                        !i.absent
-                            && [Family::V4, Family::V6]
-                                .iter()
-                                .any(|f| i.family_enabled(*f) && i.family_dynamic(*f))
-                    })
-                })
+        && masters.iter().all(|&i| {
+            !hosts[i].1.is_empty()
+                && states[i]
+                    .as_ref()
+                    .is_some_and(|n| !n.dynamic(Family::V4) && !n.dynamic(Family::V6))
         });
     let held = hosts
         .iter()
@@ -295,7 +275,7 @@ fn rendezvous(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Dia
     if all_static && !held {
         let ips: Vec<IpAddr> = masters
             .iter()
-            .flat_map(|(_, addrs)| addrs.iter().map(|a| a.ip))
+            .flat_map(|&i| hosts[i].1.iter().map(|a| a.ip))
             .filter(|ip| ip.is_ipv4() == rv.value.is_ipv4())
             .take(3)
             .collect();

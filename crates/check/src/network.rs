@@ -48,6 +48,20 @@ impl Family {
             Family::V6 => "ipv6",
         }
     }
+    /// `IPv4`, `IPv6`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::V4 => "IPv4",
+            Family::V6 => "IPv6",
+        }
+    }
+    /// The destination of this family's default route.
+    pub fn default_destination(self) -> &'static str {
+        match self {
+            Family::V4 => "0.0.0.0/0",
+            Family::V6 => "::/0",
+        }
+    }
     pub fn of(ip: &IpAddr) -> Family {
         if ip.is_ipv4() {
             Family::V4
@@ -145,27 +159,39 @@ impl<'a> Iface<'a> {
     }
 }
 
-/// The interfaces a state's default routes (IPv4 and IPv6, not `absent`)
-/// leave through, in order, each once.
-pub fn default_route_interfaces(state: &Node) -> Vec<String> {
-    let mut via: Vec<String> = Vec::new();
-    for route in state
+/// A state's default routes (IPv4 and IPv6, not `absent`), in order.
+fn default_routes(state: &Node) -> impl Iterator<Item = &Node> {
+    state
         .get("routes")
         .and_then(|r| r.get("config"))
         .and_then(Node::as_seq)
         .unwrap_or_default()
-    {
-        let dest = route.get("destination").and_then(Node::as_str);
-        let absent = route.get("state").and_then(Node::as_str) == Some("absent");
-        if matches!(dest, Some("0.0.0.0/0" | "::/0")) && !absent {
-            if let Some(i) = route.get("next-hop-interface").and_then(Node::scalar_text) {
-                if !via.contains(&i) {
-                    via.push(i);
-                }
+        .iter()
+        .filter(|route| {
+            let dest = route.get("destination").and_then(Node::as_str);
+            let absent = route.get("state").and_then(Node::as_str) == Some("absent");
+            matches!(dest, Some("0.0.0.0/0" | "::/0")) && !absent
+        })
+}
+
+/// The interfaces a state's default routes (IPv4 and IPv6, not `absent`)
+/// leave through, in order, each once.
+pub fn default_route_interfaces(state: &Node) -> Vec<String> {
+    let mut via: Vec<String> = Vec::new();
+    for route in default_routes(state) {
+        if let Some(i) = route.get("next-hop-interface").and_then(Node::scalar_text) {
+            if !via.contains(&i) {
+                via.push(i);
             }
         }
     }
     via
+}
+
+/// Whether the state has a default route of `fam` (not `absent`).
+pub fn has_default_route(state: &Node, fam: Family) -> bool {
+    default_routes(state)
+        .any(|r| r.get("destination").and_then(Node::as_str) == Some(fam.default_destination()))
 }
 
 /// The parsed view of a host's `network` NMState.
@@ -248,6 +274,14 @@ impl<'a> Network<'a> {
 
     /// The interface a name refers to, preferring the non-OVS-internal one
     /// (br-ex is both an ovs-bridge and an ovs-interface).
+    /// Whether some interface takes `fam`'s addresses from DHCP or
+    /// autoconf (which may give a default route too).
+    pub fn dynamic(&self, fam: Family) -> bool {
+        self.ifaces
+            .iter()
+            .any(|i| !i.absent && i.family_enabled(fam) && i.family_dynamic(fam))
+    }
+
     pub fn iface(&self, name: &str) -> Option<&Iface<'a>> {
         let mut found = self.ifaces.iter().filter(|i| i.name == name);
         let first = found.next()?;

@@ -48,9 +48,19 @@ pub struct BmcSystem {
 }
 
 impl LabBmcs {
+    /// `/redfish/v1/Systems/ID`.
+    pub fn system_path(&self, s: &BmcSystem) -> String {
+        format!("/redfish/v1/Systems/{}", s.id)
+    }
+
     /// `http://127.0.0.1:PORT/redfish/v1/Systems/ID`.
     pub fn system_url(&self, s: &BmcSystem) -> String {
-        format!("{}/redfish/v1/Systems/{}", self.base, s.id)
+        format!("{}{}", self.base, self.system_path(s))
+    }
+
+    /// The lab BMC of host `name`.
+    pub fn system(&self, name: &str) -> Option<&BmcSystem> {
+        self.systems.iter().find(|s| s.host == name)
     }
 
     /// The processes, named, for status and down.
@@ -223,7 +233,7 @@ pub fn start(
 
     let mut started: Vec<u32> = Vec::new();
     let result = (|| {
-        let (base, emulator_pid) = start_emulator(sushy, &conf, &bmc_dir, &systems, &password)?;
+        let (base, emulator_pid) = start_emulator(sushy, &conf, &bmc_dir, &password)?;
         started.push(emulator_pid);
         let images = dir.join(IMAGES_DIR);
         std::fs::create_dir_all(&images).map_err(io(images.display().to_string()))?;
@@ -250,9 +260,7 @@ pub fn start(
         })
     })();
     if result.is_err() {
-        for pid in started {
-            state::kill(pid, dir);
-        }
+        state::terminate(&started, dir);
     }
     result
 }
@@ -269,14 +277,13 @@ fn write_private(p: &Path, data: &[u8]) -> Result<(), LabError> {
         .map_err(io(p.display().to_string()))
 }
 
-/// sushy-emulator on a free port, ready when it answers a Redfish GET of
-/// its first system with the lab's credentials (a bare connect could reach
-/// whoever took the port first); started again on another port if it ends.
+/// sushy-emulator on a free port, ready when it answers an authenticated
+/// Redfish GET of its systems (a bare connect could reach whoever took the
+/// port first); started again on another port if it ends.
 fn start_emulator(
     sushy: &Path,
     conf: &Path,
     bmc_dir: &Path,
-    systems: &[BmcSystem],
     password: &str,
 ) -> Result<(String, u32), LabError> {
     let log = bmc_dir.join("emulator.log");
@@ -291,10 +298,7 @@ fn start_emulator(
         )?;
         let base = format!("http://127.0.0.1:{port}");
         let probe = RedfishHost {
-            system: format!(
-                "{base}/redfish/v1/Systems/{}",
-                systems.first().map(|s| s.id.as_str()).unwrap_or("")
-            ),
+            system: format!("{base}/redfish/v1/Systems"),
             user: USER.into(),
             password: password.into(),
         };
@@ -303,14 +307,7 @@ fn start_emulator(
             if matches!(child.try_wait(), Ok(Some(_))) {
                 break;
             }
-            if probe
-                .get(if systems.is_empty() {
-                    &base
-                } else {
-                    &probe.system
-                })
-                .is_ok()
-            {
+            if probe.get(&probe.system).is_ok() {
                 return Ok((base, child.id()));
             }
             std::thread::sleep(Duration::from_millis(200));

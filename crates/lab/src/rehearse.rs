@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use nodenet_model::Inventory;
 use nodenet_plan::{HostChangeKind, Risk};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::state::LabState;
 use crate::topology::{self, Topology};
@@ -23,7 +23,7 @@ use crate::{LabError, Vm};
 /// Interval of the switch's pings, in milliseconds.
 pub const PING_INTERVAL_MS: u64 = 20;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Loss {
     pub address: IpAddr,
     pub interface: String,
@@ -33,7 +33,7 @@ pub struct Loss {
     pub ms: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct HostResult {
     pub host: String,
     /// 1-based, in the order applied.
@@ -48,7 +48,7 @@ pub struct HostResult {
     pub converged: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Rehearsal {
     pub old: String,
     pub new: String,
@@ -288,28 +288,16 @@ pub struct Measured {
 
 /// `rehearse.json` (what `lab rehearse` wrote) read back: per host.
 pub fn read_measured(text: &str) -> Result<Vec<Measured>, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not a rehearsal: {e}"))?;
-    let hosts = v["hosts"]
-        .as_array()
-        .ok_or("not a rehearsal: no `hosts` list (lab rehearse writes rehearse.json)")?;
-    hosts
+    let r: Rehearsal = serde_json::from_str(text).map_err(|e| format!("not a rehearsal: {e}"))?;
+    Ok(r.hosts
         .iter()
-        .map(|h| {
-            Ok(Measured {
-                host: h["host"]
-                    .as_str()
-                    .ok_or("a host without `host`")?
-                    .to_string(),
-                outcome: h["outcome"].as_str().unwrap_or("unknown").to_string(),
-                lost_ms: h["loss"]
-                    .as_array()
-                    .map(|l| l.iter().filter_map(|x| x["ms"].as_u64()).max().unwrap_or(0))
-                    .unwrap_or(0),
-                converged: h["converged"].as_bool().unwrap_or(false),
-            })
+        .map(|h| Measured {
+            host: h.host.clone(),
+            outcome: h.outcome.clone(),
+            lost_ms: h.loss.iter().map(|l| l.ms).max().unwrap_or(0),
+            converged: h.converged,
         })
-        .collect()
+        .collect())
 }
 
 pub fn text(r: &Rehearsal) -> String {

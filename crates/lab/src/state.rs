@@ -152,27 +152,27 @@ pub fn running(pid: u32, dir: &Path) -> bool {
     ours(pid, dir).is_some()
 }
 
-/// Stops one process of the lab in `dir` (TERM, KILL after 5 s).
-pub fn kill(pid: u32, dir: &Path) {
-    if !running(pid, dir) {
-        return;
-    }
-    signal(pid, rustix::process::Signal::TERM);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while running(pid, dir) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if running(pid, dir) {
-        signal(pid, rustix::process::Signal::KILL);
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// TERM to each of `pids` that is a process of the lab in `dir`, KILL to
+/// those still there after 5 s; waits up to 5 s more for them to end.
+pub fn terminate(pids: &[u32], dir: &Path) {
+    let left = || pids.iter().copied().filter(|p| running(*p, dir));
+    left().for_each(|p| signal(p, rustix::process::Signal::TERM));
+    let wait = || {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while left().next().is_some() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait();
+    left().for_each(|p| signal(p, rustix::process::Signal::KILL));
+    wait();
 }
 
 /// Stops the VM `name` (its BMC powered it off).
 pub fn stop_vm(dir: &Path, name: &str) -> Result<(), LabError> {
     let st = LabState::load(dir)?;
     if let Some(v) = st.vms.iter().find(|v| v.name == name) {
-        kill(v.pid, dir);
+        terminate(&[v.pid], dir);
     }
     Ok(())
 }
@@ -191,7 +191,7 @@ pub fn start_vm(
     let Some(i) = st.vms.iter().position(|v| v.name == name) else {
         return Err(LabError::Input(format!("no VM {name} in the lab")));
     };
-    kill(st.vms[i].pid, dir);
+    terminate(&[st.vms[i].pid], dir);
     let rec = st.vms[i].clone();
     let cfg = dir.join(format!("{name}-cfg"));
     let config = match cdrom {
@@ -460,30 +460,42 @@ fn switch_mac(n: usize) -> String {
 /// removes the lab's files. The VMs that were running.
 pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
     let first = LabState::load(dir)?;
+    let running_names = |procs: &[(String, u32)]| -> Vec<String> {
+        procs
+            .iter()
+            .filter(|(_, pid)| running(*pid, dir))
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let pids = |procs: &[(String, u32)]| -> Vec<u32> { procs.iter().map(|(_, p)| *p).collect() };
     // The machine side first (it would start VMs again), then the rest of
-    // what the lab started; the state again, with the VMs' current pids.
-    let mut stopped = Vec::new();
-    for (what, pid) in first.bmc.iter().flat_map(|b| b.processes()) {
-        if running(pid, dir) {
-            kill(pid, dir);
-            stopped.push(what.to_string());
-        }
-    }
-    let state = LabState::load(dir)?;
-    stopped.extend(stop(&state, dir));
-    let left: Vec<String> = state
-        .vms
+    // what the lab started, read again with the VMs' current pids.
+    let mut procs: Vec<(String, u32)> = first
+        .bmc
         .iter()
-        .filter(|v| alive(v.pid, dir))
-        .map(|v| format!("{} (pid {})", v.name, v.pid))
-        .chain(
-            state
-                .bmc
-                .iter()
-                .flat_map(|b| b.processes())
-                .filter(|(_, pid)| running(*pid, dir))
-                .map(|(what, pid)| format!("{what} (pid {pid})")),
-        )
+        .map(|b| ("machines".to_string(), b.machines_pid))
+        .collect();
+    let mut stopped = running_names(&procs);
+    terminate(&pids(&procs), dir);
+    let state = LabState::load(dir)?;
+    let rest: Vec<(String, u32)> = state
+        .bmc
+        .iter()
+        .flat_map(|b| {
+            b.processes()
+                .into_iter()
+                .filter(|(_, p)| *p != b.machines_pid)
+        })
+        .map(|(what, pid)| (what.to_string(), pid))
+        .chain(state.vms.iter().map(|v| (v.name.clone(), v.pid)))
+        .collect();
+    stopped.extend(running_names(&rest));
+    terminate(&pids(&rest), dir);
+    procs.extend(rest);
+    let left: Vec<String> = procs
+        .iter()
+        .filter(|(_, pid)| running(*pid, dir))
+        .map(|(name, pid)| format!("{name} (pid {pid})"))
         .collect();
     if !left.is_empty() {
         return Err(LabError::Tool(
@@ -533,30 +545,17 @@ pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
     Ok(stopped)
 }
 
-/// TERM to every running VM of the lab, KILL to those still there after
-/// 5 s; waits up to 5 s more for them to end. The VMs that were running.
+/// Stops every VM of the lab ([`terminate`]). The VMs that were running.
 fn stop(state: &LabState, dir: &Path) -> Vec<String> {
-    let mut stopped = Vec::new();
-    for v in &state.vms {
-        if alive(v.pid, dir) {
-            signal(v.pid, rustix::process::Signal::TERM);
-            stopped.push(v.name.clone());
-        }
-    }
-    let wait = |secs| {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        while state.vms.iter().any(|v| alive(v.pid, dir)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    };
-    wait(5);
-    for v in &state.vms {
-        if alive(v.pid, dir) {
-            signal(v.pid, rustix::process::Signal::KILL);
-        }
-    }
-    wait(5);
-    stopped
+    let running: Vec<String> = state
+        .vms
+        .iter()
+        .filter(|v| alive(v.pid, dir))
+        .map(|v| v.name.clone())
+        .collect();
+    let pids: Vec<u32> = state.vms.iter().map(|v| v.pid).collect();
+    terminate(&pids, dir);
+    running
 }
 
 fn signal(pid: u32, sig: rustix::process::Signal) {

@@ -653,19 +653,17 @@ fn vlans(vms: &mut [Vm], inv: &Inventory, ports: &[SwitchPort]) -> Vec<Check> {
             // above judges those with the bond as one link.
             // A NIC of an LACP bond that heard nothing, likewise, when its
             // bond is the segment's only link (one node).
+            let one_link = rep
+                .matrix
+                .iter()
+                .all(|(_, res)| links(res, ports).len() < 2);
             let lone_bond_nic = |d: &nodenet_model::Diagnostic| {
-                d.code.as_str() == "netverify-silent-nic"
+                one_link
+                    && d.code.as_str() == "netverify-silent-nic"
                     && ports.iter().any(|p| {
                         Some(p.host.as_str()) == d.host.as_deref()
                             && p.lacp.is_some()
                             && d.message.contains(&format!("NIC {} ", p.nic))
-                    })
-                    && rep.matrix.iter().all(|(_, res)| {
-                        let mut links: Vec<(String, String)> =
-                            res.nics.iter().map(|(h, n)| link_of(ports, h, n)).collect();
-                        links.sort_unstable();
-                        links.dedup();
-                        links.len() < 2
                     })
             };
             for d in rep.diagnostics.iter().filter(|d| {
@@ -683,6 +681,15 @@ fn vlans(vms: &mut [Vm], inv: &Inventory, ports: &[SwitchPort]) -> Vec<Check> {
         Err(e) => out.push(check("", "vlans", "netverify report", false, e)),
     }
     out
+}
+
+/// A segment's distinct links ([`link_of`]).
+fn links(res: &netverify::report::SegmentResult, ports: &[SwitchPort]) -> Vec<(String, String)> {
+    let mut links: Vec<(String, String)> =
+        res.nics.iter().map(|(h, n)| link_of(ports, h, n)).collect();
+    links.sort_unstable();
+    links.dedup();
+    links
 }
 
 /// One link of a segment: a host's NIC, or the NICs of one of its LACP

@@ -197,50 +197,44 @@ fn lab_targets(
     let loaded = super::bmc::load_checked(inventory, format)?;
     let password = nodenet_lab::bmc::password(dir)
         .map_err(|e| super::Failure::io(dir.display().to_string(), e.to_string()).report(format))?;
-    let mut out = Vec::new();
-    for h in &loaded.inventory.hosts {
-        let name = &h.name.value;
-        let chosen = match select {
-            nodenet_bmc::Select::All => true,
-            nodenet_bmc::Select::Hosts(hs) => hs.contains(name),
-        };
-        let Some(sys) = bmcs.systems.iter().find(|s| &s.host == name) else {
-            if chosen && *select != nodenet_bmc::Select::All {
-                return Err(super::Failure::usage(format!(
+    let usage = |m: String| Err(super::Failure::usage(m).report(format));
+    let hosts = &loaded.inventory.hosts;
+    if let nodenet_bmc::Select::Hosts(named) = select {
+        for name in named {
+            if !hosts.iter().any(|h| &h.name.value == name) {
+                return usage(format!("{name}: no such host in {}", inventory.display()));
+            }
+            if bmcs.system(name).is_none() {
+                return usage(format!(
                     "{name} is not in the lab in {} (`nodenet lab up --hosts`)",
                     dir.display()
-                ))
-                .report(format));
+                ));
             }
-            continue;
-        };
-        if chosen {
-            out.push(nodenet_bmc::Target {
-                host: name.clone(),
-                base: bmcs.base.clone(),
-                system: Some(format!("/redfish/v1/Systems/{}", sys.id)),
-                username: nodenet_lab::bmc::USER.into(),
-                password: nodenet_model::Secret::new(password.clone()),
-                insecure: false,
-            });
         }
     }
-    if let nodenet_bmc::Select::Hosts(hs) = select {
-        if let Some(missing) = hs.iter().find(|h| !out.iter().any(|t| &&t.host == h)) {
-            return Err(super::Failure::usage(format!(
-                "{missing}: no such host in {}",
-                inventory.display()
-            ))
-            .report(format));
-        }
-    }
+    // In inventory order: with --all, the hosts the lab has.
+    let out: Vec<nodenet_bmc::Target> = hosts
+        .iter()
+        .filter(|h| match select {
+            nodenet_bmc::Select::All => true,
+            nodenet_bmc::Select::Hosts(named) => named.contains(&h.name.value),
+        })
+        .filter_map(|h| bmcs.system(&h.name.value))
+        .map(|sys| nodenet_bmc::Target {
+            host: sys.host.clone(),
+            base: bmcs.base.clone(),
+            system: Some(bmcs.system_path(sys)),
+            username: nodenet_lab::bmc::USER.into(),
+            password: nodenet_model::Secret::new(password.clone()),
+            insecure: false,
+        })
+        .collect();
     if out.is_empty() {
-        return Err(super::Failure::usage(format!(
+        return usage(format!(
             "none of the hosts of {} is in the lab in {}",
             inventory.display(),
             dir.display()
-        ))
-        .report(format));
+        ));
     }
     Ok(out)
 }
