@@ -39,6 +39,65 @@ pub fn check_host(host: &Host, net: &Network, push: &mut dyn FnMut(Diagnostic)) 
         boot_nic(host, net, push);
     }
     name_lengths(host, net, push);
+    by_name(net, push);
+}
+
+/// What names a NIC where only a name will do: a VLAN's (or MAC-VLAN's,
+/// VXLAN's) parent, which NetworkManager looks up by interface name, and a
+/// bond's `primary`, which the kernel takes as a name. Pointing at a NIC
+/// bound by MAC, they fail where the NIC is called otherwise, the very
+/// case MAC binding is for.
+fn by_name(net: &Network, push: &mut dyn FnMut(Diagnostic)) {
+    let bound: Vec<&str> = net
+        .ifaces
+        .iter()
+        .filter(|i| !i.absent && bound_by_mac(i))
+        .map(|i| i.name.as_str())
+        .collect();
+    if bound.is_empty() {
+        return;
+    }
+    for iface in net.ifaces.iter().filter(|i| !i.absent) {
+        let kind = iface.kind.as_deref().unwrap_or("");
+        let reference = match kind {
+            "vlan" | "mac-vlan" | "vxlan" => iface
+                .get(kind)
+                .and_then(|v| v.get("base-iface"))
+                .map(|n| (n, "its parent", "VLAN")),
+            "bond" => iface
+                .get("link-aggregation")
+                .and_then(|l| l.get("options"))
+                .and_then(|o| o.get("primary"))
+                .map(|n| (n, "its primary port", "bond")),
+            _ => None,
+        };
+        let Some((node, role, what)) = reference else {
+            continue;
+        };
+        let Some(target) = node.scalar_text() else {
+            continue;
+        };
+        if !bound.contains(&target.as_str()) {
+            continue;
+        }
+        let consequence = if what == "VLAN" {
+            format!("NetworkManager finds a {kind}'s parent by name, so where the NIC is called otherwise `{}` does not come up", iface.name)
+        } else {
+            format!("the kernel takes a bond's primary by name, so where the NIC is called otherwise `{}` ignores it", iface.name)
+        };
+        push(
+            Diagnostic::warning(
+                Code::MacBoundByName,
+                format!("{kind} `{}` names {role} `{target}`, which the state binds by MAC: {consequence}", iface.name),
+            )
+            .at(node.span)
+            .help(if what == "VLAN" {
+                "put the VLAN on a bond (its profile is found by name and its ports by MAC), or keep the names and pin them: `nicBinding: pin`"
+            } else {
+                "pin the names instead of binding by MAC (`nicBinding: pin`), or leave `primary` out"
+            }),
+        );
+    }
 }
 
 /// The NIC table maps each name to one MAC and each MAC to one name.

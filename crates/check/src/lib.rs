@@ -236,6 +236,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
     sites::check_single_node(inv, &hosts, &mut diagnostics);
     sites::check_cluster_instance_fields(inv, &mut diagnostics);
+    sites::check_mac_binding_release(inv, &mut diagnostics);
     node_agent::check(inv, &mut diagnostics);
     // The expected cabling (`nics:` switch, port, VLANs, MTU) against itself.
     let wiring: Vec<Diagnostic> = inv

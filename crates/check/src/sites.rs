@@ -112,6 +112,58 @@ pub fn check_cluster_instance_fields(inv: &Inventory, out: &mut Vec<Diagnostic>)
     }
 }
 
+/// The OpenShift minor release an image set's name gives (`openshift-
+/// 4.13.5`, `img4.12.30-x86-64-appsub`): the `4.N` in it.
+fn openshift_minor(image_set: &str) -> Option<u32> {
+    let at = image_set.find("4.")?;
+    let digits: String = image_set[at + 2..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// A site whose image set names OpenShift 4.13 or earlier cannot take a
+/// state bound by MAC: its nmstate (before 2.2.10) does not know
+/// `identifier`. Said once per site, at the image set.
+pub fn check_mac_binding_release(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    let Some(z) = &inv.cluster.ztp else { return };
+    let Some(image_set) = z.entry.get("clusterImageSetNameRef").or_else(|| {
+        z.site
+            .as_ref()
+            .and_then(|s| s.get("clusterImageSetNameRef"))
+    }) else {
+        return;
+    };
+    let Some(name) = image_set.scalar_text() else {
+        return;
+    };
+    let Some(minor) = openshift_minor(&name).filter(|m| *m <= 13) else {
+        return;
+    };
+    let bound = inv.hosts.iter().find_map(|h| {
+        let ifaces = h.network.as_ref()?.get("interfaces")?.as_seq()?;
+        let id = ifaces.iter().find_map(|i| {
+            i.get("identifier")
+                .filter(|v| v.as_str() == Some("mac-address"))
+        })?;
+        Some((h, id))
+    });
+    let Some((host, id)) = bound else { return };
+    out.push(
+        Diagnostic::warning(
+            Code::MacBindingUnsupported,
+            format!(
+                "the site installs `{name}` (OpenShift 4.{minor}, nmstate before 2.2.10), which refuses `identifier: mac-address`; `{}` and every host bound by MAC would have its whole state refused",
+                host.name.value
+            ),
+        )
+        .at(image_set.span)
+        .related(id.span, "bound by MAC")
+        .help("pin the NIC names instead (`nicBinding: pin`), or install 4.14 or later"),
+    );
+}
+
 /// What is unique across the fleet: cluster names; and since the hub must
 /// reach every site, each MAC, boot MAC, BMC address and static address
 /// belongs to one cluster (duplicates inside a cluster are its own
@@ -260,6 +312,14 @@ impl<'a> Claims<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn image_set_names_give_their_minor_release() {
+        assert_eq!(super::openshift_minor("openshift-4.13.5"), Some(13));
+        assert_eq!(super::openshift_minor("img4.12.30-x86-64-appsub"), Some(12));
+        assert_eq!(super::openshift_minor("openshift-v4.16"), Some(16));
+        assert_eq!(super::openshift_minor("latest"), None);
+    }
+
     #[test]
     fn bmc_ip_reads_the_host_of_a_bmc_url() {
         let ip = |s: &str| super::bmc_ip(s).map(|i| i.to_string());

@@ -62,11 +62,12 @@ fn every_machineconfig_passes_ignition_validate() {
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
     let mut br_ex_files = 0;
+    let mut pinned = 0;
     for ex in examples() {
         let out = tmp.path().join(ex.file_stem().unwrap());
         render(&ex, &out);
-        // Nothing goes through the MCO without br-ex by NMState or the
-        // node agent (pxe-active-backup: configure-ovs, NNCPs for day 2).
+        // Nothing goes through the MCO without br-ex by NMState, pinned
+        // NIC names or the node agent.
         if !out.join("openshift").exists() {
             continue;
         }
@@ -97,6 +98,20 @@ fn every_machineconfig_passes_ignition_validate() {
                 .unwrap_or_default();
             for file in &files {
                 let path = file["path"].as_str().unwrap();
+                if path.starts_with("/etc/systemd/network/") {
+                    // Pinned NIC names: one .link file per NIC of every
+                    // host in the pool, each matching that NIC's MAC.
+                    let text = gunzip_data_url(file["contents"]["source"].as_str().unwrap());
+                    assert!(path.ends_with(".link"), "{path}");
+                    assert!(f.to_string_lossy().contains("10-nodenet-nic-names-"));
+                    let mac = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("PermanentMACAddress="))
+                        .unwrap_or_else(|| panic!("{path}: {text}"));
+                    assert!(path.contains(&mac.replace(':', "")), "{path}: {text}");
+                    pinned += 1;
+                    continue;
+                }
                 assert!(
                     (path.starts_with("/etc/nmstate/openshift/")
                         || path.starts_with("/etc/nodenet/nmstate/"))
@@ -144,6 +159,8 @@ fn every_machineconfig_passes_ignition_validate() {
     }
     assert!(checked >= 6, "{checked}");
     assert!(br_ex_files >= 6, "{br_ex_files}");
+    // pxe-active-backup pins its hosts' two NICs each.
+    assert!(pinned >= 6, "{pinned}");
 }
 
 /// The text of a gzip-compressed `data:` URL, decoded by flate2 and base64

@@ -200,6 +200,63 @@ fn iso_refusals_are_clear_and_leave_no_output() {
     );
 }
 
+/// `nicBinding: pin`: the host's .link files go into the initrd where the
+/// live ramdisk's udev reads them (etc/systemd/network, 0644), beside the
+/// keyfiles; read back by cpio(1). A host bound by name gets none.
+#[test]
+fn pinned_nic_names_go_into_the_initrd_as_link_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let listing = |inv: &str| {
+        let out = tmp.path().join("p.cpio.xz");
+        let o = run(nodenet()
+            .args(["image", "pxe"])
+            .arg(repo().join(inv))
+            .args(["--host", "master-0", "-o"])
+            .arg(&out));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let x = tmp.path().join("x");
+        let _ = fs::remove_dir_all(&x);
+        fs::create_dir_all(&x).unwrap();
+        sh(&format!(
+            "cd {} && xz -dc {} | cpio -idm --quiet",
+            x.display(),
+            out.display()
+        ));
+        x
+    };
+    let x = listing("examples/pxe-active-backup.yaml");
+    let dir = x.join("etc/systemd/network");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "10-nodenet-eno1-525400200001.link",
+            "10-nodenet-eno2-525400200002.link"
+        ]
+    );
+    let eno1 = fs::read_to_string(dir.join(&names[0])).unwrap();
+    assert!(
+        eno1.contains("PermanentMACAddress=52:54:00:20:00:01\n")
+            && eno1.contains("[Link]\nName=eno1\n"),
+        "{eno1}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(dir.join(&names[0]))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644);
+    assert!(x
+        .join("etc/coreos-firstboot-network/bond0.nmconnection")
+        .is_file());
+    let x = listing("examples/lacp-vlan.yaml");
+    assert!(!x.join("etc/systemd").exists());
+}
+
 #[test]
 fn image_takes_the_inventory_first_and_c_still_works() {
     let tmp = tempfile::tempdir().unwrap();

@@ -224,6 +224,47 @@ fn nodenets_own_render_reads_back_as_the_same_cluster() {
     }
 }
 
+/// The MachineConfig of pinned NIC names reads back as pins: with the
+/// agent-config it came with, nothing to say; a .link file that names a
+/// NIC of the table otherwise is a MAC mapped to two names, located in
+/// the MachineConfig.
+#[test]
+fn pinned_nic_names_read_back_and_a_contradicting_pin_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(repo().join("examples/pxe-active-backup.yaml"))
+        .arg("-o")
+        .arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mc = out.join("openshift/10-nodenet-nic-names-master.yaml");
+    let (code, d) = diagnostics(&[&out.join("agent-config.yaml"), &mc]);
+    assert_eq!(code, 0, "{d:?}");
+    assert!(d.is_empty(), "{d:?}");
+    // A hand-written MachineConfig pinning master-0's eno1 MAC as eth7.
+    use base64::Engine;
+    let link = "[Match]\nPermanentMACAddress=52:54:00:20:00:01\n\n[Link]\nName=eth7\n";
+    let url = format!(
+        "data:;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(link)
+    );
+    let other = write(
+        tmp.path(),
+        "99-names.yaml",
+        format!(
+            "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 99-names\n  labels: {{machineconfiguration.openshift.io/role: master}}\nspec:\n  config:\n    ignition: {{version: 3.2.0}}\n    storage:\n      files:\n      - path: /etc/systemd/network/50-eth7.link\n        mode: 420\n        contents: {{source: \"{url}\"}}\n"
+        ),
+    );
+    let (code, d) = diagnostics(&[&out.join("agent-config.yaml"), &other]);
+    assert_eq!(code, 1, "{d:?}");
+    assert_eq!(errors(&d).len(), 1, "{d:?}");
+    let e = errors(&d)[0];
+    assert_eq!(e.1, "duplicate-mac");
+    assert_eq!(e.2, 11, "located at the file's path: {e:?}");
+    assert!(e.3.contains("`eno1`") && e.3.contains("`eth7`"), "{}", e.3);
+}
+
 #[test]
 fn render_writes_whole_hosts_and_keeps_changes_apart() {
     let tmp = tempfile::tempdir().unwrap();

@@ -437,7 +437,10 @@ fn refusals_start_nothing() {
 /// another boot medium, as far as names go). node-n binds its profiles by
 /// name and comes up without its bond's ports, so its gateway does not
 /// answer; node-m (`nicBinding: mac`) finds both NICs by MAC: its bond
-/// has both ports and its gateway answers.
+/// has both ports and its gateway answers; node-p (`nicBinding: pin`)
+/// gets its inventory names back from its .link files, so its profiles
+/// bound by name find them. For both, `diff --live` against the state
+/// is empty.
 #[test]
 fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
     let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
@@ -477,8 +480,8 @@ fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
         format!(
             "nodenet: v1\ncluster:\n  name: names\n  machineNetworks: [192.168.110.0/24]\n  provisioning: {{network: Disabled}}\n  brEx: none\nhosts:\n{}{}",
             host("node-n", 21, ""),
-            host("node-m", 22, "\n  nicBinding: mac")
-        ),
+            host("node-m", 22, "\n  nicBinding: mac"),
+        ) + &host("node-p", 23, "\n  nicBinding: pin"),
     )
     .unwrap();
     let o = lab(
@@ -516,7 +519,29 @@ fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
         "{keyfile}"
     );
     assert!(!keyfile.contains("interface-name="), "{keyfile}");
+    // The live state is the state: bond0's ports found by their
+    // permanent MACs (both now show bond0's MAC) under other names.
+    let (st, out) = sh(&mut m, "nodenet diff /run/cfg/nmstate.yml --live 2>&1");
+    assert_eq!(st, 0, "node-m: {out}");
     drop(m);
+    // node-p: udev named the NICs by the .link files, so everything
+    // bound by name is there.
+    let mut p = nodenet_lab::Vm::attach("node-p", &dir).unwrap();
+    let (_, links) = sh(&mut p, "ip -br link; ls /etc/systemd/network");
+    assert!(
+        links.contains("eno1") && links.contains("eno2") && !links.contains("eth0"),
+        "{links}"
+    );
+    let (st, out) = sh(
+        &mut p,
+        "for i in $(seq 60); do ping -c 1 -W 1 192.168.110.1 >/dev/null && break; sleep 1; done; ping -c 2 -W 2 192.168.110.1 && grep 'Slave Interface' /proc/net/bonding/bond0 && nodenet diff /run/cfg/nmstate.yml --live 2>&1",
+    );
+    assert_eq!(st, 0, "node-p (names pinned) is not its state: {out}");
+    assert!(
+        out.contains("Slave Interface: eno1") && out.contains("Slave Interface: eno2"),
+        "{out}"
+    );
+    drop(p);
     // node-n: the same state bound by name finds no eno1/eno2: the bond
     // has no port, the gateway is unreachable — the failure MAC binding
     // prevents. (Given the same time node-m needed, and more.)
@@ -534,4 +559,76 @@ fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
     drop(n);
     let o = lab(&["down"], &dir);
     assert!(o.status.success(), "{}", text(&o));
+}
+
+/// The dual-stack and IPv6-only examples as users run them, two hosts of
+/// each: every lab verify check passes, among them `diff --live` empty,
+/// a default route of each family the cluster has, pings of both
+/// families, and the IPv6-only worker's DHCPv6 lease.
+#[test]
+fn dual_stack_and_ipv6_only_examples_come_up_with_every_family() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    for (example, hosts, families, leases) in [
+        (
+            "examples/dual-stack.yaml",
+            "master-0,master-1",
+            &["ipv4", "ipv6"][..],
+            &[][..],
+        ),
+        (
+            "examples/ipv6-only.yaml",
+            "master-0,worker-0",
+            &["ipv6"][..],
+            &["worker-0 eno1 ipv6"][..],
+        ),
+    ] {
+        let dir = tmp.path().join(example.trim_start_matches("examples/"));
+        let _teardown = Teardown(dir.clone());
+        let inv = repo().join(example);
+        let o = lab(&["up", inv.to_str().unwrap(), "--hosts", hosts], &dir);
+        assert!(o.status.success(), "{example}: {}", text(&o));
+        let o = lab(&["verify"], &dir);
+        let all = checks(&dir);
+        let failed: Vec<&serde_json::Value> = all.iter().filter(|c| c["ok"] != true).collect();
+        assert!(failed.is_empty(), "{example}: {failed:#?}\n{}", text(&o));
+        assert!(o.status.success(), "{example}: {}", text(&o));
+        let seen = |node: &str, kind: &str, subject: &str| {
+            all.iter().any(|c| {
+                c["node"] == node
+                    && c["check"] == kind
+                    && c["subject"] == subject
+                    && c["ok"] == true
+            })
+        };
+        for node in hosts.split(',') {
+            assert!(
+                seen(node, "state", "diff --live"),
+                "{example} {node}: {all:#?}"
+            );
+            for fam in families {
+                assert!(
+                    seen(node, "route", &format!("default {fam}")),
+                    "{example} {node} {fam}: {all:#?}"
+                );
+            }
+        }
+        for lease in leases {
+            let (node, subject) = lease.split_once(' ').unwrap();
+            assert!(seen(node, "dhcp", subject), "{example}: {all:#?}");
+        }
+        // Pings of every family the example has, between the two nodes.
+        for fam in families {
+            let v6 = *fam == "ipv6";
+            assert!(
+                all.iter().any(|c| c["check"] == "ping"
+                    && c["ok"] == true
+                    && c["subject"].as_str().unwrap_or("").contains(':') == v6
+                    && !c["detail"].as_str().unwrap_or("").is_empty()),
+                "{example} {fam}: {all:#?}"
+            );
+        }
+        let o = lab(&["down"], &dir);
+        assert!(o.status.success(), "{}", text(&o));
+    }
 }

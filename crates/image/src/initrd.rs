@@ -80,14 +80,36 @@ pub fn xz(data: &[u8]) -> Vec<u8> {
     enc.finish().expect("writing to memory")
 }
 
-/// The network (and Ignition) payload as CoreOS wants it.
-pub fn network_payload(keyfiles: &[(String, Vec<u8>)], ignition: Option<&[u8]>) -> Vec<u8> {
+/// Where the payload puts `.link` files (pinned NIC names): the live
+/// ramdisk's udev reads them there before it names the NICs.
+pub const LINK_DIR: &str = "etc/systemd/network";
+
+/// The network (and Ignition) payload as CoreOS wants it: keyfiles, and
+/// `.link` files pinning NIC names.
+pub fn network_payload(
+    keyfiles: &[(String, Vec<u8>)],
+    links: &[(String, Vec<u8>)],
+    ignition: Option<&[u8]>,
+) -> Vec<u8> {
     let mut members = Vec::new();
     if let Some(ign) = ignition {
         members.push(Member::file("config.ign", 0o644, ign.to_vec()));
     }
-    if !keyfiles.is_empty() {
+    if !keyfiles.is_empty() || !links.is_empty() {
         members.push(Member::dir("etc"));
+    }
+    if !links.is_empty() {
+        members.push(Member::dir("etc/systemd"));
+        members.push(Member::dir(LINK_DIR));
+        for (name, data) in links {
+            members.push(Member::file(
+                format!("{LINK_DIR}/{name}"),
+                0o644,
+                data.clone(),
+            ));
+        }
+    }
+    if !keyfiles.is_empty() {
         members.push(Member::dir(NETWORK_DIR));
         for (name, data) in keyfiles {
             members.push(Member::file(
@@ -115,7 +137,7 @@ mod tests {
             "bond0.nmconnection".to_string(),
             b"[connection]\nid=bond0\n".to_vec(),
         )];
-        let p = network_payload(&kf, Some(b"{\"ignition\":{\"version\":\"3.2.0\"}}"));
+        let p = network_payload(&kf, &[], Some(b"{\"ignition\":{\"version\":\"3.2.0\"}}"));
         assert_eq!(&p[..6], &[0xfd, b'7', b'z', b'X', b'Z', 0]);
         let m = read_members(&p).unwrap();
         let kfm = m
@@ -132,7 +154,7 @@ mod tests {
         // Deterministic.
         assert_eq!(
             p,
-            network_payload(&kf, Some(b"{\"ignition\":{\"version\":\"3.2.0\"}}"))
+            network_payload(&kf, &[], Some(b"{\"ignition\":{\"version\":\"3.2.0\"}}"))
         );
     }
 }

@@ -200,6 +200,8 @@ pub fn embed_area(f: &mut File) -> Result<(Area, bool), ImageError> {
 /// What to put into the area.
 pub struct Embed<'a> {
     pub keyfiles: &'a [(String, Vec<u8>)],
+    /// `.link` files pinning NIC names (`nicBinding: pin`).
+    pub links: &'a [(String, Vec<u8>)],
     pub ignition: Option<&'a [u8]>,
     /// Drop an Ignition config already embedded (instead of keeping it).
     pub drop_ignition: bool,
@@ -239,7 +241,7 @@ pub fn embed_in_place(path: &Path, e: &Embed) -> Result<usize, ImageError> {
         (None, false) => kept_ign,
         (None, true) => None,
     };
-    let payload = initrd::network_payload(e.keyfiles, ignition.as_deref());
+    let payload = initrd::network_payload(e.keyfiles, e.links, ignition.as_deref());
     if payload.len() as u64 > area.length {
         return Err(ImageError::PayloadTooLarge {
             payload: payload.len() as u64,

@@ -232,6 +232,11 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
     let only = (how == Actual::Live).then_some(LIVE_FIELDS);
     let desired = canonical(desired, "desired")?;
     let actual = canonical(actual, "actual")?;
+    let desired = if how == Actual::Live {
+        found_by_mac(&desired, &actual)
+    } else {
+        desired
+    };
     let d_ifaces = list(&desired, &["interfaces"]);
     let a_ifaces = list(&actual, &["interfaces"]);
     let mut interfaces = Vec::new();
@@ -316,6 +321,111 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         dns_servers,
         dns_search,
     })
+}
+
+/// The permanent MAC of a live interface (a bond port shows its bond's
+/// MAC as `mac-address`), else its MAC.
+fn burned_in_mac(iface: &J) -> Option<String> {
+    ["permanent-mac-address", "mac-address"]
+        .iter()
+        .filter_map(|k| iface.get(*k).and_then(J::as_str))
+        .find(|m| !m.is_empty())
+        .map(str::to_ascii_uppercase)
+}
+
+/// `desired` with each interface bound by MAC (`identifier: mac-address`)
+/// found live by that MAC: it takes the live interface's name (in port
+/// lists, VLAN parents and routes too), and its `mac-address`, the NIC's
+/// identity rather than a MAC to set, is met by the match and not compared
+/// against the MAC the NIC has now (a bond port's is its bond's). One not
+/// found stays as written and shows as missing.
+fn found_by_mac(desired: &J, actual: &J) -> J {
+    let live = list(actual, &["interfaces"]);
+    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut out = desired.clone();
+    let Some(ifaces) = out.get_mut("interfaces").and_then(J::as_array_mut) else {
+        return out;
+    };
+    for iface in ifaces.iter_mut() {
+        if iface.get("identifier").and_then(J::as_str) != Some("mac-address") {
+            continue;
+        }
+        let Some(mac) = iface
+            .get("mac-address")
+            .and_then(J::as_str)
+            .map(str::to_ascii_uppercase)
+        else {
+            continue;
+        };
+        let Some(found) = live
+            .iter()
+            .find(|a| burned_in_mac(a).as_deref() == Some(&mac))
+        else {
+            continue;
+        };
+        let (live_name, _) = key(found);
+        let Some(obj) = iface.as_object_mut() else {
+            continue;
+        };
+        obj.remove("mac-address");
+        let name = obj
+            .get("name")
+            .and_then(J::as_str)
+            .unwrap_or("")
+            .to_string();
+        if name != live_name {
+            obj.insert("name".into(), J::String(live_name.clone()));
+            renames.push((name, live_name));
+        }
+    }
+    if renames.is_empty() {
+        return out;
+    }
+    let renamed = |v: &mut J| {
+        if let Some(to) = v
+            .as_str()
+            .and_then(|n| renames.iter().find(|(from, _)| from == n))
+        {
+            *v = J::String(to.1.clone());
+        }
+    };
+    for iface in ifaces.iter_mut() {
+        for path in [
+            &["link-aggregation", "port"][..],
+            &["bridge", "port"],
+            &["controller"],
+            &["vlan", "base-iface"],
+        ] {
+            let mut at = Some(&mut *iface);
+            for p in path {
+                at = at.and_then(|v| v.get_mut(*p));
+            }
+            match at {
+                Some(J::Array(items)) => {
+                    for item in items {
+                        match item.get_mut("name") {
+                            Some(n) => renamed(n),
+                            None => renamed(item),
+                        }
+                    }
+                }
+                Some(v) => renamed(v),
+                None => {}
+            }
+        }
+    }
+    if let Some(routes) = out
+        .get_mut("routes")
+        .and_then(|r| r.get_mut("config"))
+        .and_then(J::as_array_mut)
+    {
+        for r in routes {
+            if let Some(v) = r.get_mut("next-hop-interface") {
+                renamed(v);
+            }
+        }
+    }
+    out
 }
 
 /// An OVS bridge as far as the kernel can tell: it is ovsdb's, not a
@@ -474,6 +584,59 @@ mod tests {
             {"name": "eth1", "type": "ethernet", "state": "up"}
         ]});
         assert!(!diff_with(&desired, &short, Actual::Live).unwrap().equal);
+    }
+
+    /// NICs bound by MAC are found live by their permanent MAC, whatever
+    /// the kernel named them and whatever MAC their bond gave them; bound
+    /// by name, the same live state is a bond without its ports.
+    #[test]
+    fn live_nics_bound_by_mac_are_found_by_permanent_mac_under_any_name() {
+        let bound = |identifier: bool| {
+            let nic = |name: &str, mac: &str| {
+                let mut n = json!({"name": name, "type": "ethernet", "state": "up"});
+                if identifier {
+                    n["identifier"] = json!("mac-address");
+                    n["mac-address"] = json!(mac);
+                    n["profile-name"] = json!(name);
+                }
+                n
+            };
+            json!({"interfaces": [
+                nic("eno1", "52:54:00:61:00:01"),
+                nic("eno2", "52:54:00:61:00:02"),
+                {"name": "bond0", "type": "bond", "state": "up", "link-aggregation": {"mode": "active-backup", "port": ["eno1", "eno2"]}},
+                {"name": "bond0.110", "type": "vlan", "state": "up", "vlan": {"base-iface": "bond0", "id": 110}}
+            ], "routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "next-hop-interface": "bond0.110"}]}})
+        };
+        // net.ifnames=0: eth1 came first; both ports carry bond0's MAC.
+        let live = json!({"interfaces": [
+            {"name": "eth0", "type": "ethernet", "state": "up", "mac-address": "06:BA:C1:48:97:FE", "permanent-mac-address": "52:54:00:61:00:02"},
+            {"name": "eth1", "type": "ethernet", "state": "up", "mac-address": "06:BA:C1:48:97:FE", "permanent-mac-address": "52:54:00:61:00:01"},
+            {"name": "bond0", "type": "bond", "state": "up", "mac-address": "06:BA:C1:48:97:FE", "link-aggregation": {"mode": "active-backup", "port": ["eth0", "eth1"]}},
+            {"name": "bond0.110", "type": "vlan", "state": "up", "vlan": {"base-iface": "bond0", "id": 110}}
+        ], "routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "next-hop-interface": "bond0.110"}]}});
+        let d = diff_with(&bound(true), &live, Actual::Live).unwrap();
+        assert!(d.equal, "{}", render_text(&d));
+        let by_name = diff_with(&bound(false), &live, Actual::Live).unwrap();
+        assert!(!by_name.equal);
+        let missing: Vec<&str> = by_name
+            .interfaces
+            .iter()
+            .filter(|i| i.change == Change::Added)
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(missing, ["eno1", "eno2"], "{}", render_text(&by_name));
+        // A NIC whose MAC is nowhere live is missing, bound or not.
+        let gone = live
+            .to_string()
+            .replace("52:54:00:61:00:02", "52:54:00:61:00:09");
+        let d = diff_with(
+            &bound(true),
+            &serde_json::from_str(&gone).unwrap(),
+            Actual::Live,
+        )
+        .unwrap();
+        assert!(!d.equal);
     }
 
     /// An OVS bridge is ovsdb's: live, it is its ports attached to the

@@ -84,6 +84,18 @@ pub fn from_nispor(raw: &J) -> J {
         {
             iface.insert("mac-address".into(), json!(mac.to_ascii_uppercase()));
         }
+        // The NIC's own MAC, which a bond port no longer shows as its MAC:
+        // what a profile bound by MAC matches.
+        if let Some(mac) = i
+            .get("permanent-mac-address")
+            .and_then(J::as_str)
+            .filter(|m| !m.is_empty())
+        {
+            iface.insert(
+                "permanent-mac-address".into(),
+                json!(mac.to_ascii_uppercase()),
+            );
+        }
         for (fam, key) in [("ipv4", "ipv4"), ("ipv6", "ipv6")] {
             let addrs = addresses(i.get(key));
             let enabled = !addrs.is_empty();

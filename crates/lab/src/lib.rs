@@ -82,7 +82,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 10;
+const RECIPE: u32 = 11;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ipnet::IpNet;
-use nodenet_check::network::Network;
+use nodenet_check::network::{Family, Network};
 use nodenet_model::{Diagnostic, Inventory};
 use nodenet_wires::compare::{compare, Observed};
 use nodenet_wires::netverify::{self, probe::RunResult, PlanOptions};
@@ -246,11 +246,13 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
     for n in &state.topology.nodes {
         vms.push(Vm::attach(&n.name, dir)?);
     }
-    // Phase 1, each node on its own: the state, bonds, DHCP, LLDP.
+    let routed = routed_families(&sub);
+    // Phase 1, each node on its own: the state, bonds, DHCP, default
+    // routes, LLDP.
     let phase1: Vec<(Vec<Check>, Seen)> = on_each(&mut vms, |vm| {
         let host = sub.hosts.iter().find(|h| h.name.value == vm.name);
         let pxe = host.and_then(|h| pxe_of(&sub, h, state));
-        node_checks(vm, host, pxe, sub.cluster.provisioning.allow_lacp)
+        node_checks(vm, host, pxe, sub.cluster.provisioning.allow_lacp, &routed)
     });
     let mut checks: Vec<Check> = state
         .topology
@@ -359,11 +361,49 @@ pub fn verify(state: &LabState, dir: &Path, inv: &Inventory) -> Result<Report, L
     })
 }
 
+/// The families every node needs a default route of: those of the
+/// cluster's machine networks, less the ones `noDefaultRoute` waives (the
+/// check's `default-route-missing`, seen live).
+fn routed_families(inv: &Inventory) -> Vec<Family> {
+    let mut out: Vec<Family> = Vec::new();
+    for m in &inv.cluster.machine_networks {
+        let fam = Family::of(&m.value.addr());
+        let waived = inv
+            .cluster
+            .no_default_route
+            .iter()
+            .any(|w| w.value == fam.key());
+        if !waived && !out.contains(&fam) {
+            out.push(fam);
+        }
+    }
+    out
+}
+
+/// The default routes of `ip -j route show default` as `via X dev Y`.
+pub fn parse_default_routes(ip_j_route: &str) -> Vec<String> {
+    let Ok(serde_json::Value::Array(routes)) = serde_json::from_str(ip_j_route) else {
+        return Vec::new();
+    };
+    routes
+        .iter()
+        .filter(|r| r["dst"] == "default")
+        .map(|r| {
+            let dev = r["dev"].as_str().unwrap_or("?");
+            match r["gateway"].as_str() {
+                Some(gw) => format!("via {gw} dev {dev}"),
+                None => format!("dev {dev}"),
+            }
+        })
+        .collect()
+}
+
 fn node_checks(
     vm: &mut Vm,
     host: Option<&nodenet_model::Host>,
     pxe: Option<Pxe>,
     allow_lacp: bool,
+    routed: &[Family],
 ) -> (Vec<Check>, Seen) {
     let name = vm.name.clone();
     let mut out = Vec::new();
@@ -435,16 +475,13 @@ fn node_checks(
     let (_, text) = vm.shell("ip -j addr show", Duration::from_secs(30));
     let addresses = parse_addresses(&text);
     for i in net.ifaces.iter().filter(|i| !i.absent) {
-        for fam in [
-            nodenet_check::network::Family::V4,
-            nodenet_check::network::Family::V6,
-        ] {
+        for fam in [Family::V4, Family::V6] {
             if i.family_enabled(fam) && i.family_dynamic(fam) {
                 let got: Vec<String> = addresses
                     .get(&i.name)
                     .into_iter()
                     .flatten()
-                    .filter(|a| nodenet_check::network::Family::of(&a.addr()) == fam)
+                    .filter(|a| Family::of(&a.addr()) == fam)
                     .map(|a| a.to_string())
                     .collect();
                 out.push(check(
@@ -460,6 +497,31 @@ fn node_checks(
                 ));
             }
         }
+    }
+    for fam in routed {
+        let flag = match fam {
+            Family::V4 => "-4",
+            Family::V6 => "-6",
+        };
+        let (_, text) = vm.shell(
+            &format!("ip -j {flag} route show default"),
+            Duration::from_secs(30),
+        );
+        let routes = parse_default_routes(&text);
+        out.push(check(
+            &name,
+            "route",
+            format!("default {}", fam.key()),
+            !routes.is_empty(),
+            if routes.is_empty() {
+                format!(
+                    "no {} default route, though the cluster has a machine network of that family",
+                    fam.name()
+                )
+            } else {
+                routes.join(", ")
+            },
+        ));
     }
     let (st, text) = vm.shell(
         "nodenet lldp --timeout 8 --format json -o /tmp/lldp.json >/dev/null 2>&1; cat /tmp/lldp.json",
@@ -777,6 +839,27 @@ fn segment_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_routes_are_read_from_ip_json_with_their_gateway() {
+        // `ip -j -6 route show default` (iproute2 6.1) on a dual-stack node.
+        let j = r#"[{"dst":"default","gateway":"fd2e:6f44:5dd8:c956::1","dev":"enp2s0","protocol":"static","metric":100,"flags":[],"pref":"medium"}]"#;
+        assert_eq!(
+            parse_default_routes(j),
+            vec!["via fd2e:6f44:5dd8:c956::1 dev enp2s0".to_string()]
+        );
+        assert!(parse_default_routes("[]").is_empty());
+        assert!(parse_default_routes("").is_empty());
+    }
+
+    #[test]
+    fn every_machine_network_family_needs_a_default_route_unless_waived() {
+        let text = "nodenet: v1\ncluster:\n  name: c\n  baseDomain: x.org\n  machineNetworks: [192.168.111.0/24, fd00::/64, 10.0.0.0/24]\nhosts: []\n";
+        let inv = |t: &str| nodenet_model::load_texts(vec![("c.yaml".into(), t.into())]).inventory;
+        assert_eq!(routed_families(&inv(text)), vec![Family::V4, Family::V6]);
+        let waived = text.replace("hosts:", "  noDefaultRoute: [ipv6]\nhosts:");
+        assert_eq!(routed_families(&inv(&waived)), vec![Family::V4]);
+    }
 
     #[test]
     fn live_addresses_are_the_global_ones_per_interface() {

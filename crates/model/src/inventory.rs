@@ -9,6 +9,15 @@ use ipnet::IpNet;
 use crate::yaml::{Node, Span};
 
 /// A value with the place it was written.
+/// A `.link` file's pin: the NIC with this MAC is named so.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PinnedNic {
+    /// Upper case, as the NIC table's MACs compare.
+    pub mac: String,
+    /// The name, located at the file's path in its MachineConfig.
+    pub name: Located<String>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Located<T> {
     pub value: T,
@@ -149,6 +158,9 @@ pub struct Cluster {
     pub no_default_route: Vec<Located<String>>,
     /// How hosts' states name their NICs unless a host says (`nicBinding`).
     pub nic_binding: Option<Located<crate::nic_binding::NicBinding>>,
+    /// NIC names pinned by `.link` files a MachineConfig writes (nodenet's
+    /// `nicBinding: pin`, read back): the hosts with those MACs are pinned.
+    pub pinned_nics: Vec<PinnedNic>,
     /// Who defines OVN-Kubernetes' external bridge `br-ex` on the nodes.
     pub br_ex: Option<Located<BrExSource>>,
     /// The addresses OVN-Kubernetes puts on br-ex for its masquerade
@@ -552,6 +564,16 @@ impl Host {
     /// <host>.yml`.
     pub fn short_name(&self) -> &str {
         short_hostname(&self.name.value)
+    }
+
+    /// How this host's NICs are found: its own `nicBinding`, else the
+    /// cluster's, else by name.
+    pub fn binding(&self, cluster: &Cluster) -> crate::nic_binding::NicBinding {
+        self.nic_binding
+            .as_ref()
+            .or(cluster.nic_binding.as_ref())
+            .map(|b| b.value)
+            .unwrap_or_default()
     }
 
     /// The node's name in Kubernetes (`kubernetes.io/hostname`): the short

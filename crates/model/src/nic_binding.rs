@@ -9,6 +9,13 @@
 //! into a keyfile with `[ethernet] mac-address=` and no `interface-name`.
 //! A `mac-address` alone would be the MAC nmstate *sets* on the NIC
 //! (`cloned-mac-address`), not one it matches.
+//!
+//! `nicBinding: pin` keeps the profiles bound by name and makes the names
+//! hold instead: a systemd `.link` file per NIC names the NIC with that
+//! permanent MAC, in the live ramdisk (embedded in the ISO or PXE initrd)
+//! and on the installed system (a MachineConfig). Unlike MAC binding it
+//! also keeps what only names can say: a VLAN's parent, a bond's
+//! `primary`, and any nmstate version.
 
 use crate::inventory::Nic;
 use crate::yaml::{Node, Span, Value};
@@ -21,6 +28,8 @@ pub enum NicBinding {
     Name,
     /// By the NIC table's MAC (`identifier: mac-address`).
     Mac,
+    /// By name, with each name pinned to its MAC by a systemd `.link` file.
+    Pin,
 }
 
 impl NicBinding {
@@ -28,9 +37,56 @@ impl NicBinding {
         match s {
             "name" => Some(NicBinding::Name),
             "mac" => Some(NicBinding::Mac),
+            "pin" => Some(NicBinding::Pin),
             _ => None,
         }
     }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NicBinding::Name => "name",
+            NicBinding::Mac => "mac",
+            NicBinding::Pin => "pin",
+        }
+    }
+}
+
+/// Where systemd-udevd reads `.link` files from that the administrator
+/// (Ignition, a MachineConfig, an initrd overlay) puts there.
+pub const LINK_DIR: &str = "etc/systemd/network";
+
+/// A `.link` file that gives one NIC its name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkFile {
+    /// `10-nodenet-<name>-<mac hex>.link`: unique across hosts, so that a
+    /// pool's MachineConfig can carry every host's (each matches one MAC).
+    pub file_name: String,
+    pub text: String,
+}
+
+/// The `.link` files pinning each NIC of `nics` that has a MAC to its name.
+///
+/// The match is `PermanentMACAddress=` and `MACAddress=` together.
+/// systemd 251 and later (RHEL 9.2, OpenShift 4.13; Debian 12) match both,
+/// so a bond port that has taken its bond's MAC, and the bond or VLAN that
+/// inherits the MAC, are not matched. Older systemd ignores the unknown key
+/// and matches on `MACAddress=` alone, never on nothing (a `[Match]`
+/// section that systemd could not read at all would match every link).
+pub fn link_files(host: &str, nics: &[Nic]) -> Vec<LinkFile> {
+    nics.iter()
+        .filter_map(|n| {
+            let mac = n.mac.as_ref()?.value.to_ascii_lowercase();
+            let name = &n.name.value;
+            Some(LinkFile {
+                file_name: format!("10-nodenet-{name}-{}.link", mac.replace(':', "")),
+                text: format!(
+                    "# nodenet (nicBinding: pin): the NIC with MAC {mac} on {host} is {name},\n\
+                     # in the live ramdisk, on the installed system and across upgrades.\n\
+                     [Match]\nPermanentMACAddress={mac}\nMACAddress={mac}\n\n[Link]\nName={name}\n"
+                ),
+            })
+        })
+        .collect()
 }
 
 fn text(s: &str, span: Span) -> Node {
@@ -157,6 +213,33 @@ mod tests {
             Located::new(name.into(), Span::default()),
             Some(Located::new(mac.into(), Span::default())),
         )
+    }
+
+    #[test]
+    fn pinned_nics_get_a_link_file_each_matched_by_permanent_and_current_mac() {
+        let nics = [
+            nic("eno1", "52:54:00:AA:00:01"),
+            Nic::new(Located::new("eno9".into(), Span::default()), None),
+        ];
+        let files = link_files("master-0", &nics);
+        assert_eq!(files.len(), 1, "a NIC without a MAC cannot be pinned");
+        assert_eq!(files[0].file_name, "10-nodenet-eno1-525400aa0001.link");
+        let lines: Vec<&str> = files[0]
+            .text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "[Match]",
+                "PermanentMACAddress=52:54:00:aa:00:01",
+                "MACAddress=52:54:00:aa:00:01",
+                "",
+                "[Link]",
+                "Name=eno1"
+            ]
+        );
     }
 
     #[test]

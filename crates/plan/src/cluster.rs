@@ -29,7 +29,7 @@ pub struct ClusterChange {
 
 fn one_binding(b: &Option<Located<nodenet_model::nic_binding::NicBinding>>) -> String {
     b.as_ref()
-        .map(|b| format!("{:?}", b.value).to_lowercase())
+        .map(|b| b.value.as_str().to_string())
         .unwrap_or_default()
 }
 

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use serde_json::{json, Map, Value as J};
 
 use nodenet_check::HostReport;
-use nodenet_model::{Code, Credentials, Diagnostic, Host, Inventory, Role, Secret};
+use nodenet_model::{Cluster, Code, Credentials, Diagnostic, Host, Inventory, Role, Secret};
 
 use crate::openshift::OBJECT_LIMIT;
 use crate::output::OutFile;
@@ -136,15 +136,33 @@ pub fn intent(host: &Host) -> Option<J> {
     host.network.as_ref().map(|n| n.to_json())
 }
 
-/// Per host: keyfiles (0600) and the NMState they were generated from.
+/// The `.link` files that pin a host's NIC names (`nicBinding: pin`);
+/// none for other bindings.
+pub fn pinned_names(host: &Host, cluster: &Cluster) -> Vec<nodenet_model::nic_binding::LinkFile> {
+    if host.binding(cluster) != nodenet_model::nic_binding::NicBinding::Pin {
+        return Vec::new();
+    }
+    nodenet_model::nic_binding::link_files(&host.name.value, &host.nics)
+}
+
+/// Per host: keyfiles (0600), the NMState they were generated from, and
+/// the `.link` files pinning its NIC names (`systemd-network/`).
 pub fn host_files(
     host: &Host,
+    cluster: &Cluster,
     report: &HostReport,
     intent_text: Option<&String>,
     out: &mut Vec<OutFile>,
 ) {
     // A change's name may be its policy's (`nncp/x`, `mc:cluster.yml`).
     let dir = format!("hosts/{}", host.name.value.replace(['/', ':'], "-"));
+    for link in pinned_names(host, cluster) {
+        out.push(OutFile::new(
+            format!("{dir}/systemd-network/{}", link.file_name),
+            link.text,
+            0o644,
+        ));
+    }
     if let Some(keyfiles) = &report.keyfiles {
         for (name, content) in keyfiles {
             out.push(OutFile::new(
@@ -977,12 +995,13 @@ pub fn scale_out(
 /// One host's own files: keyfiles, nmstate.yml and its scale-out file.
 pub fn host_artifacts(
     host: &Host,
+    cluster: &Cluster,
     report: &HostReport,
     text: Option<&String>,
     passwords: &Passwords,
 ) -> Vec<OutFile> {
     let mut files = Vec::new();
-    host_files(host, report, text, &mut files);
+    host_files(host, cluster, report, text, &mut files);
     scale_out(host, text, passwords, &mut files);
     files
 }

@@ -2,6 +2,9 @@
 //! deterministically and atomically.
 
 pub mod artifacts;
+mod intent;
+pub mod netplan;
+pub mod network_data;
 pub mod node_agent;
 pub mod openshift;
 pub mod output;
@@ -12,7 +15,7 @@ pub mod ztp;
 
 use std::path::{Path, PathBuf};
 
-use nodenet_check::{HostReport, Keyfile, Report};
+use nodenet_check::{HostReport, Report};
 use nodenet_model::{Diagnostic, Host, Inventory, Loaded, Scope};
 
 pub use output::{ManifestEntry, OutFile};
@@ -147,6 +150,18 @@ pub struct Replace {
     pub force: bool,
     /// How the BMC credentials are written.
     pub bmc_secrets: BmcSecrets,
+    /// Outputs beyond OpenShift's, asked for by `render --with`.
+    pub also: Also,
+}
+
+/// Outputs for other consumers, written only when asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Also {
+    /// `network-data/<host>/network_data.json` and its Secret (Ironic,
+    /// Cluster API Metal3; cloud-init reads it).
+    pub network_data: bool,
+    /// `netplan/<host>.yaml` (Ubuntu servers).
+    pub netplan: bool,
 }
 
 /// What a render run wrote.
@@ -156,6 +171,9 @@ pub struct Rendered {
     pub warnings: Vec<Diagnostic>,
     /// Hosts rendered.
     pub hosts: usize,
+    /// What an output asked for with `--with` could not carry, per host
+    /// (`target-unsupported`): those files are left out, the rest written.
+    pub target_errors: Vec<Diagnostic>,
     /// Changes to hosts (NNCPs, MachineConfig files, bare NMState) given
     /// beside whole hosts: checked, not rendered.
     pub changes_not_rendered: usize,
@@ -245,10 +263,22 @@ fn render_all(
                 .zip(&texts)
                 .map(|((host, report), text)| {
                     let files = if hosts {
-                        artifacts::host_artifacts(host, report, text.as_ref(), &passwords)
+                        artifacts::host_artifacts(
+                            host,
+                            &inv.cluster,
+                            report,
+                            text.as_ref(),
+                            &passwords,
+                        )
                     } else {
                         let mut files = Vec::new();
-                        artifacts::host_files(host, report, text.as_ref(), &mut files);
+                        artifacts::host_files(
+                            host,
+                            &inv.cluster,
+                            report,
+                            text.as_ref(),
+                            &mut files,
+                        );
                         files
                     };
                     files
@@ -278,6 +308,15 @@ fn render_all(
         },
     );
     let (fleet, findings) = fleet?;
+    let (extra, target_errors) = if hosts {
+        other_outputs(inv, replace.also)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let extra: Vec<ManifestEntry> = extra
+        .par_iter()
+        .map(|f| tree.write(f))
+        .collect::<Result<Vec<_>, _>>()?;
     if findings.iter().any(Diagnostic::is_error) {
         // Objects the cluster would refuse: nothing is written.
         drop(tree);
@@ -286,13 +325,81 @@ fn render_all(
     warnings.extend(findings);
     let mut entries: Vec<ManifestEntry> = per_host?.into_iter().flatten().collect();
     entries.extend(fleet);
+    entries.extend(extra);
     let manifest = tree.commit(entries, Some(provenance))?;
     Ok(Rendered {
         manifest,
         warnings,
         hosts: if hosts { inv.hosts.len() } else { 0 },
         changes_not_rendered: 0,
+        target_errors,
     })
+}
+
+/// The outputs `render --with` asks for, per host, and what they could
+/// not carry (those hosts' files left out).
+fn other_outputs(inv: &Inventory, also: Also) -> (Vec<OutFile>, Vec<Diagnostic>) {
+    use rayon::prelude::*;
+    if !also.network_data && !also.netplan {
+        return (Vec::new(), Vec::new());
+    }
+    let per_host: Vec<Result<Vec<OutFile>, Vec<Diagnostic>>> = inv
+        .hosts
+        .par_iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .flat_map_iter(|h| {
+            let name = h.name.value.replace(['/', ':'], "-");
+            let netplan = also.netplan.then(|| {
+                netplan::netplan(h).map(|doc| {
+                    // netplan warns about files others can read.
+                    vec![OutFile::new(
+                        format!("netplan/{name}.yaml"),
+                        artifacts::yaml(&doc),
+                        0o600,
+                    )]
+                })
+            });
+            let data = also.network_data.then(|| network_data_files(h, &name));
+            netplan.into_iter().chain(data)
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for r in per_host {
+        match r {
+            Ok(f) => files.extend(f),
+            Err(e) => errors.extend(e),
+        }
+    }
+    (files, errors)
+}
+
+/// A host's network_data.json and the Secret that carries it.
+fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let data = network_data::network_data(h)?;
+    let text = serde_json::to_string_pretty(&data).expect("JSON serialises") + "\n";
+    // The baremetal-operator reads `networkData` from the Secret a
+    // BareMetalHost's `spec.networkData` (and, for the ramdisk,
+    // `spec.preprovisioningNetworkDataName`) names.
+    let secret = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": format!("{}-network-data", artifacts::dns_label(&h.name.value))},
+        "type": "Opaque",
+        "stringData": {"networkData": text},
+    });
+    Ok(vec![
+        OutFile::new(
+            format!("network-data/{name}/network_data.json"),
+            text.clone(),
+            0o644,
+        ),
+        OutFile::new(
+            format!("network-data/{name}-secret.yaml"),
+            artifacts::yaml(&secret),
+            0o644,
+        ),
+    ])
 }
 
 /// What `render` would decide to keep its objects within etcd's limits
@@ -366,9 +473,19 @@ pub enum HostKeyfilesError {
     NoNetwork(String),
 }
 
-/// The keyfiles of one host of an inventory, after a full check: for the
-/// image stage, which embeds them into boot media.
-pub fn keyfiles_for_host(files: &[PathBuf], host: &str) -> Result<Vec<Keyfile>, HostKeyfilesError> {
+/// What boot media carry of one host's network: its keyfiles, and the
+/// `.link` files pinning its NIC names (`nicBinding: pin`; none else).
+pub struct BootNetwork {
+    pub keyfiles: Vec<(String, Vec<u8>)>,
+    pub links: Vec<(String, Vec<u8>)>,
+}
+
+/// One host's [`BootNetwork`], after a full check of its inventory: for
+/// the image stage, which embeds it into boot media.
+pub fn boot_network_for_host(
+    files: &[PathBuf],
+    host: &str,
+) -> Result<BootNetwork, HostKeyfilesError> {
     let Loaded {
         inventory,
         diagnostics,
@@ -388,10 +505,20 @@ pub fn keyfiles_for_host(files: &[PathBuf], host: &str) -> Result<Vec<Keyfile>, 
         .iter()
         .position(|h| h.name.value == host)
         .ok_or_else(|| HostKeyfilesError::UnknownHost(host.to_string()))?;
-    report
+    let keyfiles = report
         .hosts
         .into_iter()
         .nth(idx)
         .and_then(|r| r.keyfiles)
-        .ok_or_else(|| HostKeyfilesError::NoNetwork(host.to_string()))
+        .ok_or_else(|| HostKeyfilesError::NoNetwork(host.to_string()))?;
+    Ok(BootNetwork {
+        keyfiles: keyfiles
+            .into_iter()
+            .map(|(n, c)| (n, c.into_bytes()))
+            .collect(),
+        links: artifacts::pinned_names(&inventory.hosts[idx], &inventory.cluster)
+            .into_iter()
+            .map(|l| (l.file_name, l.text.into_bytes()))
+            .collect(),
+    })
 }

@@ -123,19 +123,48 @@ pub fn machine_config(name: &str, role: &str, config: J, os_image_url: Option<&s
     })
 }
 
-/// One host's file entries: br-ex's and nodenet's.
-fn host_entries(host: &Host, states: &NodeStates) -> (Option<J>, Option<J>) {
+/// One host's Ignition file entries, one MachineConfig kind each.
+#[derive(Clone, Debug, Default)]
+pub struct HostEntries {
+    /// `/etc/nmstate/openshift/<host>.yml`.
+    pub br_ex: Option<J>,
+    /// `/etc/nodenet/nmstate/<host>.yml`.
+    pub nodenet: Option<J>,
+    /// `/etc/systemd/network/*.link` pinning its NIC names: a pool's
+    /// MachineConfig carries every host's, each matching one MAC.
+    pub links: Vec<J>,
+}
+
+impl HostEntries {
+    fn all(&self) -> impl Iterator<Item = &J> {
+        self.br_ex.iter().chain(&self.nodenet).chain(&self.links)
+    }
+}
+
+/// The MachineConfig kinds, in the order they are written.
+const KINDS: [&str; 3] = ["br-ex", "nmstate", "nic-names"];
+
+fn host_entries(host: &Host, cluster: &nodenet_model::Cluster, states: &NodeStates) -> HostEntries {
     let short = short_hostname(&host.name.value);
-    (
-        states
+    HostEntries {
+        br_ex: states
             .openshift
             .as_ref()
             .map(|t| file_entry(&format!("{OPENSHIFT_DIR}/{short}.yml"), t)),
-        states
+        nodenet: states
             .nodenet
             .as_ref()
             .map(|t| file_entry(&format!("{NODENET_DIR}/{short}.yml"), t)),
-    )
+        links: crate::artifacts::pinned_names(host, cluster)
+            .iter()
+            .map(|l| {
+                file_entry(
+                    &format!("/{}/{}", nodenet_model::nic_binding::LINK_DIR, l.file_name),
+                    &l.text,
+                )
+            })
+            .collect(),
+    }
 }
 
 /// What an entry adds to its MachineConfig's YAML (its data URL, path and
@@ -150,22 +179,22 @@ fn entry_size(entry: &J) -> usize {
 pub struct Layout {
     pub pools: Vec<Pool>,
     /// Per host (inventory order): its file entries.
-    pub entries: Vec<(Option<J>, Option<J>)>,
+    pub entries: Vec<HostEntries>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Lays the hosts' node files out in pools that fit.
 pub fn layout(inv: &Inventory, states: &[NodeStates]) -> Layout {
     use rayon::prelude::*;
-    let entries: Vec<(Option<J>, Option<J>)> = inv
+    let entries: Vec<HostEntries> = inv
         .hosts
         .par_iter()
         .zip(states)
-        .map(|(h, s)| host_entries(h, s))
+        .map(|(h, s)| host_entries(h, &inv.cluster, s))
         .collect();
     let sizes: Vec<usize> = entries
         .iter()
-        .map(|(a, b)| a.iter().chain(b).map(entry_size).sum())
+        .map(|e| e.all().map(entry_size).sum())
         .collect();
     let mut by_role: BTreeMap<&'static str, Vec<usize>> = BTreeMap::new();
     for (i, h) in inv.hosts.iter().enumerate() {
@@ -330,16 +359,16 @@ fn split_workers(inv: &Inventory, hosts: &[usize], sizes: &[usize]) -> Vec<Pool>
 pub fn files(layout: &Layout) -> Vec<OutFile> {
     let mut out = Vec::new();
     for pool in &layout.pools {
-        for (kind, pick) in [("br-ex", 0usize), ("nmstate", 1)] {
+        for kind in KINDS {
             let files: Vec<J> = pool
                 .hosts
                 .iter()
-                .filter_map(|&i| {
-                    let (a, b) = &layout.entries[i];
-                    if pick == 0 {
-                        a.clone()
-                    } else {
-                        b.clone()
+                .flat_map(|&i| {
+                    let e = &layout.entries[i];
+                    match kind {
+                        "br-ex" => e.br_ex.iter().cloned().collect::<Vec<J>>(),
+                        "nmstate" => e.nodenet.iter().cloned().collect(),
+                        _ => e.links.clone(),
                     }
                 })
                 .collect();

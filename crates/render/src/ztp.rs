@@ -534,7 +534,7 @@ pub fn site_files(inv: &Inventory, report: &Report) -> (Vec<OutFile>, Vec<Diagno
     let texts = artifacts::intent_texts(inv);
     for ((host, r), text) in inv.hosts.iter().zip(&report.hosts).zip(&texts) {
         let mut own = Vec::new();
-        artifacts::host_files(host, r, text.as_ref(), &mut own);
+        artifacts::host_files(host, &inv.cluster, r, text.as_ref(), &mut own);
         let host_dir = format!("{dir}/hosts/{}", host.name.value.replace(['/', ':'], "-"));
         if let Some(doc) = nmstate_config(&name, host) {
             own.push(OutFile::new("nmstateconfig.yaml", yaml(&doc), 0o644));
@@ -585,5 +585,6 @@ pub fn render_sites(
         warnings,
         hosts: sites.iter().map(|(inv, _)| inv.hosts.len()).sum(),
         changes_not_rendered: 0,
+        target_errors: Vec::new(),
     })
 }

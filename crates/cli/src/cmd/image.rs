@@ -105,10 +105,15 @@ pub struct Args {
 
 type Keyfiles = Vec<(String, Vec<u8>)>;
 
-fn load(
-    inventory: Option<PathBuf>,
-    source: &Source,
-) -> Result<(Keyfiles, Option<Vec<u8>>), ExitCode> {
+/// What goes into the media: keyfiles, `.link` files pinning NIC names
+/// (from an inventory whose host has `nicBinding: pin`), Ignition.
+struct Payload {
+    keyfiles: Keyfiles,
+    links: Keyfiles,
+    ignition: Option<Vec<u8>>,
+}
+
+fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode> {
     let inventory = match (inventory, &source.inventory_flag) {
         (Some(_), Some(_)) => {
             return Err(super::usage_error(
@@ -123,10 +128,14 @@ fn load(
             "give an inventory and --host, or --keyfile F…, not both",
         ));
     }
+    let mut links = Keyfiles::new();
     let keyfiles = match (&source.host, &inventory) {
         (Some(host), Some(inv)) => {
-            match nodenet_render::keyfiles_for_host(std::slice::from_ref(inv), host) {
-                Ok(k) => k.into_iter().map(|(n, c)| (n, c.into_bytes())).collect(),
+            match nodenet_render::boot_network_for_host(std::slice::from_ref(inv), host) {
+                Ok(b) => {
+                    links = b.links;
+                    b.keyfiles
+                }
                 Err(nodenet_render::HostKeyfilesError::Load(e)) => {
                     return Err(super::usage_error(e))
                 }
@@ -190,7 +199,20 @@ fn load(
         ),
         None => None,
     };
-    Ok((keyfiles, ignition))
+    Ok(Payload {
+        keyfiles,
+        links,
+        ignition,
+    })
+}
+
+/// ", N .link file(s)" when NIC names are pinned.
+fn pinned(links: &Keyfiles) -> String {
+    if links.is_empty() {
+        String::new()
+    } else {
+        format!(", {} .link file(s) pinning NIC names", links.len())
+    }
 }
 
 /// `[INVENTORY] MEDIA`: clap gives one or two paths.
@@ -228,12 +250,17 @@ pub fn run(args: Args) -> ExitCode {
             if let Err(c) = readable(&input) {
                 return c;
             }
-            let (keyfiles, ignition) = match load(inventory, &source) {
+            let Payload {
+                keyfiles,
+                links,
+                ignition,
+            } = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
             let e = iso::Embed {
                 keyfiles: &keyfiles,
+                links: &links,
                 ignition: ignition.as_deref(),
                 drop_ignition,
             };
@@ -246,8 +273,9 @@ pub fn run(args: Args) -> ExitCode {
             match result {
                 Ok(n) => {
                     info!(
-                        "embedded {} keyfile(s){} ({n} bytes) into {}",
+                        "embedded {} keyfile(s){}{} ({n} bytes) into {}",
                         keyfiles.len(),
+                        pinned(&links),
                         if ignition.is_some() {
                             " and an Ignition config"
                         } else {
@@ -270,10 +298,21 @@ pub fn run(args: Args) -> ExitCode {
             if let Err(c) = readable(&image) {
                 return c;
             }
-            let (keyfiles, ignition) = match load(inventory, &source) {
+            let Payload {
+                keyfiles,
+                links,
+                ignition,
+            } = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
+            if !links.is_empty() {
+                // The boot partition's firstboot network is keyfiles only.
+                info!(
+                    "note: the {} .link file(s) pinning NIC names are not written into a disk image: the installed system gets them from Ignition (openshift/10-nodenet-nic-names-*.yaml)",
+                    links.len()
+                );
+            }
             // A spinner on a terminal, nothing when stderr is redirected.
             let bar = if ui::chatty() {
                 indicatif::ProgressBar::new_spinner()
@@ -328,11 +367,16 @@ pub fn run(args: Args) -> ExitCode {
             output,
             append_to,
         } => {
-            let (keyfiles, ignition) = match load(inventory, &source) {
+            let Payload {
+                keyfiles,
+                links,
+                ignition,
+            } = match load(inventory, &source) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
-            let payload = nodenet_image::initrd::network_payload(&keyfiles, ignition.as_deref());
+            let payload =
+                nodenet_image::initrd::network_payload(&keyfiles, &links, ignition.as_deref());
             let data = match append_to {
                 None => payload,
                 Some(base) => {
@@ -349,10 +393,11 @@ pub fn run(args: Args) -> ExitCode {
             match nodenet_image::write_atomic(&output, &data) {
                 Ok(()) => {
                     info!(
-                        "wrote {} ({} bytes, {} keyfile(s))",
+                        "wrote {} ({} bytes, {} keyfile(s){})",
                         output.display(),
                         data.len(),
-                        keyfiles.len()
+                        keyfiles.len(),
+                        pinned(&links)
                     );
                     ExitCode::SUCCESS
                 }

@@ -225,6 +225,15 @@ fn up(a: UpArgs) -> ExitCode {
                 0o600,
             ));
         }
+        // Pinned NIC names (`nicBinding: pin`): lab-init puts them where
+        // udev reads them before it names the NICs.
+        for link in nodenet_render::artifacts::pinned_names(&inv.hosts[i], &inv.cluster) {
+            f.push((
+                format!("links/{}", link.file_name),
+                link.text.into_bytes(),
+                0o644,
+            ));
+        }
         let state = hr
             .pinned_state
             .clone()

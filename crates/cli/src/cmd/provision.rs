@@ -119,14 +119,11 @@ pub fn run(mut args: Args) -> ExitCode {
             .report(format);
         }
         for t in &targets {
-            let keyfiles = match nodenet_render::keyfiles_for_host(
+            let boot = match nodenet_render::boot_network_for_host(
                 std::slice::from_ref(&args.sel.inventory),
                 &t.host,
             ) {
-                Ok(k) => k
-                    .into_iter()
-                    .map(|(n, c)| (n, c.into_bytes()))
-                    .collect::<Vec<_>>(),
+                Ok(b) => b,
                 Err(e) => {
                     return super::Failure::usage(format!("{}: {e}", t.host))
                         .exit(super::PROBLEMS)
@@ -134,7 +131,8 @@ pub fn run(mut args: Args) -> ExitCode {
                 }
             };
             let e = nodenet_image::iso::Embed {
-                keyfiles: &keyfiles,
+                keyfiles: &boot.keyfiles,
+                links: &boot.links,
                 ignition: None,
                 drop_ignition: false,
             };

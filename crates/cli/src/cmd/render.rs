@@ -36,6 +36,18 @@ pub struct Args {
     /// name `<host>-bmc-secret`, made elsewhere).
     #[arg(long, value_enum, default_value_t = BmcSecrets::Placeholder)]
     bmc_secrets: BmcSecrets,
+    /// Also write outputs for other consumers: `network-data` (per host
+    /// `network-data/<host>/network_data.json` and its Secret, for Ironic
+    /// and Cluster API Metal3 nodes running cloud-init), `netplan` (per
+    /// host `netplan/<host>.yaml`, for Ubuntu servers).
+    #[arg(long = "with", value_enum, value_delimiter = ',')]
+    with: Vec<Output>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Output {
+    NetworkData,
+    Netplan,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -93,6 +105,12 @@ pub fn run(args: Args) -> ExitCode {
     phases.mark("load");
     let provenance = Provenance::new(inputs, &loaded.sources);
     if loaded.clusters().iter().any(|c| c.is_site()) {
+        if !args.with.is_empty() {
+            return super::Failure::usage(
+                "`--with` writes outputs for hosts of one cluster; ZTP sites are rendered as ClusterInstances only",
+            )
+            .report(args.format);
+        }
         return render_sites(loaded, &args, &provenance, phases);
     }
     let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
@@ -126,6 +144,9 @@ pub fn run(args: Args) -> ExitCode {
     phases.print();
     let mut diags = report.diagnostics;
     diags.extend(rendered.warnings);
+    let unsupported = !rendered.target_errors.is_empty();
+    diags.extend(rendered.target_errors);
+    nodenet_model::diag::sort(&mut diags);
     if args.format == Format::Json {
         let mut v = report::to_json(&loaded.sources, &diags);
         v["output"] = serde_json::json!({
@@ -152,8 +173,10 @@ pub fn run(args: Args) -> ExitCode {
         } else {
             ""
         };
+        // A `--with` output that could not carry a host: the rest written.
+        let verdict = if unsupported { "incomplete" } else { "ok" };
         info!(
-            "ok: {what}{example}, {} files written to {} ({}{skipped})",
+            "{verdict}: {what}{example}, {} files written to {} ({}{skipped})",
             rendered.manifest.len() + 1,
             args.output.display(),
             report::summary(&diags)
@@ -164,6 +187,10 @@ pub fn run(args: Args) -> ExitCode {
     std::mem::forget(loaded.inventory);
     std::mem::forget(loaded.sources);
     std::mem::forget(report.hosts);
+    if unsupported {
+        // Written, but without what an output could not carry.
+        return super::problems();
+    }
     ExitCode::SUCCESS
 }
 
@@ -187,6 +214,10 @@ fn replace(args: &Args) -> Replace {
             BmcSecrets::Placeholder => nodenet_render::BmcSecrets::Placeholder,
             BmcSecrets::Embed => nodenet_render::BmcSecrets::Embed,
             BmcSecrets::Reference => nodenet_render::BmcSecrets::Reference,
+        },
+        also: nodenet_render::Also {
+            network_data: args.with.contains(&Output::NetworkData),
+            netplan: args.with.contains(&Output::Netplan),
         },
     }
 }

@@ -472,3 +472,85 @@ pub fn sh(cmd: &str) -> String {
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// One line per fact a network is made of, NICs by their inventory names
+/// (cloud-init's profiles find them by MAC): interfaces that are up and
+/// their types, bond ports, VLAN parents and ids, static addresses,
+/// routes.
+pub fn facts(
+    state: &serde_json::Value,
+    names: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeSet<String> {
+    let name = |i: &serde_json::Value| -> String {
+        let n = i["name"].as_str().unwrap_or("").to_string();
+        match i["mac-address"].as_str() {
+            Some(m) if i["identifier"] == "mac-address" => {
+                names.get(&m.to_ascii_lowercase()).cloned().unwrap_or(n)
+            }
+            _ => n,
+        }
+    };
+    let by_old: std::collections::BTreeMap<String, String> = state["interfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|i| {
+            // Routes name a MAC-bound interface by its profile (nmstate
+            // resolves it).
+            let profile = i["profile-name"].as_str().map(|p| (p.to_string(), name(i)));
+            std::iter::once((i["name"].as_str().unwrap_or("").to_string(), name(i))).chain(profile)
+        })
+        .collect();
+    let renamed = |n: &str| by_old.get(n).cloned().unwrap_or_else(|| n.to_string());
+    let mut out = std::collections::BTreeSet::new();
+    for i in state["interfaces"].as_array().into_iter().flatten() {
+        if i["state"] != "up" {
+            continue;
+        }
+        let n = name(i);
+        out.insert(format!("iface {n} {}", i["type"].as_str().unwrap_or("")));
+        for p in i["link-aggregation"]["port"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            out.insert(format!("port {n} {}", renamed(p.as_str().unwrap())));
+        }
+        if i["type"] == "vlan" {
+            out.insert(format!(
+                "vlan {n} {} {}",
+                renamed(i["vlan"]["base-iface"].as_str().unwrap()),
+                i["vlan"]["id"]
+            ));
+        }
+        for fam in ["ipv4", "ipv6"] {
+            for a in i[fam]["address"].as_array().into_iter().flatten() {
+                out.insert(format!(
+                    "addr {n} {}/{}",
+                    a["ip"].as_str().unwrap(),
+                    a["prefix-length"]
+                ));
+            }
+        }
+    }
+    for r in state["routes"]["config"].as_array().into_iter().flatten() {
+        out.insert(format!(
+            "route {} via {} dev {}",
+            r["destination"].as_str().unwrap(),
+            r["next-hop-address"].as_str().unwrap_or("-"),
+            renamed(r["next-hop-interface"].as_str().unwrap_or("-"))
+        ));
+    }
+    out
+}
+
+/// `nodenet import` of keyfiles, as NMState.
+pub fn import(dir: &Path) -> serde_json::Value {
+    let o = run(nodenet().args(["import", "-q"]).arg(dir));
+    assert!(
+        o.status.success(),
+        "import {dir:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_yaml::from_slice(&o.stdout).unwrap()
+}

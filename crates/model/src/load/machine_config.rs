@@ -10,7 +10,7 @@ use base64::Engine;
 use crate::diag::{Code, Diagnostic, Embedding};
 use crate::fields::Decoder;
 use crate::inventory::*;
-use crate::yaml::Node;
+use crate::yaml::{Node, Span};
 
 use super::Context;
 
@@ -18,6 +18,8 @@ const NMSTATE_DIR: &str = "/etc/nmstate/";
 /// nodenet-apply.service's directory (`nodenet service --dir`).
 pub const NODENET_DIR: &str = "/etc/nodenet/nmstate/";
 const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
+/// Where `.link` files pinning NIC names go (`nicBinding: pin`).
+const LINK_DIR: &str = "/etc/systemd/network/";
 
 fn files(root: &Node) -> &[Node] {
     root.get("spec")
@@ -48,12 +50,14 @@ pub(crate) fn has_units(root: &Node) -> bool {
     !units(root).is_empty()
 }
 
-/// Whether the MachineConfig writes any file under /etc/nmstate.
+/// Whether the MachineConfig writes any file under /etc/nmstate, or a
+/// `.link` file (NIC names).
 pub(crate) fn writes_nmstate(root: &Node) -> bool {
-    files(root)
-        .iter()
-        .filter_map(path_of)
-        .any(|p| p.starts_with(NMSTATE_DIR) || p.starts_with(NODENET_DIR))
+    files(root).iter().filter_map(path_of).any(|p| {
+        p.starts_with(NMSTATE_DIR)
+            || p.starts_with(NODENET_DIR)
+            || (p.starts_with(LINK_DIR) && p.ends_with(".link"))
+    })
 }
 
 pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) -> Inventory {
@@ -81,6 +85,14 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
     for file in files(root) {
         let Some(path) = path_of(file) else { continue };
         let path_span = file.get("path").map(|p| p.span).unwrap_or(file.span);
+        if let Some(link) = path.strip_prefix(LINK_DIR) {
+            if !link.contains('/') && link.ends_with(".link") {
+                if let Some(text) = file_text(file, &path, &mut d) {
+                    pinned_name(&text, path_span, &mut inv);
+                }
+            }
+            continue;
+        }
         // `openshift/<host>.yml`, nodenet's `<host>.yml`, or
         // nmstate.service's `<name>.yml`.
         let (per_host, file_name) = if let Some(f) = path.strip_prefix(NODENET_DIR) {
@@ -111,85 +123,13 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
             ),
             _ => continue,
         }
-        let Some(contents) = file.get("contents") else {
-            d.push(
-                Diagnostic::error(Code::MissingField, format!("`{path}` has no `contents`"))
-                    .at(file.span),
-            );
+        let Some(text) = file_text(file, &path, &mut d) else {
             continue;
         };
-        let Some(source) = contents.get("source") else {
-            d.push(
-                Diagnostic::error(
-                    Code::MissingField,
-                    format!("`{path}` has no `contents.source`"),
-                )
-                .at(contents.span),
-            );
-            continue;
-        };
-        let url = source.scalar_text().unwrap_or_default();
-        let compression = contents
-            .get("compression")
-            .and_then(Node::as_str)
-            .unwrap_or("");
-        let bytes = match decode_data_url(&url) {
-            Some(bytes) => bytes,
-            None if !url.starts_with("data:") => {
-                d.push(
-                    Diagnostic::warning(
-                        Code::InvalidValue,
-                        format!(
-                            "`{path}` is fetched from `{}` at boot: not checked here",
-                            short(&url)
-                        ),
-                    )
-                    .at(source.span),
-                );
-                continue;
-            }
-            None => {
-                d.push(
-                    Diagnostic::error(
-                        Code::InvalidValue,
-                        format!("the contents of `{path}` are not a valid data: URL"),
-                    )
-                    .at(source.span)
-                    .help("Ignition reads `data:[<mediatype>][;base64],<data>` (RFC 2397)"),
-                );
-                continue;
-            }
-        };
-        let bytes = match compression {
-            "" => bytes,
-            "gzip" => match gunzip(&bytes) {
-                Some(b) => b,
-                None => {
-                    d.push(
-                        Diagnostic::error(
-                            Code::InvalidValue,
-                            format!("the contents of `{path}` are not valid gzip"),
-                        )
-                        .at(source.span),
-                    );
-                    continue;
-                }
-            },
-            other => {
-                d.push(
-                    Diagnostic::error(
-                        Code::InvalidValue,
-                        format!("unknown compression `{other}` of `{path}` (Ignition knows gzip)"),
-                    )
-                    .at(contents
-                        .get("compression")
-                        .map(|c| c.span)
-                        .unwrap_or(contents.span)),
-                );
-                continue;
-            }
-        };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let source = file
+            .get("contents")
+            .and_then(|c| c.get("source"))
+            .expect("file_text read it");
         let embedding = Embedding::relocated(source.span, path.clone());
         let Some(network) = ctx.parse_embedded(path.clone(), text, embedding, &mut d) else {
             continue;
@@ -217,6 +157,120 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
         inv.hosts.push(host);
     }
     inv
+}
+
+/// The text of an Ignition file entry whose contents are a `data:` URL
+/// (gzip or not); a located finding, and `None`, where they cannot be read.
+fn file_text(file: &Node, path: &str, d: &mut Decoder) -> Option<String> {
+    let Some(contents) = file.get("contents") else {
+        d.push(
+            Diagnostic::error(Code::MissingField, format!("`{path}` has no `contents`"))
+                .at(file.span),
+        );
+        return None;
+    };
+    let Some(source) = contents.get("source") else {
+        d.push(
+            Diagnostic::error(
+                Code::MissingField,
+                format!("`{path}` has no `contents.source`"),
+            )
+            .at(contents.span),
+        );
+        return None;
+    };
+    let url = source.scalar_text().unwrap_or_default();
+    let compression = contents
+        .get("compression")
+        .and_then(Node::as_str)
+        .unwrap_or("");
+    let bytes = match decode_data_url(&url) {
+        Some(bytes) => bytes,
+        None if !url.starts_with("data:") => {
+            d.push(
+                Diagnostic::warning(
+                    Code::InvalidValue,
+                    format!(
+                        "`{path}` is fetched from `{}` at boot: not checked here",
+                        short(&url)
+                    ),
+                )
+                .at(source.span),
+            );
+            return None;
+        }
+        None => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("the contents of `{path}` are not a valid data: URL"),
+                )
+                .at(source.span)
+                .help("Ignition reads `data:[<mediatype>][;base64],<data>` (RFC 2397)"),
+            );
+            return None;
+        }
+    };
+    let bytes = match compression {
+        "" => bytes,
+        "gzip" => match gunzip(&bytes) {
+            Some(b) => b,
+            None => {
+                d.push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("the contents of `{path}` are not valid gzip"),
+                    )
+                    .at(source.span),
+                );
+                return None;
+            }
+        },
+        other => {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("unknown compression `{other}` of `{path}` (Ignition knows gzip)"),
+                )
+                .at(contents
+                    .get("compression")
+                    .map(|c| c.span)
+                    .unwrap_or(contents.span)),
+            );
+            return None;
+        }
+    };
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// One `.link` file's pin (`[Match] PermanentMACAddress=`/`MACAddress=`,
+/// `[Link] Name=`), as nodenet writes for `nicBinding: pin`: recorded for
+/// the hosts whose NIC table holds that MAC (`merge`).
+fn pinned_name(text: &str, span: Span, inv: &mut Inventory) {
+    let mut section = "";
+    let (mut mac, mut name) = (None, None);
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        match (section, k.trim()) {
+            ("[Match]", "PermanentMACAddress") => mac = Some(v.trim().to_ascii_uppercase()),
+            ("[Match]", "MACAddress") if mac.is_none() => mac = Some(v.trim().to_ascii_uppercase()),
+            ("[Link]", "Name") => name = Some(v.trim().to_string()),
+            _ => {}
+        }
+    }
+    // Another kind of .link file (MTU, naming policy) pins nothing.
+    if let (Some(mac), Some(name)) = (mac, name) {
+        inv.cluster.pinned_nics.push(PinnedNic {
+            mac,
+            name: Located::new(name, span),
+        });
+    }
 }
 
 fn short(url: &str) -> String {

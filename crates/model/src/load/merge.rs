@@ -58,7 +58,53 @@ pub(crate) fn merge(
             }
         }
     }
+    apply_pins(&mut into, diags);
     into
+}
+
+/// Hosts whose NIC table holds a MAC a `.link` file pins are pinned
+/// (`nicBinding: pin`, unless they say otherwise); a pin naming the NIC
+/// otherwise than the table is a MAC mapped to two names.
+fn apply_pins(inv: &mut Inventory, diags: &mut Vec<Diagnostic>) {
+    if inv.cluster.pinned_nics.is_empty() {
+        return;
+    }
+    let pins: HashMap<&str, &PinnedNic> = inv
+        .cluster
+        .pinned_nics
+        .iter()
+        .map(|p| (p.mac.as_str(), p))
+        .collect();
+    for host in &mut inv.hosts {
+        let mut pinned = None;
+        for nic in &host.nics {
+            let Some(mac) = &nic.mac else { continue };
+            let Some(pin) = pins.get(mac.value.to_ascii_uppercase().as_str()) else {
+                continue;
+            };
+            if pin.name.value == nic.name.value {
+                pinned = Some(pin.name.span);
+                continue;
+            }
+            diags.push(
+                Diagnostic::error(
+                    Code::DuplicateMac,
+                    format!(
+                        "MAC {} is `{}` in the NIC table of `{}`, and a .link file pins it as `{}`",
+                        mac.value, nic.name.value, host.name.value, pin.name.value
+                    ),
+                )
+                .at(pin.name.span)
+                .related(nic.name.span, "the NIC table's name")
+                .help("one name per NIC: render the MachineConfig again from the inventory, or name the NIC as the .link file does"),
+            );
+        }
+        if let (Some(span), None) = (pinned, &host.nic_binding) {
+            if inv.cluster.nic_binding.is_none() {
+                host.nic_binding = Some(Located::new(crate::nic_binding::NicBinding::Pin, span));
+            }
+        }
+    }
 }
 
 /// The earlier host `host` describes too: the same name, or, when either
@@ -102,6 +148,7 @@ fn merge_cluster(into: &mut Inventory, part: &Inventory) {
     }
     let c = &mut into.cluster;
     let p = &part.cluster;
+    c.pinned_nics.extend(p.pinned_nics.iter().cloned());
     if c.name.is_none() {
         c.name = p.name.clone();
     }

@@ -185,10 +185,8 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             expand_host_entry(&mut d, entry, templates, &mut alloc, &mut inv.hosts);
         }
     }
-    let default = inv.cluster.nic_binding.as_ref().map(|b| b.value);
     for h in &mut inv.hosts {
-        let binding = h.nic_binding.as_ref().map(|b| b.value).or(default);
-        if binding == Some(NicBinding::Mac) {
+        if h.binding(&inv.cluster) == NicBinding::Mac {
             h.network = h
                 .network
                 .as_ref()
@@ -198,7 +196,7 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     inv
 }
 
-/// `nicBinding: name | mac`.
+/// `nicBinding: name | mac | pin`.
 fn nic_binding(d: &mut Decoder, v: &Node) -> Option<Located<NicBinding>> {
     match v.as_str().and_then(NicBinding::parse) {
         Some(b) => Some(Located::new(b, v.span)),
@@ -206,10 +204,10 @@ fn nic_binding(d: &mut Decoder, v: &Node) -> Option<Located<NicBinding>> {
             d.push(
                 Diagnostic::error(
                     Code::InvalidValue,
-                    format!("nicBinding `{v}` is not `name` or `mac`"),
+                    format!("nicBinding `{v}` is not `name`, `mac` or `pin`"),
                 )
                 .at(v.span)
-                .help("`mac`: profiles match the NIC table's MACs (identifier: mac-address), whatever the NICs are called; `name` (the default): the names as written"),
+                .help("`mac`: profiles match the NIC table's MACs (identifier: mac-address), whatever the NICs are called; `pin`: systemd .link files give each NIC of the table its name by MAC, profiles stay bound by name; `name` (the default): the names as written"),
             );
             None
         }
