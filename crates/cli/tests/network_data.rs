@@ -140,9 +140,14 @@ fn cloud_init_turns_every_network_data_json_into_the_hosts_own_network() {
                     String::from_utf8_lossy(&o.stderr)
                 );
             };
-            let nm = out.join(format!("cloud-init-{host}-nm"));
+            let nm = tmp
+                .path()
+                .join(format!("{}-cloud-init-{host}-nm", ex.replace('/', "-")));
             convert("network-manager", &nm);
-            let np = out.join(format!("cloud-init-{host}-netplan"));
+            let np = tmp.path().join(format!(
+                "{}-cloud-init-{host}-netplan",
+                ex.replace('/', "-")
+            ));
             convert("netplan", &np);
             let keyfiles = nm.join("etc/NetworkManager/system-connections");
             for k in files_under(&keyfiles) {
@@ -253,4 +258,85 @@ fn what_network_data_cannot_carry_is_an_error_for_that_output_only() {
         let host = e["host"].as_str().unwrap();
         assert!(!out.join("network-data").join(host).exists(), "{host}");
     }
+}
+
+/// Round trip: each network_data.json nodenet wrote reads back (`check`
+/// clean of errors, `render` of it alone) as the same network: its
+/// keyfiles describe the interfaces, ports, VLANs, addresses and routes of
+/// the host's own.
+#[test]
+fn network_data_json_reads_back_as_the_same_network() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut hosts = 0;
+    for ex in EXAMPLES {
+        let out = tmp.path().join(ex.replace('/', "-"));
+        let o = render_with(ex, &out);
+        assert!(
+            o.status.success(),
+            "{ex}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for f in network_data_files(&out) {
+            let host = f
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let back = tmp
+                .path()
+                .join(format!("{}-read-back-{host}", ex.replace('/', "-")));
+            let o = run(nodenet().arg("render").arg(&f).arg("-o").arg(&back));
+            assert!(
+                o.status.success(),
+                "{ex} {host}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let names = BTreeMap::new();
+            let again = facts(
+                &import(&back.join("hosts").join(&host).join("system-connections")),
+                &names,
+            );
+            let ours = facts(
+                &import(&out.join("hosts").join(&host).join("system-connections")),
+                &names,
+            );
+            assert_eq!(again, ours, "{ex} {host}");
+            hosts += 1;
+        }
+        // The whole output read back: each network_data.json joins its host
+        // (install-config, agent-config) without a conflict.
+        let o = run(nodenet().args(["check", "--format", "json"]).arg(&out));
+        let v = json(&o);
+        let errors: Vec<&J> = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .collect();
+        assert!(errors.is_empty(), "{ex}: {errors:#?}");
+    }
+    assert!(hosts >= 15, "{hosts}");
+    // One whose address differs from its host's is a conflict there.
+    let out = tmp.path().join("examples-dual-stack.yaml");
+    let f = out.join("network-data/master-1/network_data.json");
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.contains("192.168.111.21"), "{text}");
+    std::fs::write(&f, text.replace("192.168.111.21", "192.168.111.121")).unwrap();
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["severity"] == "error"
+                && d["file"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("master-1/network_data.json")),
+        "{v:#}"
+    );
 }

@@ -55,6 +55,8 @@ pub enum InputKind {
     ClusterInstance,
     /// GitOps ZTP's SiteConfig (v1, v2): clusters of a fleet.
     SiteConfig,
+    /// OpenStack `network_data.json` (Ironic, Cluster API Metal3): one host.
+    NetworkData,
 }
 
 impl InputKind {
@@ -76,6 +78,7 @@ impl InputKind {
             InputKind::BareMetalHost => "BareMetalHost",
             InputKind::AgentClusterInstall => "AgentClusterInstall",
             InputKind::MachineConfiguration => "MachineConfiguration",
+            InputKind::NetworkData => "network_data.json",
             InputKind::ClusterInstance => "ClusterInstance",
             InputKind::SiteConfig => "SiteConfig",
         }

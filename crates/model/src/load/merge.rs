@@ -377,8 +377,26 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
         }
     }
     a.nics_listed |= b.nics_listed;
+    // network_data.json says less than NMState (no disabled families, no
+    // options it lacks): beside another description of the host, only its
+    // static addresses must agree, and the richer state is kept.
+    let projection = (a.kind == InputKind::NetworkData) != (b.kind == InputKind::NetworkData);
     match (&a.network, b.network) {
         (None, net) => a.network = net,
+        (Some(x), Some(y)) if projection => {
+            let ips = |n: &Node| {
+                let mut v: Vec<String> = addresses(n).into_iter().map(|(ip, _)| ip).collect();
+                v.sort();
+                v
+            };
+            if ips(x) != ips(&y) {
+                if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
+                    conflict("the network", &here, here_at, &there, there_at);
+                }
+            } else if a.kind == InputKind::NetworkData {
+                a.network = Some(y);
+            }
+        }
         (Some(x), Some(y)) => {
             if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
                 conflict("the network", &here, here_at, &there, there_at);

@@ -12,6 +12,7 @@ mod machine_configuration;
 mod merge;
 mod native;
 mod native_fleet;
+mod network_data;
 mod nmstate;
 mod nncp;
 mod ztp;
@@ -595,7 +596,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
 /// directory checks without a note about them).
 const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
 
-const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, and GitOps ZTP SiteConfigs and ClusterInstances";
+const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, and OpenStack network_data.json";
 
 fn load_document(
     kind: InputKind,
@@ -631,6 +632,15 @@ fn load_document(
         InputKind::NmStateConfig => agent_manifests::load_nmstate_config(root, diags),
         InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
         InputKind::MachineConfiguration => machine_configuration::load(root, diags),
+        InputKind::NetworkData => {
+            // `<host>/network_data.json` (as render writes it) is that host's.
+            let name = if doc.stem == "network_data" {
+                parent_dir_name(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
+            } else {
+                doc.stem.clone()
+            };
+            network_data::load(root, name, diags)
+        }
         InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
         InputKind::ClusterInstance | InputKind::SiteConfig => {
             unreachable!("sites are loaded as clusters of their own")
@@ -677,6 +687,7 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         // files have no `kind:` line.
         None if agent_config::looks_like(root, &base) => Shape::Input(InputKind::AgentConfig),
         None if nmstate::looks_like(root) => Shape::Input(InputKind::NmState),
+        None if network_data::looks_like(root) => Shape::Input(InputKind::NetworkData),
         None if has("hosts") && (has("cluster") || has("templates")) => {
             Shape::Input(InputKind::Inventory)
         }
