@@ -106,6 +106,15 @@ impl<'a> Intent<'a> {
             .collect()
     }
 
+    /// A VLAN's parent and id, when both are given.
+    pub fn vlan(i: &Node) -> Option<(String, u64)> {
+        let v = i.get("vlan");
+        Some((
+            text(v.and_then(|v| v.get("base-iface")))?,
+            text(v.and_then(|v| v.get("id")))?.parse().ok()?,
+        ))
+    }
+
     /// NICs the intent names only as ports (they need entries of their
     /// own in these formats), each with the interface naming it.
     pub fn port_only(&self) -> Vec<(String, &'a Node)> {
@@ -151,7 +160,7 @@ impl<'a> Intent<'a> {
             };
             match Self::kind(i).as_str() {
                 "bond" => at = Self::ports(i).first()?.clone(),
-                "vlan" => at = text(i.get("vlan").and_then(|v| v.get("base-iface")))?,
+                "vlan" => at = Self::vlan(i)?.0,
                 _ => return self.nic_mac(&at),
             }
         }

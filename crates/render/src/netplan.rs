@@ -152,11 +152,7 @@ pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
                 ("bonds", e)
             }
             "vlan" => {
-                let v = i.get("vlan");
-                let (Some(base), Some(id)) = (
-                    text(v.and_then(|v| v.get("base-iface"))),
-                    text(v.and_then(|v| v.get("id"))).and_then(|t| t.parse::<u64>().ok()),
-                ) else {
+                let Some((base, id)) = Intent::vlan(i) else {
                     errors.push(unsupported(
                         host,
                         i,

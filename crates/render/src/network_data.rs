@@ -120,11 +120,7 @@ pub fn network_data(host: &Host) -> Result<J, Vec<Diagnostic>> {
                 l.insert("ethernet_mac_address".into(), json!(mac));
             }
             "vlan" => {
-                let v = i.get("vlan");
-                let (Some(base), Some(id)) = (
-                    text(v.and_then(|v| v.get("base-iface"))),
-                    text(v.and_then(|v| v.get("id"))).and_then(|t| t.parse::<u64>().ok()),
-                ) else {
+                let Some((base, id)) = Intent::vlan(i) else {
                     errors.push(unsupported(
                         host,
                         i,
