@@ -24,7 +24,8 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
     series: Vec<usize>,
     /// Input shapes to run (default all): template, template-dhcp,
-    /// install-config, agent-config, manifests, sites, sites-template.
+    /// install-config, agent-config, manifests, sites, sites-template,
+    /// network-data, netplan, metal3.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Also render the headline runs into this directory (another file

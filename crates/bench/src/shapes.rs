@@ -29,10 +29,18 @@ pub enum Shape {
     /// The same fleet from one inventory: `sites:` with a count, each
     /// site's subnet, MACs and BMC from its index.
     SitesTemplate,
+    /// Ironic config drives: `<host>/openstack/latest/network_data.json`
+    /// per host (bond + VLAN + static address).
+    NetworkData,
+    /// One netplan file per host (the same network).
+    Netplan,
+    /// One Cluster API Metal3DataTemplate and its IPPool, preallocating
+    /// every host's address by BareMetalHost name.
+    Metal3Template,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 7] = [
+    pub const ALL: [Shape; 10] = [
         Shape::Template,
         Shape::TemplateDhcp,
         Shape::InstallConfig,
@@ -40,6 +48,9 @@ impl Shape {
         Shape::Manifests,
         Shape::Sites,
         Shape::SitesTemplate,
+        Shape::NetworkData,
+        Shape::Netplan,
+        Shape::Metal3Template,
     ];
 
     pub fn label(self) -> &'static str {
@@ -51,6 +62,9 @@ impl Shape {
             Shape::Manifests => "directory of per-host BareMetalHost + Secret manifests",
             Shape::Sites => "directory of single-node ClusterInstances, one site per file",
             Shape::SitesTemplate => "single-node sites from one inventory template",
+            Shape::NetworkData => "config drives: a network_data.json per host",
+            Shape::Netplan => "a netplan file per host",
+            Shape::Metal3Template => "one Metal3DataTemplate + IPPool preallocating every host",
         }
     }
 
@@ -63,6 +77,9 @@ impl Shape {
             Shape::Manifests => "manifests",
             Shape::Sites => "sites",
             Shape::SitesTemplate => "sites-template",
+            Shape::NetworkData => "network-data",
+            Shape::Netplan => "netplan",
+            Shape::Metal3Template => "metal3",
         }
     }
 
@@ -106,6 +123,24 @@ impl Shape {
                 vec![sites]
             }
             Shape::SitesTemplate => vec![file("fleet.yaml", site_fleet(n))?],
+            Shape::NetworkData => {
+                let drives = dir.join("config-drives");
+                for i in 0..n {
+                    let d = drives.join(name(i)).join("openstack/latest");
+                    std::fs::create_dir_all(&d)?;
+                    std::fs::write(d.join("network_data.json"), network_data(i))?;
+                }
+                vec![drives]
+            }
+            Shape::Netplan => {
+                let files = dir.join("netplan");
+                std::fs::create_dir_all(&files)?;
+                for i in 0..n {
+                    std::fs::write(files.join(format!("{}.yaml", name(i))), netplan(i))?;
+                }
+                vec![files]
+            }
+            Shape::Metal3Template => vec![file("metal3.yaml", metal3_template(n))?],
         })
     }
 }
@@ -423,4 +458,43 @@ pub fn manifests(i: usize) -> String {
         state(i, "    "),
         mac(i, 0)
     )
+}
+
+/// A host's config-drive network_data.json: two NICs, an 802.3ad bond,
+/// VLAN 110 with its address, default route and DNS.
+fn network_data(i: usize) -> String {
+    let (m0, m1) = (mac(i, 0), mac(i, 1));
+    format!(
+        r#"{{"links": [
+ {{"id": "ens1f0", "type": "phy", "ethernet_mac_address": "{m0}", "mtu": 9000}},
+ {{"id": "ens1f1", "type": "phy", "ethernet_mac_address": "{m1}", "mtu": 9000}},
+ {{"id": "bond0", "type": "bond", "bond_mode": "802.3ad", "bond_links": ["ens1f0", "ens1f1"], "bond_miimon": 100, "ethernet_mac_address": "{m0}", "mtu": 9000}},
+ {{"id": "bond0.110", "type": "vlan", "vlan_link": "bond0", "vlan_id": 110, "vlan_mac_address": "{m0}"}}],
+ "networks": [{{"id": "network0", "network_id": "machine", "type": "ipv4", "link": "bond0.110", "ip_address": "{}", "netmask": "255.0.0.0",
+   "routes": [{{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.0.0.1"}}]}}],
+ "services": [{{"type": "dns", "address": "10.0.0.2"}}]}}
+"#,
+        ip(i)
+    )
+}
+
+/// The same network as netplan.
+fn netplan(i: usize) -> String {
+    format!(
+        "network:\n  version: 2\n  ethernets:\n    ens1f0: {{match: {{macaddress: \"{}\"}}, set-name: ens1f0, mtu: 9000}}\n    ens1f1: {{match: {{macaddress: \"{}\"}}, set-name: ens1f1, mtu: 9000}}\n  bonds:\n    bond0:\n      interfaces: [ens1f0, ens1f1]\n      mtu: 9000\n      parameters: {{mode: 802.3ad, mii-monitor-interval: 100}}\n  vlans:\n    bond0.110:\n      id: 110\n      link: bond0\n      addresses: [{}/8]\n      routes: [{{to: default, via: 10.0.0.1}}]\n      nameservers: {{addresses: [10.0.0.2]}}\n",
+        mac(i, 0),
+        mac(i, 1),
+        ip(i)
+    )
+}
+
+/// One template for every host and the pool giving each its address.
+fn metal3_template(n: usize) -> String {
+    let mut out = String::from(
+        "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: Metal3DataTemplate\nmetadata: {name: workers}\nspec:\n  clusterName: bench\n  networkData:\n    links:\n      ethernets:\n      - {type: phy, id: ens1f0, mtu: 9000, macAddress: {fromHostInterface: ens1f0}}\n      - {type: phy, id: ens1f1, mtu: 9000, macAddress: {fromHostInterface: ens1f1}}\n      bonds:\n      - {id: bond0, mtu: 9000, bondMode: 802.3ad, bondLinks: [ens1f0, ens1f1], macAddress: {fromHostInterface: ens1f0}, parameters: {miimon: 100}}\n      vlans:\n      - {id: bond0.110, vlanID: 110, vlanLink: bond0, macAddress: {fromHostInterface: ens1f0}}\n    networks:\n      ipv4:\n      - {id: machine, link: bond0.110, ipAddressFromIPPool: machine, routes: [{network: 0.0.0.0, prefix: 0, gateway: {fromIPPool: machine}}]}\n    services: {dns: [10.0.0.2]}\n---\napiVersion: ipam.metal3.io/v1alpha1\nkind: IPPool\nmetadata: {name: machine}\nspec:\n  clusterName: bench\n  namePrefix: bench-machine\n  pools: [{start: 10.0.0.2, end: 10.255.255.254}]\n  prefix: 8\n  gateway: 10.0.0.1\n  preAllocations:\n",
+    );
+    for i in 0..n {
+        let _ = writeln!(out, "    {}-machine: {}", name(i), ip(i));
+    }
+    out
 }

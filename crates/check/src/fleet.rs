@@ -254,11 +254,13 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         .collect();
     let agent = for_agent_installer(inv);
     // agent-config.yaml lists a host by a MAC (the agent installer refuses
-    // a host without interfaces): one with none is left out of it.
-    for h in whole
-        .iter()
-        .filter(|h| h.host.boot_mac.is_none() && !h.host.nics.iter().any(|n| n.mac.is_some()))
-    {
+    // a host without interfaces): one with none is left out of it. A
+    // Metal3DataTemplate's hosts take their MACs from inspection.
+    for h in whole.iter().filter(|h| {
+        h.host.boot_mac.is_none()
+            && !h.host.nics.iter().any(|n| n.mac.is_some())
+            && h.host.kind != nodenet_model::InputKind::Metal3DataTemplate
+    }) {
         let name = &h.host.name.value;
         out.push(
             Diagnostic::warning(

@@ -350,3 +350,142 @@ fn a_directory_of_nothing_readable_is_an_error_not_a_pass() {
         errs[0].3
     );
 }
+
+/// Metal3 and Ironic users' files: Metal3DataTemplates (v1beta1 and
+/// v1beta2) with their IPPools and the BareMetalHosts whose inspection
+/// data gives the NICs' MACs; netplan files as cloud-init, netplan's
+/// examples and `netplan set` write them; BareMetalHosts whose `networkData`
+/// (or ramdisk) Secrets hold network_data.json as CAPM3 writes it (YAML,
+/// keys sorted) or as nova and Ironic write it (JSON, in `stringData` or
+/// base64 `data`), and config drives (`<host>/openstack/latest/`) written
+/// the ways cloud-init's, Ironic's and hand-written files are. Each reads
+/// as the same 5 hosts the OpenShift BareMetalHosts describe, and all
+/// together merge into them without a conflict.
+#[test]
+fn network_data_in_secrets_and_config_drives_reads_as_the_same_hosts() {
+    for scenario in [
+        "metal3-networkdata",
+        "config-drive",
+        "metal3-template",
+        "netplan",
+    ] {
+        let (code, d) = diagnostics(&[&inputs(scenario)]);
+        assert_eq!(code, 0, "{scenario}: {:?}", errors(&d));
+        // cloud-init 22.4 writes the deprecated `gateway4`, as netplan says.
+        let said: Vec<_> = d
+            .iter()
+            .filter(|d| !(scenario == "netplan" && d.3.starts_with("`gateway4` is deprecated")))
+            .collect();
+        assert!(said.is_empty(), "{scenario}: {said:?}");
+    }
+    let openshift = host_facts(&[&inputs("baremetalhost")], true);
+    assert_eq!(openshift.len(), 5);
+    let worker1 = &openshift["worker-1"];
+    for fact in [
+        "bond0.120 vlan bond=null vlan={\"id\":120,\"base\":\"bond0\"} v4=false/false/[\"192.168.120.31/24\"] v6=null/null/null",
+        "ens1f0 ethernet bond=null vlan=null v4=null/null/null v6=null/null/null mac=52:54:00:aa:04:00",
+        "gateway \"192.168.111.1\" via \"bond0.110\"",
+    ] {
+        assert!(worker1.contains(&fact.to_string()), "{fact}: {worker1:#?}");
+    }
+    for scenario in [
+        "metal3-networkdata",
+        "config-drive",
+        "metal3-template",
+        "netplan",
+    ] {
+        let seen = host_facts(&[&inputs(scenario)], true);
+        for (host, facts) in &openshift {
+            assert_eq!(&seen[host], facts, "{scenario} {host}");
+        }
+    }
+    let o = run(nodenet()
+        .arg("check")
+        .arg(inputs("baremetalhost"))
+        .arg(inputs("metal3-networkdata"))
+        .arg(inputs("config-drive"))
+        .arg(inputs("metal3-template"))
+        .arg(inputs("netplan")));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ok: 5 host(s) checked: 0 errors, 1 warning"),
+        "{stderr}"
+    );
+}
+
+/// A finding inside network_data.json points into it: inside a Secret's
+/// base64 value (the place in the decoded text), and at the link of a
+/// config drive's file.
+#[test]
+fn a_finding_inside_network_data_points_at_its_link_or_network() {
+    use base64::Engine;
+    let tmp = tempfile::tempdir().unwrap();
+    // master-2's network_data.json takes master-1's address.
+    let text = std::fs::read_to_string(inputs("metal3-networkdata/master-2.yaml")).unwrap();
+    let (line_no, encoded) = text
+        .lines()
+        .enumerate()
+        .find_map(|(n, l)| Some((n + 1, l.strip_prefix("  networkData: ")?)))
+        .unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let json = String::from_utf8(b64.decode(encoded).unwrap()).unwrap();
+    let address_line = json
+        .lines()
+        .position(|l| l.contains("192.168.111.22"))
+        .unwrap()
+        + 1;
+    let bad = json.replace("192.168.111.22", "192.168.111.21");
+    let text = text.replace(encoded, &b64.encode(bad));
+    let dir = tmp.path().join("secrets");
+    std::fs::create_dir(&dir).unwrap();
+    write(&dir, "master-2.yaml", text);
+    std::fs::copy(
+        inputs("metal3-networkdata/master-1.yaml"),
+        dir.join("master-1.yaml"),
+    )
+    .unwrap();
+    let (code, d) = diagnostics(&[&dir]);
+    assert_eq!(code, 1);
+    let dup = d
+        .iter()
+        .find(|d| d.1 == "duplicate-ip" && d.3.contains("master-2-networkdata"))
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(dup.2, line_no as u64, "{dup:?}");
+    // The place inside the decoded JSON is the address itself.
+    assert!(
+        dup.3.contains(&format!("line {address_line} column")),
+        "{dup:?} (address on line {address_line})"
+    );
+
+    // A config drive's VLAN without the MAC cloud-init needs.
+    let drive = tmp.path().join("drive/worker-1/openstack/latest");
+    std::fs::create_dir_all(&drive).unwrap();
+    let json = std::fs::read_to_string(inputs(
+        "config-drive/worker-1/openstack/latest/network_data.json",
+    ))
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["links"][4]
+        .as_object_mut()
+        .unwrap()
+        .remove("vlan_mac_address");
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let link_line = text
+        .lines()
+        .position(|l| l.contains("\"bond0.120\""))
+        .unwrap();
+    write(&drive, "network_data.json", &text);
+    let (code, d) = diagnostics(&[&tmp.path().join("drive")]);
+    assert_eq!(code, 1, "{d:?}");
+    let missing = d
+        .iter()
+        .find(|d| d.1 == "missing-field" && d.3.contains("vlan_mac_address"))
+        .unwrap_or_else(|| panic!("{d:?}"));
+    // The link's object opens on the line before its first key.
+    assert!(
+        (missing.2 as usize) + 1 >= link_line && (missing.2 as usize) <= link_line + 1,
+        "{missing:?} (link id on line {})",
+        link_line + 1
+    );
+}

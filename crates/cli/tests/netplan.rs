@@ -139,3 +139,134 @@ fn netplan_generates_the_hosts_own_network_from_every_file() {
     }
     assert!(hosts >= 15, "{hosts}");
 }
+
+/// netplan files as people and tools write them (`tests/cluster-inputs/
+/// netplan`: cloud-init's renderer, netplan's examples, a renderer among
+/// the ids, units on bond times, address options, cloud-init's
+/// network-config without `network:`) mean to nodenet what they mean to
+/// netplan: `netplan generate` accepts each, and the keyfiles it generates
+/// describe the same network as the keyfiles nodenet renders from the
+/// file. The NetworkManager renderer is forced last, so every device has
+/// keyfiles to compare.
+#[test]
+fn nodenet_reads_netplan_files_as_netplan_does() {
+    let netplan = tool("netplan");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo().join("tests/cluster-inputs/netplan");
+    let mut read = 0;
+    for f in files_under(&dir) {
+        let host = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let doc: J = serde_yaml::from_str(&text).unwrap();
+        // cloud-init's network-config is netplan under `network:`.
+        let (netplan_text, network) = match doc.get("network") {
+            Some(n) => (text.clone(), n.clone()),
+            None => (
+                format!(
+                    "network:\n{}",
+                    text.lines().map(|l| format!("  {l}\n")).collect::<String>()
+                ),
+                doc.clone(),
+            ),
+        };
+        let mut names = BTreeMap::new();
+        for (id, e) in network["ethernets"].as_object().into_iter().flatten() {
+            if let Some(mac) = e["match"]["macaddress"].as_str() {
+                let name = e["set-name"].as_str().unwrap_or(id);
+                names.insert(mac.to_ascii_lowercase(), name.to_string());
+            }
+        }
+        let root = tmp.path().join(format!("{host}-root"));
+        let etc = root.join("etc/netplan");
+        std::fs::create_dir_all(&etc).unwrap();
+        for (name, body) in [
+            ("50-input.yaml", netplan_text.as_str()),
+            (
+                "99-renderer.yaml",
+                "network:\n  version: 2\n  renderer: NetworkManager\n",
+            ),
+        ] {
+            let p = etc.join(name);
+            std::fs::write(&p, body).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let o = run(std::process::Command::new(&netplan)
+            .args(["generate", "--root-dir"])
+            .arg(&root));
+        assert!(
+            o.status.success(),
+            "{host}: netplan generate rejects it: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let theirs = facts(
+            &import(&root.join("run/NetworkManager/system-connections")),
+            &names,
+        );
+        let out = tmp.path().join(format!("{host}-out"));
+        let o = run(nodenet().arg("render").arg(&f).arg("-o").arg(&out));
+        assert!(
+            o.status.success(),
+            "{host}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let ours = facts(
+            &import(&out.join("hosts").join(&host).join("system-connections")),
+            &names,
+        );
+        assert_eq!(
+            theirs, ours,
+            "{host}: nodenet reads another network\n{text}"
+        );
+        read += 1;
+    }
+    assert_eq!(read, 5);
+    // The file nodenet refuses, netplan refuses too.
+    let bad = repo().join("tests/bad/netplan-nm-address-options.yaml");
+    let root = tmp.path().join("bad-root");
+    let etc = root.join("etc/netplan");
+    std::fs::create_dir_all(&etc).unwrap();
+    let p = etc.join("50-input.yaml");
+    std::fs::copy(&bad, &p).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = run(std::process::Command::new(&netplan)
+        .args(["generate", "--root-dir"])
+        .arg(&root));
+    assert!(!o.status.success(), "netplan accepts {bad:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("address options"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Round trip: the netplan files nodenet writes read back as the hosts
+/// they came from: same NICs and MACs, bonds, VLANs, addresses, DHCP and
+/// gateways; beside the inventory, nothing to say.
+#[test]
+fn netplan_files_read_back_as_the_same_hosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for ex in EXAMPLES {
+        let example = repo().join(ex);
+        let out = tmp.path().join(ex.replace('/', "-"));
+        let o = run(nodenet()
+            .arg("render")
+            .arg(&example)
+            .args(["--with", "netplan", "-o"])
+            .arg(&out));
+        assert!(
+            o.status.success(),
+            "{ex}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let np = out.join("netplan");
+        assert_eq!(
+            host_facts(&[&np], true),
+            host_facts(&[&example], true),
+            "{ex}"
+        );
+        let o = run(nodenet().arg("check").arg(&example).arg(&np));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{ex}: {stderr}");
+        assert!(!stderr.contains("conflict"), "{ex}: {stderr}");
+    }
+}

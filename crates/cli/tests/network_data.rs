@@ -53,6 +53,16 @@ fn every_network_data_json_is_valid_against_novas_schema() {
     assert!(!text.contains("(?i)"), "another inline flag in the schema");
     let schema: J = serde_json::from_str(&text).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    // The BareMetalHost beside it, against the baremetal-operator's CRD.
+    let crd: J = serde_yaml::from_str(
+        &std::fs::read_to_string(repo().join("../shared/schemas/metal3.io_baremetalhosts.yaml"))
+            .unwrap(),
+    )
+    .unwrap();
+    let bmh_schema =
+        jsonschema::validator_for(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            .expect("the CRD's schema compiles");
+    assert_eq!(crd["spec"]["versions"][0]["name"], "v1alpha1");
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
     for ex in EXAMPLES {
@@ -67,18 +77,32 @@ fn every_network_data_json_is_valid_against_novas_schema() {
             let doc: J = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
             let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
             assert!(errors.is_empty(), "{f:?}: {errors:#?}");
-            // The Secret beside it carries the same text under networkData.
+            // The Secret beside it carries the same text under
+            // networkData, and the host's BareMetalHost names it for the
+            // deployed system and the ramdisk.
             let host = f.parent().unwrap().file_name().unwrap().to_string_lossy();
-            let secret = f
-                .parent()
-                .unwrap()
-                .with_file_name(format!("{host}-secret.yaml"));
-            let s: J = serde_yaml::from_str(&std::fs::read_to_string(&secret).unwrap()).unwrap();
+            let beside = f.parent().unwrap().with_file_name(format!("{host}.yaml"));
+            let text = std::fs::read_to_string(&beside).unwrap();
+            let docs: Vec<J> = serde_yaml::Deserializer::from_str(&text)
+                .map(|d| serde::Deserialize::deserialize(d).unwrap())
+                .collect();
+            let [s, bmh] = &docs[..] else {
+                panic!("{beside:?}: {docs:?}")
+            };
             assert_eq!(s["kind"], "Secret");
             assert_eq!(
                 s["stringData"]["networkData"].as_str().unwrap(),
                 std::fs::read_to_string(&f).unwrap()
             );
+            assert_eq!(bmh["kind"], "BareMetalHost");
+            assert_eq!(bmh["metadata"]["name"].as_str(), Some(host.as_ref()));
+            assert_eq!(bmh["spec"]["networkData"]["name"], s["metadata"]["name"]);
+            assert_eq!(
+                bmh["spec"]["preprovisioningNetworkDataName"],
+                s["metadata"]["name"]
+            );
+            let errors: Vec<String> = bmh_schema.iter_errors(bmh).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{beside:?}: {errors:#?}");
             checked += 1;
         }
     }

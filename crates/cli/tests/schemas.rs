@@ -8,80 +8,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::crd::*;
 use common::*;
 use serde_json::{json, Value};
-
-fn shared_schema(name: &str) -> PathBuf {
-    let p = repo().join("../shared/schemas").join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: the schema tests read ../shared/schemas beside the checkout",
-        p.display()
-    );
-    p
-}
-
-/// The openAPIV3Schema of `version` in a CRD file, made strict: an object
-/// that lists its properties takes no others unless it says so.
-fn crd_schema(file: &str, version: &str) -> Value {
-    let text = std::fs::read_to_string(shared_schema(file)).unwrap();
-    let crd: Value = serde_yaml::from_str(&text).unwrap();
-    let v = crd["spec"]["versions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == version)
-        .unwrap_or_else(|| panic!("{file} has no version {version}"));
-    let mut schema = v["schema"]["openAPIV3Schema"].clone();
-    strict(&mut schema);
-    schema
-}
-
-/// OpenAPI's structural schema as JSON Schema: unknown fields refused
-/// (the API server would prune them silently: a typo there is a setting
-/// lost), `nullable` as a null type.
-fn strict(s: &mut Value) {
-    let Some(map) = s.as_object_mut() else {
-        return;
-    };
-    if map.get("nullable") == Some(&Value::Bool(true)) {
-        if let Some(Value::String(t)) = map.get("type").cloned() {
-            map.insert("type".into(), serde_json::json!([t, "null"]));
-        }
-    }
-    let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-    if map.contains_key("properties") && !map.contains_key("additionalProperties") && !preserves {
-        map.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    for (k, v) in map.iter_mut() {
-        match k.as_str() {
-            "properties" => {
-                if let Some(props) = v.as_object_mut() {
-                    props.values_mut().for_each(strict);
-                }
-            }
-            "items" | "additionalProperties" => strict(v),
-            "allOf" | "anyOf" | "oneOf" => {
-                if let Some(a) = v.as_array_mut() {
-                    a.iter_mut().for_each(strict);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn validator(schema: &Value) -> jsonschema::Validator {
-    jsonschema::validator_for(schema).expect("the schema compiles")
-}
-
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
-    v.iter_errors(doc)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
 
 struct Schemas {
     by_kind: BTreeMap<&'static str, jsonschema::Validator>,

@@ -57,6 +57,12 @@ pub enum InputKind {
     SiteConfig,
     /// OpenStack `network_data.json` (Ironic, Cluster API Metal3): one host.
     NetworkData,
+    /// netplan YAML (Ubuntu servers, cloud-init's network-config v2): one
+    /// host.
+    Netplan,
+    /// Cluster API Metal3's Metal3DataTemplate with the IPPools it draws
+    /// addresses from: the hosts its pools hold addresses for.
+    Metal3DataTemplate,
 }
 
 impl InputKind {
@@ -79,6 +85,8 @@ impl InputKind {
             InputKind::AgentClusterInstall => "AgentClusterInstall",
             InputKind::MachineConfiguration => "MachineConfiguration",
             InputKind::NetworkData => "network_data.json",
+            InputKind::Metal3DataTemplate => "Metal3DataTemplate",
+            InputKind::Netplan => "netplan",
             InputKind::ClusterInstance => "ClusterInstance",
             InputKind::SiteConfig => "SiteConfig",
         }
@@ -491,6 +499,11 @@ pub struct Host {
     /// Network intent as NMState, placeholders already expanded (and its
     /// NICs bound by MAC when `nicBinding: mac` says so).
     pub network: Option<Node>,
+    /// The network was read from a format that says less than NMState
+    /// (network_data.json, netplan, a Metal3DataTemplate: no disabled
+    /// families, fewer options): beside another description of the host
+    /// only its static addresses must agree.
+    pub projected_network: bool,
     /// The host's own `nicBinding` (else the cluster's).
     pub nic_binding: Option<Located<crate::nic_binding::NicBinding>>,
     /// PXE/provisioning NIC name when it differs from the cluster's.
@@ -539,6 +552,7 @@ impl Host {
             nics: Vec::new(),
             nics_listed: false,
             network: None,
+            projected_network: false,
             nic_binding: None,
             pxe_interface: None,
             br_ex_uplink: None,

@@ -153,15 +153,21 @@ impl<'a> Intent<'a> {
     /// The MAC an interface shows: a bond its first port's, a VLAN its
     /// parent's, a NIC its own.
     pub fn mac_of(&self, name: &str) -> Option<String> {
+        self.nic_mac(&self.root_nic(name)?)
+    }
+
+    /// The NIC an interface takes its MAC from: a bond's first port's, a
+    /// VLAN's parent's, a NIC itself.
+    pub fn root_nic(&self, name: &str) -> Option<String> {
         let mut at = name.to_string();
         for _ in 0..8 {
             let Some(i) = self.find(&at) else {
-                return self.nic_mac(&at);
+                return Some(at);
             };
             match Self::kind(i).as_str() {
                 "bond" => at = Self::ports(i).first()?.clone(),
                 "vlan" => at = Self::vlan(i)?.0,
-                _ => return self.nic_mac(&at),
+                _ => return Some(at),
             }
         }
         None

@@ -3,6 +3,7 @@
 
 pub mod artifacts;
 mod intent;
+pub mod metal3;
 pub mod netplan;
 pub mod network_data;
 pub mod node_agent;
@@ -162,6 +163,9 @@ pub struct Also {
     pub network_data: bool,
     /// `netplan/<host>.yaml` (Ubuntu servers).
     pub netplan: bool,
+    /// `metal3/<template>.yaml` and `metal3/ippools.yaml` (Cluster API
+    /// Metal3 templating).
+    pub metal3: bool,
 }
 
 /// What a render run wrote.
@@ -340,7 +344,7 @@ fn render_all(
 /// not carry (those hosts' files left out).
 fn other_outputs(inv: &Inventory, also: Also) -> (Vec<OutFile>, Vec<Diagnostic>) {
     use rayon::prelude::*;
-    if !also.network_data && !also.netplan {
+    if !also.network_data && !also.netplan && !also.metal3 {
         return (Vec::new(), Vec::new());
     }
     let per_host: Vec<Result<Vec<OutFile>, Vec<Diagnostic>>> = inv
@@ -371,22 +375,73 @@ fn other_outputs(inv: &Inventory, also: Also) -> (Vec<OutFile>, Vec<Diagnostic>)
             Err(e) => errors.extend(e),
         }
     }
+    if also.metal3 {
+        let (f, e) = metal3::metal3(inv);
+        files.extend(f);
+        // A host network_data.json cannot carry is said once, for both.
+        for d in e {
+            if !errors
+                .iter()
+                .any(|x| x.message == d.message && x.span == d.span)
+            {
+                errors.push(d);
+            }
+        }
+    }
     (files, errors)
 }
 
-/// A host's network_data.json and the Secret that carries it.
+/// A host's network_data.json, and beside it the Secret that carries it
+/// and the BareMetalHost that names it.
 fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
     let data = network_data::network_data(h)?;
     let text = serde_json::to_string_pretty(&data).expect("JSON serialises") + "\n";
+    let secret_name = format!("{}-network-data", artifacts::dns_label(&h.name.value));
     // The baremetal-operator reads `networkData` from the Secret a
-    // BareMetalHost's `spec.networkData` (and, for the ramdisk,
-    // `spec.preprovisioningNetworkDataName`) names.
+    // BareMetalHost's `spec.networkData` names (Ironic's config drive) and
+    // from `spec.preprovisioningNetworkDataName`'s (the ramdisk).
     let secret = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": format!("{}-network-data", artifacts::dns_label(&h.name.value))},
+        "metadata": {"name": secret_name},
         "type": "Opaque",
         "stringData": {"networkData": text},
+    });
+    let mut spec = serde_json::Map::new();
+    spec.insert("online".into(), serde_json::json!(true));
+    if let Some(mac) = &h.boot_mac {
+        spec.insert("bootMACAddress".into(), serde_json::json!(mac.value));
+    }
+    if let Some(mode) = &h.boot_mode {
+        spec.insert("bootMode".into(), serde_json::json!(mode.value));
+    }
+    if let Some(bmc) = &h.bmc {
+        // The credentials are the scale-out file's `<host>-bmc-secret`.
+        spec.insert(
+            "bmc".into(),
+            serde_json::json!({
+                "address": bmc.address.value,
+                "credentialsName": format!("{}-bmc-secret", h.name.value),
+                "disableCertificateVerification": bmc.disable_certificate_verification,
+            }),
+        );
+    }
+    if let Some(hints) = &h.root_device_hints {
+        spec.insert("rootDeviceHints".into(), hints.to_json());
+    }
+    spec.insert(
+        "networkData".into(),
+        serde_json::json!({"name": secret_name}),
+    );
+    spec.insert(
+        "preprovisioningNetworkDataName".into(),
+        serde_json::json!(secret_name),
+    );
+    let bmh = serde_json::json!({
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "BareMetalHost",
+        "metadata": {"name": h.name.value},
+        "spec": spec,
     });
     Ok(vec![
         OutFile::new(
@@ -395,8 +450,8 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
             0o644,
         ),
         OutFile::new(
-            format!("network-data/{name}-secret.yaml"),
-            artifacts::yaml(&secret),
+            format!("network-data/{name}.yaml"),
+            format!("{}---\n{}", artifacts::yaml(&secret), artifacts::yaml(&bmh)),
             0o644,
         ),
     ])

@@ -22,7 +22,7 @@ use nodenet_model::{Diagnostic, Host, Node};
 use crate::intent::{text, Intent};
 
 /// nmstate bond options cloud-init passes on (as `bond_<option>`).
-const BOND_OPTIONS: &[&str] = &[
+pub(crate) const BOND_OPTIONS: &[&str] = &[
     "miimon",
     "xmit_hash_policy",
     "lacp_rate",

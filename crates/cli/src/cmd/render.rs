@@ -39,7 +39,9 @@ pub struct Args {
     /// Also write outputs for other consumers: `network-data` (per host
     /// `network-data/<host>/network_data.json` and its Secret, for Ironic
     /// and Cluster API Metal3 nodes running cloud-init), `netplan` (per
-    /// host `netplan/<host>.yaml`, for Ubuntu servers).
+    /// host `netplan/<host>.yaml`, for Ubuntu servers), `metal3`
+    /// (`metal3/<template>.yaml` Metal3DataTemplates and
+    /// `metal3/ippools.yaml`, for Cluster API Metal3).
     #[arg(long = "with", value_enum, value_delimiter = ',')]
     with: Vec<Output>,
 }
@@ -48,6 +50,7 @@ pub struct Args {
 enum Output {
     NetworkData,
     Netplan,
+    Metal3,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -218,6 +221,7 @@ fn replace(args: &Args) -> Replace {
         also: nodenet_render::Also {
             network_data: args.with.contains(&Output::NetworkData),
             netplan: args.with.contains(&Output::Netplan),
+            metal3: args.with.contains(&Output::Metal3),
         },
     }
 }

@@ -3,6 +3,7 @@
 //! nmstatectl), which CI installs (.ci/run).
 #![allow(dead_code)]
 
+pub mod crd;
 pub mod layering;
 pub mod sushy;
 
@@ -553,4 +554,47 @@ pub fn import(dir: &Path) -> serde_json::Value {
         String::from_utf8_lossy(&o.stderr)
     );
     serde_yaml::from_slice(&o.stdout).unwrap()
+}
+
+/// Each host's network as `hosts --format json` shows it, reduced to what
+/// every format says: per interface its type, bond (mode, ports), VLAN,
+/// and per family DHCP, autoconf and static addresses, with the NICs'
+/// MACs (lower case) when `macs`; the gateways. By host name, sorted.
+pub fn host_facts(args: &[&Path], macs: bool) -> std::collections::BTreeMap<String, Vec<String>> {
+    let o = run(nodenet().args(["hosts", "--format", "json"]).args(args));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let mut out = std::collections::BTreeMap::new();
+    for h in v["hosts"].as_array().unwrap() {
+        let mut facts: Vec<String> = Vec::new();
+        for i in h["interfaces"].as_array().unwrap() {
+            let fam = |x: &serde_json::Value| {
+                format!("{}/{}/{}", x["dhcp"], x["autoconf"], x["addresses"])
+            };
+            let mac = match (macs, i["type"].as_str(), i["mac"].as_str()) {
+                (true, Some("ethernet"), Some(m)) => format!(" mac={}", m.to_lowercase()),
+                _ => String::new(),
+            };
+            facts.push(format!(
+                "{} {} bond={} vlan={} v4={} v6={}{mac}",
+                i["name"].as_str().unwrap(),
+                i["type"].as_str().unwrap(),
+                i["bond"],
+                i["vlan"],
+                fam(&i["ipv4"]),
+                fam(&i["ipv6"]),
+            ));
+        }
+        for g in h["gateways"].as_array().unwrap() {
+            facts.push(format!("gateway {} via {}", g["address"], g["interface"]));
+        }
+        facts.sort();
+        out.insert(h["name"].as_str().unwrap().to_string(), facts);
+    }
+    out
 }

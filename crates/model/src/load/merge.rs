@@ -380,9 +380,12 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
     // network_data.json says less than NMState (no disabled families, no
     // options it lacks): beside another description of the host, only its
     // static addresses must agree, and the richer state is kept.
-    let projection = (a.kind == InputKind::NetworkData) != (b.kind == InputKind::NetworkData);
+    let projection = a.projected_network != b.projected_network;
     match (&a.network, b.network) {
-        (None, net) => a.network = net,
+        (None, net) => {
+            a.projected_network = b.projected_network;
+            a.network = net;
+        }
         (Some(x), Some(y)) if projection => {
             let ips = |n: &Node| {
                 let mut v: Vec<String> = addresses(n).into_iter().map(|(ip, _)| ip).collect();
@@ -393,8 +396,9 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                 if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
                     conflict("the network", &here, here_at, &there, there_at);
                 }
-            } else if a.kind == InputKind::NetworkData {
+            } else if a.projected_network {
                 a.network = Some(y);
+                a.projected_network = false;
             }
         }
         (Some(x), Some(y)) => {

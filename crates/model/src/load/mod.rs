@@ -10,8 +10,10 @@ mod install_config;
 mod machine_config;
 mod machine_configuration;
 mod merge;
+mod metal3_data_template;
 mod native;
 mod native_fleet;
+mod netplan;
 mod network_data;
 mod nmstate;
 mod nncp;
@@ -19,6 +21,7 @@ mod ztp;
 
 pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
 pub use machine_config::{decode_data_url, NODENET_DIR};
+pub use metal3_data_template::HOSTS_ANNOTATION as METAL3_HOSTS_ANNOTATION;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -271,25 +274,49 @@ struct Document {
 #[derive(Debug, PartialEq)]
 enum Shape {
     Input(InputKind),
-    /// A Kubernetes Secret: read when a BareMetalHost names it.
-    Secret,
+    /// A Kubernetes object read where another names it: a Secret (by a
+    /// BareMetalHost), an IPPool (by a Metal3DataTemplate).
+    Referenced(&'static str),
     /// A Kubernetes object of a kind that carries no host networking.
     OtherObject(String),
     Unknown,
 }
 
-/// Kubernetes Secrets among the inputs, by namespace and name.
-pub(crate) struct Secrets<'a> {
-    by_name: HashMap<(String, String), &'a Node>,
+/// Kubernetes objects other inputs name (Secrets, IPPools), by kind,
+/// namespace and name.
+pub(crate) struct Referenced<'a> {
+    by_name: HashMap<(&'static str, String, String), &'a Node>,
 }
 
-impl<'a> Secrets<'a> {
-    pub(crate) fn get(&self, namespace: &str, name: &str) -> Option<&'a Node> {
+impl<'a> Referenced<'a> {
+    pub(crate) fn secret(&self, namespace: &str, name: &str) -> Option<&'a Node> {
+        self.object("Secret", namespace, name)
+    }
+
+    /// Every object of a kind in a namespace (or written without one), by
+    /// name.
+    pub(crate) fn all(&self, kind: &str, namespace: &str) -> Vec<(&str, &'a Node)> {
+        let mut v: Vec<(&str, &'a Node)> = self
+            .by_name
+            .iter()
+            .filter(|((k, ns, _), _)| *k == kind && (ns == namespace || ns.is_empty()))
+            .map(|((_, _, name), node)| (name.as_str(), *node))
+            .collect();
+        v.sort_by_key(|(name, _)| *name);
+        v
+    }
+
+    pub(crate) fn object(
+        &self,
+        kind: &'static str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&'a Node> {
         self.by_name
-            .get(&(namespace.to_string(), name.to_string()))
+            .get(&(kind, namespace.to_string(), name.to_string()))
             .or_else(|| {
-                // A Secret written without a namespace goes where it is applied.
-                self.by_name.get(&(String::new(), name.to_string()))
+                // An object written without a namespace goes where it is applied.
+                self.by_name.get(&(kind, String::new(), name.to_string()))
             })
             .copied()
     }
@@ -298,7 +325,10 @@ impl<'a> Secrets<'a> {
 /// What a format loader may use besides its document.
 pub(crate) struct Context<'a> {
     pub sources: &'a mut SourceMap,
-    pub secrets: &'a Secrets<'a>,
+    pub objects: &'a Referenced<'a>,
+    /// The NICs of each BareMetalHost among the inputs as inspection found
+    /// them (`status.hardware.nics`: name, MAC), by namespace and name.
+    pub host_nics: &'a HashMap<(String, String), Vec<(String, String)>>,
 }
 
 impl Context<'_> {
@@ -459,33 +489,65 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         .filter(|(_, s)| matches!(s, Shape::Input(_)))
         .map(|(d, _)| d.file)
         .collect();
-    // Secrets are read where BareMetalHosts name them; the other
-    // documents are taken apart as they are loaded.
+    // Secrets and IPPools are read where other objects name them; the
+    // other documents are taken apart as they are loaded.
     type Shaped = Vec<(Document, Shape)>;
-    let (secret_docs, mut docs): (Shaped, Shaped) = docs
+    let (referenced_docs, mut docs): (Shaped, Shaped) = docs
         .into_iter()
         .zip(shapes)
-        .partition(|(_, s)| *s == Shape::Secret);
-    let secrets = Secrets {
-        by_name: secret_docs
+        .partition(|(_, s)| matches!(s, Shape::Referenced(_)));
+    let meta_field = |root: &Node, k: &str| {
+        root.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Node::scalar_text)
+            .unwrap_or_default()
+    };
+    let objects = Referenced {
+        by_name: referenced_docs
             .iter()
-            .map(|(doc, _)| {
-                let meta = doc.root.get("metadata");
-                let field = |k: &str| {
-                    meta.and_then(|m| m.get(k))
-                        .and_then(Node::scalar_text)
-                        .unwrap_or_default()
-                };
-                ((field("namespace"), field("name")), &doc.root)
+            .filter_map(|(doc, shape)| match shape {
+                Shape::Referenced(kind) => Some((
+                    (
+                        *kind,
+                        meta_field(&doc.root, "namespace"),
+                        meta_field(&doc.root, "name"),
+                    ),
+                    &doc.root,
+                )),
+                _ => None,
             })
             .collect(),
     };
+    let host_nics: HashMap<(String, String), Vec<(String, String)>> = docs
+        .iter()
+        .filter(|(_, s)| *s == Shape::Input(InputKind::BareMetalHost))
+        .map(|(doc, _)| {
+            let nics = doc
+                .root
+                .get("status")
+                .and_then(|s| s.get("hardware"))
+                .and_then(|h| h.get("nics"))
+                .and_then(Node::as_seq)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| Some((n.get("name")?.scalar_text()?, n.get("mac")?.scalar_text()?)))
+                .collect();
+            (
+                (
+                    meta_field(&doc.root, "namespace"),
+                    meta_field(&doc.root, "name"),
+                ),
+                nics,
+            )
+        })
+        .collect();
     let mut parts = Vec::new();
     // Documents of directories that nodenet does not read, by kind.
     let mut unread: std::collections::BTreeMap<String, usize> = Default::default();
     let mut ctx = Context {
         sources: &mut sources,
-        secrets: &secrets,
+        objects: &objects,
+        host_nics: &host_nics,
     };
     let mut sites: Vec<Inventory> = Vec::new();
     for (doc, shape) in docs.iter_mut() {
@@ -514,7 +576,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                 }
                 parts.push(part);
             }
-            Shape::Secret => {}
+            Shape::Referenced(_) => {}
             Shape::OtherObject(kind) if !doc.in_dir && !read.contains(&doc.file) => {
                 diagnostics.push(
                     Diagnostic::error(
@@ -535,6 +597,15 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                 if doc.in_dir
                     && doc.root.get("files").is_some()
                     && ctx.sources.name(doc.file).ends_with("manifest.json") => {}
+            // A config drive's other files beside its network_data.json.
+            Shape::Unknown
+                if doc.in_dir && {
+                    let name = ctx.sources.name(doc.file);
+                    name.contains("/openstack/")
+                        && ["meta_data.json", "vendor_data.json", "vendor_data2.json"]
+                            .iter()
+                            .any(|f| name.ends_with(f))
+                } => {}
             Shape::Unknown if doc.in_dir => {
                 *unread.entry("not Kubernetes".to_string()).or_default() += 1;
             }
@@ -549,8 +620,8 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         }
     }
     // A directory of nothing nodenet reads must not pass as checked.
-    let secrets_read = !secret_docs.is_empty();
-    if parts.is_empty() && sites.is_empty() && !secrets_read && !unread.is_empty() {
+    let referenced_read = !referenced_docs.is_empty();
+    if parts.is_empty() && sites.is_empty() && !referenced_read && !unread.is_empty() {
         let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
         diagnostics.push(
             Diagnostic::error(
@@ -596,7 +667,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
 /// directory checks without a note about them).
 const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
 
-const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, and OpenStack network_data.json";
+const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, OpenStack network_data.json, Cluster API Metal3DataTemplates with their IPPools, and netplan YAML";
 
 fn load_document(
     kind: InputKind,
@@ -633,15 +704,20 @@ fn load_document(
         InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
         InputKind::MachineConfiguration => machine_configuration::load(root, diags),
         InputKind::NetworkData => {
-            // `<host>/network_data.json` (as render writes it) is that host's.
+            // `<host>/network_data.json` (as render writes it) and
+            // `<host>/openstack/latest/network_data.json` (a config drive's
+            // tree) are that host's.
             let name = if doc.stem == "network_data" {
-                parent_dir_name(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
+                config_drive_host(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
             } else {
                 doc.stem.clone()
             };
             network_data::load(root, name, diags)
         }
         InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
+        InputKind::Metal3DataTemplate => metal3_data_template::load(root, ctx, diags),
+        // `netplan/<host>.yaml` (as render writes it) is that host's.
+        InputKind::Netplan => netplan::load(root, doc.stem.clone(), diags),
         InputKind::ClusterInstance | InputKind::SiteConfig => {
             unreachable!("sites are loaded as clusters of their own")
         }
@@ -678,7 +754,11 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         Some(k) if ztp::kind_of(k, group).is_some() => {
             Shape::Input(ztp::kind_of(k, group).expect("matched"))
         }
-        Some("Secret") if group.is_empty() => Shape::Secret,
+        Some("Secret") if group.is_empty() => Shape::Referenced("Secret"),
+        Some("IPPool") if group == "ipam.metal3.io" => Shape::Referenced("IPPool"),
+        Some("Metal3DataTemplate") if group == "infrastructure.cluster.x-k8s.io" => {
+            Shape::Input(InputKind::Metal3DataTemplate)
+        }
         Some(other) => Shape::OtherObject(other.to_string()),
         None if has("platform") || (has("baseDomain") && has("metadata")) => {
             Shape::Input(InputKind::InstallConfig)
@@ -686,6 +766,9 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         // openshift-install reads agent-config.yaml by its role; v1alpha1
         // files have no `kind:` line.
         None if agent_config::looks_like(root, &base) => Shape::Input(InputKind::AgentConfig),
+        // A config drive's metadata (`hostname:` and all) is no NMState.
+        None if base == "meta_data.json" => Shape::Unknown,
+        None if netplan::looks_like(root) => Shape::Input(InputKind::Netplan),
         None if nmstate::looks_like(root) => Shape::Input(InputKind::NmState),
         None if network_data::looks_like(root) => Shape::Input(InputKind::NetworkData),
         None if has("hosts") && (has("cluster") || has("templates")) => {
@@ -700,6 +783,23 @@ pub fn detect(root: &Node) -> Option<InputKind> {
     match shape(root, "") {
         Shape::Input(kind) => Some(kind),
         _ => None,
+    }
+}
+
+/// The host a `network_data.json` is named after: its directory, or the
+/// directory holding a config drive's `openstack/<version>/` tree.
+fn config_drive_host(path: &str) -> Option<String> {
+    let dirs: Vec<String> = Path::new(path)
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect::<Option<_>>()
+        .unwrap_or_default();
+    let version = |v: &str| v == "latest" || v.len() == 10 && v.as_bytes()[4] == b'-';
+    match dirs.as_slice() {
+        [v, os, host] if version(v) && os == "openstack" => Some(host.clone()),
+        _ => parent_dir_name(path),
     }
 }
 
@@ -754,10 +854,11 @@ fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
     };
     root.find(&mut visit);
     if is_secret {
-        // A Secret's values other than the NMState are credentials.
+        // A Secret's values other than the network (NMState,
+        // network_data.json) are credentials.
         for key in ["data", "stringData"] {
             for (k, v) in root.get(key).and_then(Node::as_map).unwrap_or_default() {
-                if k.as_str() != Some("nmstate") && v.as_str().is_some() {
+                if !matches!(k.as_str(), Some("nmstate" | "networkData")) && v.as_str().is_some() {
                     out.push((v.span.offset as usize, v.span.len as usize));
                 }
             }

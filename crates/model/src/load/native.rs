@@ -894,6 +894,7 @@ fn build_host<'n>(
         ztp: None,
         nics,
         network,
+        projected_network: false,
         nic_binding: field("nicBinding").and_then(|v| nic_binding(d, v)),
         pxe_interface: field("pxeInterface")
             .and_then(|m| m.scalar_text().map(|s| Located::new(s, m.span))),

@@ -4,6 +4,7 @@
 //! always point at "line 2 column 1"; every diagnostic nodenet prints must
 //! point at the node that is wrong, so all loading goes through this tree.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
@@ -235,6 +236,59 @@ impl Node {
                     })
                     .collect(),
             ),
+        };
+        Node::new(value, span)
+    }
+}
+
+/// Where the parts of a synthesised JSON value came from: a JSON pointer
+/// (`/interfaces/0/ipv4/address/1`) to a span, inherited by everything
+/// below it that has none of its own. A reader of another format (a
+/// network_data.json, netplan) builds its NMState as JSON and locates each
+/// part at what it was read from.
+#[derive(Default, Debug)]
+pub struct JsonSpans(HashMap<String, Span>);
+
+impl JsonSpans {
+    pub fn at(&mut self, pointer: impl Into<String>, span: Span) {
+        self.0.insert(pointer.into(), span);
+    }
+
+    /// The node tree of `json`, located by these spans (`span` where none
+    /// applies).
+    pub fn node(&self, json: &serde_json::Value, span: Span) -> Node {
+        self.build(json, span, &mut String::new())
+    }
+
+    fn build(&self, json: &serde_json::Value, inherited: Span, path: &mut String) -> Node {
+        use serde_json::Value as J;
+        let span = self.0.get(path.as_str()).copied().unwrap_or(inherited);
+        let len = path.len();
+        let value = match json {
+            J::Array(items) => Value::Seq(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        path.push_str(&format!("/{i}"));
+                        let n = self.build(item, span, path);
+                        path.truncate(len);
+                        n
+                    })
+                    .collect(),
+            ),
+            J::Object(map) => Value::Map(
+                map.iter()
+                    .map(|(k, v)| {
+                        path.push('/');
+                        path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                        let n = self.build(v, span, path);
+                        path.truncate(len);
+                        (Node::new(Value::Str(k.clone()), n.span), n)
+                    })
+                    .collect(),
+            ),
+            scalar => Node::from_json(scalar, span).value,
         };
         Node::new(value, span)
     }
