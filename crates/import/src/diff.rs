@@ -290,7 +290,11 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         .into_iter()
         .partition(|r| is_absent(r));
     let a_routes = list(&actual, &["routes", "config"]);
-    let mut routes = list_diff(d_routes, a_routes.clone());
+    let (d_main, a_main): (Vec<J>, Vec<J>) = (
+        d_routes.iter().map(|r| main_table(r)).collect(),
+        a_routes.iter().map(|r| main_table(r)).collect(),
+    );
+    let mut routes = list_diff(d_main.iter().collect(), a_main.iter().collect());
     if how == Actual::Live {
         // The kernel has routes of its own making; only missing ones count,
         // and those the desired state says must be absent.
@@ -467,6 +471,21 @@ fn live_ovs_bridge(desired: &J, actual: &[&J]) -> Option<IfaceDiff> {
     })
 }
 
+/// A route as nmstate means it: `table-id` 254 (main) or 0 is the main
+/// table, as is no table at all.
+fn main_table(route: &J) -> J {
+    let mut r = route.clone();
+    if let Some(m) = r.as_object_mut() {
+        if m.get("table-id")
+            .and_then(J::as_u64)
+            .is_some_and(|t| t == 254 || t == 0)
+        {
+            m.remove("table-id");
+        }
+    }
+    r
+}
+
 fn is_absent(v: &J) -> bool {
     v.get("state").and_then(J::as_str) == Some("absent")
 }
@@ -534,6 +553,41 @@ mod tests {
         let a = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": "1500"}]});
         let b = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": 1500}]});
         assert!(diff(&a, &b).unwrap().equal);
+    }
+
+    /// The main table by number (254, or 0) is the main table unnamed;
+    /// another table is another route.
+    #[test]
+    fn a_route_in_the_main_table_is_one_route_however_it_is_named() {
+        let route = |table: Option<u64>| {
+            let mut r = json!({"destination": "0.0.0.0/0", "next-hop-address": "10.0.0.1", "next-hop-interface": "eth0"});
+            if let Some(t) = table {
+                r["table-id"] = json!(t);
+            }
+            json!({"interfaces": [], "routes": {"config": [r]}})
+        };
+        for how in [Actual::Complete, Actual::Live] {
+            assert!(
+                diff_with(&route(Some(254)), &route(None), how)
+                    .unwrap()
+                    .equal
+            );
+            assert!(
+                diff_with(&route(None), &route(Some(254)), how)
+                    .unwrap()
+                    .equal
+            );
+            assert!(
+                diff_with(&route(Some(0)), &route(Some(254)), how)
+                    .unwrap()
+                    .equal
+            );
+            assert!(
+                !diff_with(&route(Some(100)), &route(None), how)
+                    .unwrap()
+                    .equal
+            );
+        }
     }
 
     #[test]
