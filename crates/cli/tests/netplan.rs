@@ -19,9 +19,26 @@ const EXAMPLES: &[&str] = &[
     "examples/pxe-active-backup.yaml",
 ];
 
+/// The NetworkManager renderer, as a netplan file.
+const NM_RENDERER: &str = "network:\n  version: 2\n  renderer: NetworkManager\n";
+
+/// `netplan generate --root-dir ROOT` over these files in
+/// `ROOT/etc/netplan` (mode 0600, as netplan wants them).
+fn netplan_generate(root: &std::path::Path, files: &[(&str, &str)]) -> std::process::Output {
+    let etc = root.join("etc/netplan");
+    std::fs::create_dir_all(&etc).unwrap();
+    for (name, body) in files {
+        let p = etc.join(name);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    run(std::process::Command::new(tool("netplan"))
+        .args(["generate", "--root-dir"])
+        .arg(root))
+}
+
 #[test]
 fn netplan_generates_the_hosts_own_network_from_every_file() {
-    let netplan = tool("netplan");
     let nmcli = tool("nmcli");
     let tmp = tempfile::tempdir().unwrap();
     let mut hosts = 0;
@@ -61,23 +78,15 @@ fn netplan_generates_the_hosts_own_network_from_every_file() {
                 names.insert(mac.to_ascii_lowercase(), name.clone());
             }
             let root = out.join(format!("netplan-{host}-root"));
-            let etc = root.join("etc/netplan");
-            std::fs::create_dir_all(&etc).unwrap();
             // NetworkManager renders it here (Ubuntu Server's default is
             // networkd; the network is the same).
-            let renderer = etc.join("00-renderer.yaml");
-            std::fs::write(
-                &renderer,
-                "network:\n  version: 2\n  renderer: NetworkManager\n",
-            )
-            .unwrap();
-            std::fs::set_permissions(&renderer, std::fs::Permissions::from_mode(0o600)).unwrap();
-            let ours = etc.join("50-nodenet.yaml");
-            std::fs::copy(&f, &ours).unwrap();
-            std::fs::set_permissions(&ours, std::fs::Permissions::from_mode(0o600)).unwrap();
-            let o = run(std::process::Command::new(&netplan)
-                .args(["generate", "--root-dir"])
-                .arg(&root));
+            let o = netplan_generate(
+                &root,
+                &[
+                    ("00-renderer.yaml", NM_RENDERER),
+                    ("50-nodenet.yaml", &text),
+                ],
+            );
             assert!(
                 o.status.success(),
                 "{ex} {host}: netplan generate rejects:\n{text}\n{}",
@@ -150,7 +159,6 @@ fn netplan_generates_the_hosts_own_network_from_every_file() {
 /// keyfiles to compare.
 #[test]
 fn nodenet_reads_netplan_files_as_netplan_does() {
-    let netplan = tool("netplan");
     let tmp = tempfile::tempdir().unwrap();
     let dir = repo().join("tests/cluster-inputs/netplan");
     let mut read = 0;
@@ -177,22 +185,13 @@ fn nodenet_reads_netplan_files_as_netplan_does() {
             }
         }
         let root = tmp.path().join(format!("{host}-root"));
-        let etc = root.join("etc/netplan");
-        std::fs::create_dir_all(&etc).unwrap();
-        for (name, body) in [
-            ("50-input.yaml", netplan_text.as_str()),
-            (
-                "99-renderer.yaml",
-                "network:\n  version: 2\n  renderer: NetworkManager\n",
-            ),
-        ] {
-            let p = etc.join(name);
-            std::fs::write(&p, body).unwrap();
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
-        let o = run(std::process::Command::new(&netplan)
-            .args(["generate", "--root-dir"])
-            .arg(&root));
+        let o = netplan_generate(
+            &root,
+            &[
+                ("50-input.yaml", &netplan_text),
+                ("99-renderer.yaml", NM_RENDERER),
+            ],
+        );
         assert!(
             o.status.success(),
             "{host}: netplan generate rejects it: {}",
@@ -222,15 +221,10 @@ fn nodenet_reads_netplan_files_as_netplan_does() {
     assert_eq!(read, 5);
     // The file nodenet refuses, netplan refuses too.
     let bad = repo().join("tests/bad/netplan-nm-address-options.yaml");
-    let root = tmp.path().join("bad-root");
-    let etc = root.join("etc/netplan");
-    std::fs::create_dir_all(&etc).unwrap();
-    let p = etc.join("50-input.yaml");
-    std::fs::copy(&bad, &p).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let o = run(std::process::Command::new(&netplan)
-        .args(["generate", "--root-dir"])
-        .arg(&root));
+    let o = netplan_generate(
+        &tmp.path().join("bad-root"),
+        &[("50-input.yaml", &std::fs::read_to_string(&bad).unwrap())],
+    );
     assert!(!o.status.success(), "netplan accepts {bad:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("address options"),

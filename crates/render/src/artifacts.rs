@@ -929,25 +929,10 @@ pub fn scale_out(
         }));
         docs.push(embed(&envelope, state, Embed::Literal));
     }
-    let mut spec = Map::new();
-    spec.insert("online".into(), json!(true));
-    if let Some(mac) = &host.boot_mac {
-        spec.insert("bootMACAddress".into(), json!(mac.value));
-    }
-    if let Some(mode) = &host.boot_mode {
-        spec.insert("bootMode".into(), json!(mode.value));
-    }
+    let mut spec = baremetal_host_spec(host);
     let mut mode = 0o644;
     if let Some(bmc) = &host.bmc {
-        let secret = format!("{name}-bmc-secret");
-        spec.insert(
-            "bmc".into(),
-            json!({
-                "address": bmc.address.value,
-                "credentialsName": secret,
-                "disableCertificateVerification": bmc.disable_certificate_verification,
-            }),
-        );
+        let secret = bmc_secret_name(host);
         if let Some(login) = bmc
             .credentials
             .as_ref()
@@ -973,9 +958,6 @@ pub fn scale_out(
             }))));
         }
     }
-    if let Some(hints) = &host.root_device_hints {
-        spec.insert("rootDeviceHints".into(), hints.to_json());
-    }
     if text.is_some() {
         spec.insert("preprovisioningNetworkDataName".into(), json!(net_secret));
     }
@@ -990,6 +972,38 @@ pub fn scale_out(
         docs.join("---\n"),
         mode,
     ));
+}
+
+/// The BMC Secret a host's BareMetalHost names (`credentialsName`).
+pub fn bmc_secret_name(host: &Host) -> String {
+    format!("{}-bmc-secret", host.name.value)
+}
+
+/// A BareMetalHost's `spec` for a host, less its network: online, boot
+/// MAC and mode, BMC (credentials in [`bmc_secret_name`]), root device.
+pub fn baremetal_host_spec(host: &Host) -> Map<String, J> {
+    let mut spec = Map::new();
+    spec.insert("online".into(), json!(true));
+    if let Some(mac) = &host.boot_mac {
+        spec.insert("bootMACAddress".into(), json!(mac.value));
+    }
+    if let Some(mode) = &host.boot_mode {
+        spec.insert("bootMode".into(), json!(mode.value));
+    }
+    if let Some(bmc) = &host.bmc {
+        spec.insert(
+            "bmc".into(),
+            json!({
+                "address": bmc.address.value,
+                "credentialsName": bmc_secret_name(host),
+                "disableCertificateVerification": bmc.disable_certificate_verification,
+            }),
+        );
+    }
+    if let Some(hints) = &host.root_device_hints {
+        spec.insert("rootDeviceHints".into(), hints.to_json());
+    }
+    spec
 }
 
 /// One host's own files: keyfiles, nmstate.yml and its scale-out file.

@@ -407,28 +407,8 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
         "type": "Opaque",
         "stringData": {"networkData": text},
     });
-    let mut spec = serde_json::Map::new();
-    spec.insert("online".into(), serde_json::json!(true));
-    if let Some(mac) = &h.boot_mac {
-        spec.insert("bootMACAddress".into(), serde_json::json!(mac.value));
-    }
-    if let Some(mode) = &h.boot_mode {
-        spec.insert("bootMode".into(), serde_json::json!(mode.value));
-    }
-    if let Some(bmc) = &h.bmc {
-        // The credentials are the scale-out file's `<host>-bmc-secret`.
-        spec.insert(
-            "bmc".into(),
-            serde_json::json!({
-                "address": bmc.address.value,
-                "credentialsName": format!("{}-bmc-secret", h.name.value),
-                "disableCertificateVerification": bmc.disable_certificate_verification,
-            }),
-        );
-    }
-    if let Some(hints) = &h.root_device_hints {
-        spec.insert("rootDeviceHints".into(), hints.to_json());
-    }
+    // BMC credentials: the scale-out file's Secret.
+    let mut spec = artifacts::baremetal_host_spec(h);
     spec.insert(
         "networkData".into(),
         serde_json::json!({"name": secret_name}),
