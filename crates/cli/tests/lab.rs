@@ -38,6 +38,7 @@ fn node_and_switch(dir: &Path, node_cfg: PathBuf, machine: u8) -> (VmSpec, VmSpe
         nics: node_nics,
         config: node_cfg,
         cdrom: None,
+        config_drive: None,
     };
     let switch = VmSpec {
         name: "switch".into(),
@@ -46,6 +47,7 @@ fn node_and_switch(dir: &Path, node_cfg: PathBuf, machine: u8) -> (VmSpec, VmSpe
         nics: switch_nics,
         config: switch_cfg,
         cdrom: None,
+        config_drive: None,
     };
     (node, switch)
 }
@@ -806,4 +808,107 @@ fn took(out: &str) -> String {
         "{:.2} s",
         v.get(1).unwrap_or(&0.0) - v.first().unwrap_or(&0.0)
     )
+}
+
+/// A cloud image's first boot from a config drive, as Ironic (and the
+/// baremetal-operator's BareMetalHost `networkData`) deploy one: the
+/// network_data.json `render --with network-data` writes for the lab's
+/// node, on an ISO 9660 disk labelled config-2 made the way Ironic makes
+/// it. The node runs no nodenet and no NetworkManager: systemd starts
+/// cloud-init, its ConfigDrive datasource reads the file, writes netplan,
+/// netplan writes systemd-networkd's files, networkd brings up the
+/// 802.3ad bond (LACP with the switch) and VLAN 110 with its address and
+/// default route; `diff --live` against the host's intent is empty.
+#[test]
+fn config_drive_network_data_through_cloud_init() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let img = nodenet_lab::image(&cache()).expect("lab image");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = dir.join("render");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(repo().join("crates/cli/tests/lab-data/lab.yaml"))
+        .args(["--with", "network-data", "-o"])
+        .arg(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The config drive: openstack/latest/{meta_data,network_data}.json.
+    let tree = dir.join("config-drive");
+    let latest = tree.join("openstack/latest");
+    fs::create_dir_all(&latest).unwrap();
+    fs::copy(
+        out.join("network-data/node/network_data.json"),
+        latest.join("network_data.json"),
+    )
+    .unwrap();
+    fs::write(
+        latest.join("meta_data.json"),
+        r#"{"uuid": "5a1e0000-0000-4000-8000-000000000011", "name": "node", "hostname": "node"}"#,
+    )
+    .unwrap();
+    let iso = dir.join("config-drive.iso");
+    // Ironic's (openstacksdk's make_configdrive) genisoimage options.
+    let o = run(std::process::Command::new("genisoimage")
+        .args(["-quiet", "-o"])
+        .arg(&iso)
+        .args([
+            "-ldots",
+            "-allow-lowercase",
+            "-allow-multidot",
+            "-l",
+            "-publisher",
+            "nodenet lab",
+            "-J",
+            "-r",
+            "-V",
+            "config-2",
+        ])
+        .arg(&tree));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let node_cfg = dir.join("node-cfg");
+    fs::create_dir_all(&node_cfg).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_nodenet"), node_cfg.join("nodenet")).unwrap();
+    fs::copy(
+        out.join("hosts/node/nmstate.yml"),
+        node_cfg.join("nmstate.yml"),
+    )
+    .unwrap();
+    let (mut node, switch) = node_and_switch(dir, node_cfg, 0x10);
+    node.role = "cloud".into();
+    node.config_drive = Some(iso);
+    let powered_on = std::time::Instant::now();
+    let mut n = Vm::launch(&img, &node, dir).unwrap();
+    let mut s = Vm::launch(&img, &switch, dir).unwrap();
+    n.wait_ready(Duration::from_secs(180)).unwrap();
+    s.wait_ready(Duration::from_secs(180)).unwrap();
+
+    // cloud-init, not anything of ours, configured it: the datasource
+    // found the config drive and netplan was written from it.
+    wait_for("cloud-init's local stage", Duration::from_secs(240), || {
+        n.run(
+            "test -s /etc/netplan/50-cloud-init.yaml",
+            Duration::from_secs(10),
+        )
+        .is_ok_and(|(st, _)| st == 0)
+    });
+    assert_day1_network(&mut n, &mut s);
+    println!(
+        "config drive: bond aggregated and the gateway answering {:.1} s after power-on",
+        powered_on.elapsed().as_secs_f64()
+    );
+    let ds = must(
+        &mut n,
+        "jq -r '.v1.platform, .v1.subplatform' /run/cloud-init/instance-data.json && ! pidof NetworkManager && pidof systemd-networkd && ls /run/systemd/network",
+        "cloud-init's instance data",
+    );
+    assert!(ds.contains("configdrive\nconfig-disk (/dev/vdc)"), "{ds}");
+    assert!(ds.contains("10-netplan-bond0.110.network"), "{ds}");
+    must(
+        &mut n,
+        "nodenet diff /run/cfg/nmstate.yml --live 2>&1",
+        "the network cloud-init made from our network_data.json is not the intent",
+    );
+    drop(s);
 }

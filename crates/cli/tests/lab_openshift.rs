@@ -239,6 +239,7 @@ fn boot(
         nics,
         config: cfg,
         cdrom: None,
+        config_drive: None,
     };
     let started = Instant::now();
     let mut node = Vm::launch(img, &spec, dir).unwrap();
@@ -374,6 +375,7 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
             nics: switch_nics,
             config: switch_cfg,
             cdrom: None,
+            config_drive: None,
         },
         dir,
     )

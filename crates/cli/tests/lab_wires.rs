@@ -141,6 +141,7 @@ fn launch(
         nics,
         config: cfg,
         cdrom: None,
+        config_drive: None,
     };
     Vm::launch(img, &spec, dir).unwrap()
 }

@@ -62,8 +62,11 @@ pub struct Image {
     pub rootfs: PathBuf,
 }
 
+/// cloud-init and netplan.io: the cloud image's first boot (`lab.role=cloud`);
+/// python3-cffi-backend: what python3-cryptography (for cloud-init) needs
+/// through a virtual package, which debootstrap does not resolve.
 const PACKAGES: &str =
-    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump,openvswitch-switch,jq,gawk,dnsmasq-base";
+    "network-manager,libpam-systemd,iproute2,dbus,udev,kmod,procps,iputils-ping,busybox,ethtool,lldpd,tcpdump,openvswitch-switch,jq,gawk,dnsmasq-base,cloud-init,netplan.io,python3-cffi-backend";
 /// Modules stage 1 needs to read an ext4 virtio disk, in load order.
 const STAGE1_MODULES: &[&str] = &[
     "virtio_ring",
@@ -82,7 +85,7 @@ const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-const RECIPE: u32 = 11;
+const RECIPE: u32 = 12;
 
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
@@ -100,15 +103,13 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     std::fs::create_dir_all(&dir).map_err(io("cache dir"))?;
     let root = dir.join("root");
     let d = dir.display();
-    // A root of an older recipe lacks packages added since: bootstrap again.
-    if !root.join("usr/sbin/NetworkManager").is_file()
-        || !root.join("usr/sbin/lldpd").is_file()
-        || !root.join("usr/bin/ovs-vsctl").is_file()
-        || !root.join("usr/bin/gawk").is_file()
-        || !root.join("usr/sbin/dnsmasq").is_file()
-    {
+    // A root bootstrapped with other packages (an older recipe), or not to
+    // the end: bootstrap again.
+    let stamp = root.join("etc/nodenet-lab-packages");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(PACKAGES) {
         let _ = std::fs::remove_dir_all(&root);
         sh(&format!("debootstrap --variant=minbase --include={PACKAGES} bookworm '{}' http://deb.debian.org/debian >'{d}/debootstrap.log' 2>&1", root.display()))?;
+        std::fs::write(&stamp, PACKAGES).map_err(io("package stamp"))?;
     }
     sh(&format!("mkdir -p '{r}/lib/modules' && cp -a /lib/modules/{kver} '{r}/lib/modules/' && rm -rf '{r}'/var/cache/apt/archives/*.deb", r = root.display()))?;
     std::fs::write(
@@ -122,9 +123,17 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
         "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
     )
     .map_err(io("NM conf"))?;
+    for (path, mode, text) in BASE_FILES {
+        write_file(&root, path, *mode, text)?;
+    }
     // Debian's ifupdown hook fails on every event (no ifupdown here) and
     // costs a fork per event; CoreOS has no such hook either.
     let _ = std::fs::remove_file(root.join("etc/NetworkManager/dispatcher.d/01-ifupdown"));
+    // cloud-init's (Azure only) hook, the same fork per event; the cloud
+    // role runs no NetworkManager.
+    let _ = std::fs::remove_file(
+        root.join("etc/NetworkManager/dispatcher.d/cloud-init-hook-network-manager"),
+    );
     // Sparse: room for the ~180 MB binary lab-init installs next to the
     // ~850 MB root (a full disk leaves it half-written, not executable).
     let tmp_rootfs = dir.join("rootfs.tmp");
@@ -223,13 +232,12 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
         nmstatectl.display()
     ))?;
     for (path, mode, text) in RHCOS_SHIMS {
-        let p = root.join(path);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(io(path.to_string()))?;
-        }
-        std::fs::write(&p, text).map_err(io(path.to_string()))?;
-        sh(&format!("chmod {mode:o} '{}'", p.display()))?;
+        write_file(&root, path, *mode, text)?;
     }
+    // Ignition configures an OpenShift node, not cloud-init or netplan.
+    sh(&format!(
+        "touch '{r}/etc/cloud/cloud-init.disabled' && rm -f '{r}/lib/systemd/system-generators/netplan'"
+    ))?;
     sh(&format!(
         "cd '{r}/etc/systemd/system' && ln -sf /lib/systemd/system/openvswitch-switch.service openvswitch.service && mkdir -p multi-user.target.wants sysinit.target.wants && ln -sf /etc/systemd/system/kubelet-dependencies.target multi-user.target.wants/ && ln -sf /etc/systemd/system/lab-shell.service sysinit.target.wants/ && ln -sf /dev/null serial-getty@ttyS0.service && ln -sf /dev/null getty@tty1.service && ln -sf /dev/null apt-daily.timer && ln -sf /dev/null apt-daily-upgrade.timer && ln -sf /dev/null e2scrub_all.timer && ln -sf /dev/null fstrim.timer"
     ))?;
@@ -242,6 +250,36 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
     let _ = std::fs::remove_dir_all(&root);
     Ok(img)
 }
+
+/// Writes `text` at `path` under `root` with `mode`.
+fn write_file(root: &Path, path: &str, mode: u32, text: &str) -> Result<(), LabError> {
+    let p = root.join(path);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(io(path.to_string()))?;
+    }
+    std::fs::write(&p, text).map_err(io(path.to_string()))?;
+    sh(&format!("chmod {mode:o} '{}'", p.display()))?;
+    Ok(())
+}
+
+/// Files of every lab root: (path, mode, content).
+const BASE_FILES: &[(&str, u32, &str)] = &[
+    // The harness's shell when systemd is PID 1 (`rhcos` and `cloud`).
+    (
+        "etc/systemd/system/lab-shell.service",
+        0o644,
+        "[Unit]\nDescription=The lab harness's shell on ttyS0\nDefaultDependencies=no\n\n[Service]\nExecStart=/bin/sh -c \"echo 'lab: ready'; exec /bin/sh -i\"\nStandardInput=tty-force\nStandardOutput=tty\nStandardError=tty\nTTYPath=/dev/ttyS0\nTTYVHangup=no\nRestart=always\n",
+    ),
+    // A bare-metal cloud image's cloud-init: it looks for the config
+    // drive Ironic (and Nova) attach, as diskimage-builder's
+    // `cloud-init-datasources` element sets it for Ironic images, and
+    // writes the network as netplan, as on Ubuntu.
+    (
+        "etc/cloud/cloud.cfg.d/90-lab.cfg",
+        0o644,
+        "datasource_list: [ConfigDrive]\nsystem_info:\n  network:\n    renderers: [netplan]\n",
+    ),
+];
 
 /// What an OpenShift node has around its network scripts, for the lab's
 /// Debian root: (path, mode, content).
@@ -258,11 +296,6 @@ const RHCOS_SHIMS: &[(&str, u32, &str)] = &[
         "etc/systemd/system/kubelet-dependencies.target",
         0o644,
         "[Unit]\nDescription=What the kubelet needs (lab: the network units order against it)\nWants=network-online.target\nAfter=network-online.target\n\n[Install]\nWantedBy=multi-user.target\n",
-    ),
-    (
-        "etc/systemd/system/lab-shell.service",
-        0o644,
-        "[Unit]\nDescription=The lab harness's shell on ttyS0\nDefaultDependencies=no\n\n[Service]\nExecStart=/bin/sh -c \"echo 'lab: ready'; exec /bin/sh -i\"\nStandardInput=tty-force\nStandardOutput=tty\nStandardError=tty\nTTYPath=/dev/ttyS0\nTTYVHangup=no\nRestart=always\n",
     ),
     (
         "etc/NetworkManager/conf.d/lab.conf",
@@ -334,7 +367,7 @@ pub struct Nic {
 
 pub struct VmSpec {
     pub name: String,
-    /// `node` or `switch`.
+    /// `node`, `switch`, `bare`, `rhcos` or `cloud` (see files/lab-init).
     pub role: String,
     pub machine_id: String,
     pub nics: Vec<Nic>,
@@ -343,6 +376,9 @@ pub struct VmSpec {
     /// Boot this CD (BIOS, its boot loader and command line) instead of
     /// the lab kernel and stage 1 directly; see [`live_iso`].
     pub cdrom: Option<PathBuf>,
+    /// A config drive (an ISO 9660 image labelled `config-2`, as Ironic
+    /// and Nova write it) attached as one more disk, for cloud-init.
+    pub config_drive: Option<PathBuf>,
 }
 
 pub struct Vm {
@@ -384,8 +420,8 @@ fn qemu(
     // The node gets two vCPUs: multi-threaded TCG then runs nodenet,
     // D-Bus and NetworkManager on both host cores (apply ~30% faster);
     // the switch only forwards frames.
-    let rhcos = spec.role == "rhcos";
-    let cpus = if spec.role == "node" || rhcos {
+    let systemd = systemd_is_init(&spec.role);
+    let cpus = if spec.role == "node" || systemd {
         "2"
     } else {
         "1"
@@ -404,7 +440,7 @@ fn qemu(
     // Under systemd the console is not the harness's: units write to
     // /dev/console (RHCOS's with `journal+console`), the shell is on
     // ttyS0 (lab-shell.service).
-    let args = if rhcos {
+    let args = if systemd {
         KERNEL_ARGS.replace("console=ttyS0", "console=tty0")
     } else {
         KERNEL_ARGS.to_string()
@@ -435,6 +471,12 @@ fn qemu(
             "file={},if=virtio,format=raw,readonly=on",
             cfg.display()
         ))
+        .args(spec.config_drive.iter().flat_map(|d| {
+            [
+                "-drive".into(),
+                format!("file={},if=virtio,format=raw,readonly=on", d.display()),
+            ]
+        }))
         .arg("-chardev")
         .arg(match console {
             Console::Harness => format!("socket,id=s0,path={},server=on,wait=on", serial.display()),
@@ -528,9 +570,15 @@ fn kernel_boots_under_kvm(kernel: &Path) -> bool {
     booted
 }
 
+/// Whether a VM of `role` boots systemd as PID 1 (an OpenShift node, a
+/// cloud image) rather than lab-init's own start-up.
+fn systemd_is_init(role: &str) -> bool {
+    role == "rhcos" || role == "cloud"
+}
+
 /// Memory a VM of `role` gets, in MiB.
 pub fn memory_mib(role: &str) -> u64 {
-    if role == "rhcos" {
+    if systemd_is_init(role) {
         1024
     } else {
         512

@@ -222,6 +222,7 @@ pub fn start_vm(
         nics: rec.nics.clone(),
         config,
         cdrom,
+        config_drive: None,
     };
     let pid = Vm::start_detached(img, &spec, dir, &st.accel)?;
     st.vms[i].pid = pid;
@@ -358,6 +359,7 @@ pub fn up(
         nics: switch_nics,
         config: switch_cfg,
         cdrom: None,
+        config_drive: None,
     };
     let started = Vm::start_detached(img, &spec, dir, &state.accel);
     let result = started.and_then(|pid| {
@@ -406,6 +408,7 @@ pub fn up(
                 nics,
                 config: c,
                 cdrom: None,
+                config_drive: None,
             };
             let pid = Vm::start_detached(img, &spec, dir, &state.accel)?;
             state.vms.push(VmRecord {
