@@ -905,6 +905,15 @@ fn config_drive_network_data_through_cloud_init() {
     );
     assert!(ds.contains("configdrive\nconfig-disk (/dev/vdc)"), "{ds}");
     assert!(ds.contains("10-netplan-bond0.110.network"), "{ds}");
+    // The bond options network_data.json carries (`bond_miimon`,
+    // `bond_lacp_rate`) reached the kernel; `diff --live` reads only the
+    // mode and the ports.
+    let options = must(
+        &mut n,
+        "cat /sys/class/net/bond0/bonding/mode /sys/class/net/bond0/bonding/miimon /sys/class/net/bond0/bonding/lacp_rate",
+        "bond0's options",
+    );
+    assert!(options.contains("802.3ad 4\n100\nfast 1"), "{options}");
     must(
         &mut n,
         "nodenet diff /run/cfg/nmstate.yml --live 2>&1",
