@@ -118,14 +118,15 @@ pub fn image(cache: &Path) -> Result<Image, LabError> {
     )
     .map_err(io("lab-init"))?;
     sh(&format!("chmod 0755 '{}/sbin/lab-init'", root.display()))?;
-    std::fs::write(
-        root.join("etc/NetworkManager/conf.d/lab.conf"),
-        "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
-    )
-    .map_err(io("NM conf"))?;
     for (path, mode, text) in BASE_FILES {
         write_file(&root, path, *mode, text)?;
     }
+    // When systemd is PID 1 (`rhcos`, `cloud`): the harness's shell on
+    // ttyS0, and no getty or periodic maintenance taking the two cores.
+    sh(&format!(
+        "cd '{}/etc/systemd/system' && mkdir -p sysinit.target.wants && ln -sf /etc/systemd/system/lab-shell.service sysinit.target.wants/ && for u in serial-getty@ttyS0.service getty@tty1.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer; do ln -sf /dev/null \"$u\"; done",
+        root.display()
+    ))?;
     // Debian's ifupdown hook fails on every event (no ifupdown here) and
     // costs a fork per event; CoreOS has no such hook either.
     let _ = std::fs::remove_file(root.join("etc/NetworkManager/dispatcher.d/01-ifupdown"));
@@ -239,7 +240,7 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
         "touch '{r}/etc/cloud/cloud-init.disabled' && rm -f '{r}/lib/systemd/system-generators/netplan'"
     ))?;
     sh(&format!(
-        "cd '{r}/etc/systemd/system' && ln -sf /lib/systemd/system/openvswitch-switch.service openvswitch.service && mkdir -p multi-user.target.wants sysinit.target.wants && ln -sf /etc/systemd/system/kubelet-dependencies.target multi-user.target.wants/ && ln -sf /etc/systemd/system/lab-shell.service sysinit.target.wants/ && ln -sf /dev/null serial-getty@ttyS0.service && ln -sf /dev/null getty@tty1.service && ln -sf /dev/null apt-daily.timer && ln -sf /dev/null apt-daily-upgrade.timer && ln -sf /dev/null e2scrub_all.timer && ln -sf /dev/null fstrim.timer"
+        "cd '{r}/etc/systemd/system' && ln -sf /lib/systemd/system/openvswitch-switch.service openvswitch.service && mkdir -p multi-user.target.wants && ln -sf /etc/systemd/system/kubelet-dependencies.target multi-user.target.wants/"
     ))?;
     let tmp = dir.join("rootfs-rhcos.tmp");
     sh(&format!(
@@ -258,12 +259,17 @@ fn write_file(root: &Path, path: &str, mode: u32, text: &str) -> Result<(), LabE
         std::fs::create_dir_all(parent).map_err(io(path.to_string()))?;
     }
     std::fs::write(&p, text).map_err(io(path.to_string()))?;
-    sh(&format!("chmod {mode:o} '{}'", p.display()))?;
-    Ok(())
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode))
+        .map_err(io(path.to_string()))
 }
 
 /// Files of every lab root: (path, mode, content).
 const BASE_FILES: &[(&str, u32, &str)] = &[
+    (
+        "etc/NetworkManager/conf.d/lab.conf",
+        0o644,
+        "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
+    ),
     // The harness's shell when systemd is PID 1 (`rhcos` and `cloud`).
     (
         "etc/systemd/system/lab-shell.service",
@@ -296,11 +302,6 @@ const RHCOS_SHIMS: &[(&str, u32, &str)] = &[
         "etc/systemd/system/kubelet-dependencies.target",
         0o644,
         "[Unit]\nDescription=What the kubelet needs (lab: the network units order against it)\nWants=network-online.target\nAfter=network-online.target\n\n[Install]\nWantedBy=multi-user.target\n",
-    ),
-    (
-        "etc/NetworkManager/conf.d/lab.conf",
-        0o644,
-        "[main]\nplugins=keyfile\n[logging]\nlevel=INFO\n",
     ),
 ];
 
