@@ -14,6 +14,7 @@ pub mod network;
 pub mod nmstate_bridge;
 pub mod node_agent;
 pub mod provisioning;
+pub mod segments;
 mod shapes;
 pub mod sites;
 pub mod traffic;
@@ -234,6 +235,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         .collect();
     diagnostics.extend(derived);
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
+    segments::check(inv, &mut diagnostics);
     sites::check_single_node(inv, &hosts, &mut diagnostics);
     sites::check_cluster_instance_fields(inv, &mut diagnostics);
     sites::check_mac_binding_release(inv, &mut diagnostics);

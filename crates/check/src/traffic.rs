@@ -13,8 +13,9 @@ use crate::network::Network;
 /// that does: those with an address in a machine network, the default
 /// route's, `br-ex`, the PXE/provisioning NIC, and everything beneath
 /// them (VLAN bases, bond and bridge ports, an OVS interface's bridge).
-/// Without machine networks or a default route, the interfaces that get
-/// their address by DHCP stand for the node's address.
+/// The uplink configure-ovs.sh takes is one; and unless a static address
+/// is in a machine network, so is every interface that gets its address
+/// by DHCP or autoconf: the machine network's comes that way.
 pub fn cluster_traffic(host: &Host, cluster: &Cluster, state: &Node) -> BTreeMap<String, String> {
     let net = Network::read(state);
     let mut roots: Vec<(String, String)> = Vec::new();
@@ -51,7 +52,23 @@ pub fn cluster_traffic(host: &Host, cluster: &Cluster, state: &Node) -> BTreeMap
     if let Some(pxe) = pxe {
         roots.push((pxe, "is the PXE/provisioning NIC".to_string()));
     }
-    if roots.is_empty() {
+    // configure-ovs.sh moves the uplink under br-ex: it carries the
+    // node's address whether it holds it statically or by DHCP.
+    if let Ok(crate::br_ex::BrExPlan::ConfigureOvs { uplinks }) = crate::br_ex::plan(host, cluster)
+    {
+        for uplink in uplinks {
+            roots.push((
+                uplink,
+                "is the uplink configure-ovs.sh moves under br-ex".to_string(),
+            ));
+        }
+    }
+    // No static address in a machine network: the node's comes by DHCP
+    // (or autoconf), whatever else carries the default route or PXE.
+    if !roots
+        .iter()
+        .any(|(_, why)| why.starts_with("carries the machine network"))
+    {
         for i in &net.ifaces {
             use crate::network::Family;
             if !i.absent && (i.family_dynamic(Family::V4) || i.family_dynamic(Family::V6)) {
@@ -215,5 +232,36 @@ routes:
         );
         let c = cluster_traffic(&h, &Cluster::default(), &state);
         assert_eq!(c.keys().collect::<Vec<_>>(), ["eth0"]);
+    }
+
+    /// The built-in example's shape: the PXE NIC apart, the machine
+    /// network by DHCP on a VLAN of the bond. The PXE NIC is no reason to
+    /// forget the DHCP VLAN and everything beneath it.
+    #[test]
+    fn a_dhcp_machine_network_beside_a_pxe_nic_carries_the_bond_beneath_it() {
+        let (h, state) = host(
+            r#"
+interfaces:
+- {name: eno1, type: ethernet, ipv4: {enabled: false}}
+- {name: eno2, type: ethernet}
+- {name: eno3, type: ethernet}
+- {name: eno4, type: ethernet}
+- {name: bond0, type: bond, link-aggregation: {mode: 802.3ad, port: [eno2, eno3]}}
+- {name: bond0.110, type: vlan, vlan: {base-iface: bond0, id: 110}, ipv4: {enabled: true, dhcp: true}}
+"#,
+            Some("52:54:00:00:00:01"),
+            &[("eno1", "52:54:00:00:00:01")],
+        );
+        let cluster = Cluster {
+            machine_networks: vec![Located::new(
+                "192.168.110.0/24".parse().unwrap(),
+                Span::default(),
+            )],
+            ..Cluster::default()
+        };
+        let c = cluster_traffic(&h, &cluster, &state);
+        let names: Vec<&str> = c.keys().map(String::as_str).collect();
+        assert_eq!(names, ["bond0", "bond0.110", "eno1", "eno2", "eno3"]);
+        assert!(c["bond0"].contains("beneath `bond0.110`"), "{}", c["bond0"]);
     }
 }

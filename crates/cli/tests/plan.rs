@@ -311,3 +311,130 @@ fn measured_disruption_is_shown_beside_each_risk_class() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a rehearsal"));
 }
+
+/// The built-in example (examples/lacp-vlan.yaml) with `edit` applied.
+fn lacp_vlan(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> std::path::PathBuf {
+    let text = fs::read_to_string(repo().join("examples/lacp-vlan.yaml")).unwrap();
+    let p = dir.join(name);
+    fs::write(&p, edit(text)).unwrap();
+    p
+}
+
+/// Removing bond options is a change: running nodes keep them (nmstate
+/// keeps what a state leaves out) while new nodes get the defaults, so
+/// the plan says both and its policy sets the defaults. bond0 is beneath
+/// bond0.110, the machine network's DHCP VLAN that configure-ovs moves
+/// under br-ex: disruptive, never "no cluster traffic". The three masters
+/// go one at a time, each its own step; every ROLLOUT.md command parses
+/// and names what the plan wrote.
+#[test]
+fn removed_bond_options_on_the_machine_network_bond_roll_out_one_master_at_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let options = "          options:\n            miimon: \"1\"\n";
+    let with = |t: String| {
+        t.replace(
+            options,
+            "          options:\n            miimon: \"1\"\n            lacp_rate: fast\n            xmit_hash_policy: layer3+4\n",
+        )
+    };
+    let old = lacp_vlan(tmp.path(), "old.yaml", with);
+    let new = lacp_vlan(tmp.path(), "new.yaml", |t| t);
+    assert!(fs::read_to_string(&new).unwrap().contains(options));
+    let out = tmp.path().join("plan");
+    let o = plan(&old, &new, &["-o", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("link-aggregation.options.lacp_rate: fast -> (unset: slow)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "running nodes keep `fast`, nodes provisioned from this inventory get `slow`"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("carries no cluster traffic"), "{stdout}");
+    assert!(stdout.contains("beneath `bond0.110`"), "{stdout}");
+    // The policies set the defaults, one master at a time.
+    let j = json(&plan(&old, &new, &["--format", "json"]));
+    let policies = j["rollout"]["policies"].as_array().unwrap();
+    let masters: Vec<&serde_json::Value> = policies
+        .iter()
+        .filter(|p| {
+            p["selector"]
+                .get("node-role.kubernetes.io/master")
+                .is_some()
+        })
+        .collect();
+    assert!(!masters.is_empty(), "{j}");
+    for p in &masters {
+        assert_eq!(p["maxUnavailable"], 1, "{p}");
+    }
+    let mut files: Vec<&str> = masters
+        .iter()
+        .map(|p| p["file"].as_str().unwrap())
+        .collect();
+    files.sort();
+    files.dedup();
+    assert_eq!(
+        files.len(),
+        masters.len(),
+        "a master policy shares a file: {files:?}"
+    );
+    let written = fs::read_to_string(out.join(files[0])).unwrap();
+    assert!(written.contains("lacp_rate: slow"), "{written}");
+    assert!(written.contains("xmit_hash_policy: layer2"), "{written}");
+    rollout_commands_are_whole(&out, policies);
+}
+
+/// Every command of ROLLOUT.md's `sh` blocks parses (`bash -n`), names a
+/// file the plan wrote (`oc apply -f`) and waits on policies the plan
+/// wrote (`oc wait nncp/…`), each policy exactly once.
+fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
+    let text = fs::read_to_string(out.join("ROLLOUT.md")).unwrap();
+    assert!(!text.contains('…'), "{text}");
+    let mut script = String::new();
+    let mut inside = false;
+    for line in text.lines().map(str::trim) {
+        match (inside, line) {
+            (false, "```sh") => inside = true,
+            (true, "```") => inside = false,
+            (true, l) => script.push_str(&format!("{l}\n")),
+            _ => {}
+        }
+    }
+    let sh = out.join("rollout.sh");
+    fs::write(&sh, &script).unwrap();
+    let o = run(std::process::Command::new("bash").arg("-n").arg(&sh));
+    assert!(
+        o.status.success(),
+        "{script}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut waited = Vec::new();
+    for line in script.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["oc", "apply", "-f", path] => {
+                assert!(out.join(path).exists(), "{line}: not written");
+            }
+            ["oc", "wait", rest @ ..] => {
+                waited.extend(rest.iter().filter_map(|w| w.strip_prefix("nncp/")));
+            }
+            _ => panic!("an unexpected command: {line}"),
+        }
+    }
+    let mut names: Vec<&str> = policies
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    waited.sort();
+    assert_eq!(waited, names, "{script}");
+}

@@ -3,8 +3,15 @@
 //!
 //! Both sides go through nmstate's own parser and serializer first, so
 //! spelling differences (`mtu: "1500"`, `mode: 4`, port lists under old
-//! names) do not show up as changes. Fields absent from the desired state
-//! are not compared (NMState is partial: absent means "leave as is").
+//! names) do not show up as changes.
+//!
+//! Against a complete description (keyfiles, another inventory) both
+//! sides are whole: a field one side leaves out means what NetworkManager
+//! and nmstate give a new profile ([`implied`]: `lacp_rate` `slow`,
+//! `ipv4` disabled, `state` up), so leaving out a default is no change
+//! and leaving out anything else is one. Against the live kernel only
+//! what the desired state asks for is compared (NMState is partial:
+//! absent means "leave as is").
 
 use serde::Serialize;
 use serde_json::{json, Map, Value as J};
@@ -28,7 +35,22 @@ pub enum Change {
 pub struct FieldChange {
     pub path: String,
     pub actual: J,
+    /// What the desired side means: its value, or for a field it leaves
+    /// out, what a new profile gets ([`implied`], `implied: true`), or
+    /// null where that depends on the device (an MTU).
     pub desired: J,
+    /// The desired side leaves the field out: nodes that run the actual
+    /// value keep it (nmstate leaves what a state omits), nodes made from
+    /// the desired description get `desired`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub implied: bool,
+}
+
+impl FieldChange {
+    /// The desired side leaves the field out.
+    pub fn left_out(&self) -> bool {
+        self.implied || self.desired.is_null()
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -135,7 +157,64 @@ pub enum Actual {
     Live,
 }
 
-/// Fields of `desired` that `actual` lacks or has otherwise.
+/// The value a new profile gets for a field a state leaves out, where
+/// it does not depend on the device: nmstate's defaults for interfaces
+/// (`state: up`; an IP family not mentioned is disabled, without DHCP or
+/// autoconf, with automatic DNS, gateway and routes when enabled) and the
+/// bond options' defaults (NetworkManager's `nm-setting-bond.c`, which
+/// are the kernel's `Documentation/networking/bonding.rst` but for
+/// `miimon`, 100 in NetworkManager). `path` is dotted, from the
+/// interface. An MTU, a MAC, an LLDP or ethtool setting and the like
+/// depend on the device or driver: none.
+pub fn implied(path: &str) -> Option<J> {
+    let v = match path {
+        "state" => json!("up"),
+        "ipv4.enabled" | "ipv6.enabled" => json!(false),
+        "ipv4.dhcp" | "ipv6.dhcp" | "ipv6.autoconf" => json!(false),
+        "ipv4.address" | "ipv6.address" => json!([]),
+        "ipv4.auto-dns" | "ipv6.auto-dns" | "ipv4.auto-gateway" | "ipv6.auto-gateway"
+        | "ipv4.auto-routes" | "ipv6.auto-routes" => json!(true),
+        "accept-all-mac-addresses" => json!(false),
+        "lldp.enabled" => json!(false),
+        "description" => json!(""),
+        "identifier" => json!("name"),
+        "vlan.protocol" => json!("802.1q"),
+        p => return bond_option_default(p.strip_prefix("link-aggregation.options.")?),
+    };
+    Some(v)
+}
+
+fn bond_option_default(option: &str) -> Option<J> {
+    let v = match option {
+        "ad_actor_sys_prio" => json!(65535),
+        "ad_select" => json!("stable"),
+        "ad_user_port_key" => json!(0),
+        "all_slaves_active" => json!("dropped"),
+        "arp_all_targets" => json!("any"),
+        "arp_interval" => json!(0),
+        "arp_validate" => json!("none"),
+        "downdelay" => json!(0),
+        "fail_over_mac" => json!("none"),
+        "lacp_rate" => json!("slow"),
+        "lp_interval" => json!(1),
+        "miimon" => json!(100),
+        "min_links" => json!(0),
+        "num_grat_arp" | "num_unsol_na" => json!(1),
+        "packets_per_slave" => json!(1),
+        "primary_reselect" => json!("always"),
+        "resend_igmp" => json!(1),
+        "tlb_dynamic_lb" => json!(true),
+        "updelay" => json!(0),
+        "use_carrier" => json!(true),
+        "xmit_hash_policy" => json!("layer2"),
+        _ => return None,
+    };
+    Some(v)
+}
+
+/// Fields that `actual` lacks or has otherwise than `desired`: with
+/// `only` (live), the desired fields named there; without, every field
+/// of either side, one left out meaning its [`implied`] value.
 fn fields(
     prefix: &str,
     desired: &Map<String, J>,
@@ -143,7 +222,11 @@ fn fields(
     only: Option<&[&str]>,
     out: &mut Vec<FieldChange>,
 ) {
-    for (k, d) in desired {
+    let empty = Map::new();
+    let only_actual = actual
+        .keys()
+        .filter(|k| only.is_none() && !desired.contains_key(*k));
+    for k in desired.keys().chain(only_actual) {
         if k == "name" || k == "type" {
             continue;
         }
@@ -159,6 +242,25 @@ fn fields(
         if !wanted {
             continue;
         }
+        let Some(d) = desired.get(k) else {
+            // Left out of desired (complete comparisons only).
+            match actual.get(k) {
+                Some(J::Object(am)) => fields(&path, &empty, am, only, out),
+                Some(a) => {
+                    let meant = implied(&path);
+                    if meant.as_ref() != Some(a) {
+                        out.push(FieldChange {
+                            implied: meant.is_some(),
+                            desired: meant.unwrap_or(J::Null),
+                            actual: a.clone(),
+                            path,
+                        });
+                    }
+                }
+                None => {}
+            }
+            continue;
+        };
         // Live bridges show port names only.
         let d = if only.is_some() && path == "bridge.port" {
             port_names(d)
@@ -185,13 +287,20 @@ fn fields(
         {
             continue;
         }
+        // Left out of a complete actual: what it means there.
+        let a = match a {
+            None if only.is_none() => implied(&path),
+            a => a,
+        };
         match (&d, a.as_ref()) {
             (J::Object(dm), Some(J::Object(am))) => fields(&path, dm, am, only, out),
+            (J::Object(dm), None) if only.is_none() => fields(&path, dm, &empty, only, out),
             (d, Some(a)) if d == a => {}
             (d, a) => out.push(FieldChange {
                 path,
                 actual: a.cloned().unwrap_or(J::Null),
                 desired: d.clone(),
+                implied: false,
             }),
         }
     }
@@ -467,6 +576,7 @@ fn live_ovs_bridge(desired: &J, actual: &[&J]) -> Option<IfaceDiff> {
             path: "bridge.port".into(),
             actual: names(wanted.iter().copied().filter(attached).collect()),
             desired: names(wanted),
+            implied: false,
         }],
     })
 }
@@ -520,11 +630,15 @@ pub fn render_text(d: &Diff) -> String {
         };
         s.push_str(&format!("{sign} {} ({})\n", i.name, i.kind));
         for f in &i.fields {
+            let desired = match (f.implied, &f.desired) {
+                (true, v) => format!("(unset: {})", short(v)),
+                (false, J::Null) if !f.actual.is_null() => "(unset: the device's own)".into(),
+                (false, v) => short(v),
+            };
             s.push_str(&format!(
-                "    {}: {} -> {}\n",
+                "    {}: {} -> {desired}\n",
                 f.path,
                 short(&f.actual),
-                short(&f.desired)
             ));
         }
     }
@@ -761,7 +875,8 @@ mod tests {
             vec![FieldChange {
                 path: "mtu".into(),
                 actual: json!(1500),
-                desired: json!(9000)
+                desired: json!(9000),
+                implied: false,
             }]
         );
         let text = render_text(&d);
@@ -771,5 +886,75 @@ mod tests {
         );
         assert!(text.contains("+ eth0.120 (vlan)"), "{text}");
         assert!(text.contains("- eth1 (ethernet)"), "{text}");
+    }
+
+    fn bond(options: J) -> J {
+        json!({"interfaces": [{"name": "bond0", "type": "bond", "state": "up",
+            "ipv4": {"enabled": false}, "ipv6": {"enabled": false},
+            "link-aggregation": {"mode": "802.3ad", "port": ["eno1", "eno2"], "options": options}}]})
+    }
+
+    /// A bond option one side leaves out means its default there: a
+    /// removed `lacp_rate: fast` is a change to `slow`, a removed
+    /// `lacp_rate: slow` none.
+    #[test]
+    fn a_field_left_out_is_compared_as_the_value_a_new_profile_gets() {
+        let old = bond(json!({"lacp_rate": "fast", "xmit_hash_policy": "layer3+4", "miimon": 100}));
+        let new = bond(json!({"miimon": 100}));
+        let d = diff(&new, &old).unwrap();
+        assert!(!d.equal);
+        let fields: Vec<(&str, &J, &J, bool)> = d.interfaces[0]
+            .fields
+            .iter()
+            .map(|f| (f.path.as_str(), &f.actual, &f.desired, f.implied))
+            .collect();
+        assert_eq!(
+            fields,
+            vec![
+                (
+                    "link-aggregation.options.lacp_rate",
+                    &json!("fast"),
+                    &json!("slow"),
+                    true
+                ),
+                (
+                    "link-aggregation.options.xmit_hash_policy",
+                    &json!("layer3+4"),
+                    &json!("layer2"),
+                    true
+                ),
+            ]
+        );
+        let text = render_text(&d);
+        assert!(
+            text.contains("link-aggregation.options.lacp_rate: fast -> (unset: slow)"),
+            "{text}"
+        );
+        // Removed, the defaults themselves change nothing; added, neither.
+        let defaults = bond(json!({"lacp_rate": "slow", "miimon": 100}));
+        assert!(diff(&bond(json!({})), &defaults).unwrap().equal);
+        assert!(diff(&defaults, &bond(json!({}))).unwrap().equal);
+    }
+
+    /// `[ipv4] method=disabled` imported beside a state that leaves ipv4
+    /// out: the same to nmstate; `state: up` likewise. An MTU left out
+    /// depends on the device: a change with no value to set.
+    #[test]
+    fn defaults_left_out_are_no_change_and_device_defaults_are_unknown() {
+        let plain = json!({"interfaces": [{"name": "eth0", "type": "ethernet"}]});
+        let spelled = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "state": "up",
+            "ipv4": {"enabled": false}, "ipv6": {"enabled": false}}]});
+        assert!(diff(&plain, &spelled).unwrap().equal);
+        assert!(diff(&spelled, &plain).unwrap().equal);
+        let mtu = json!({"interfaces": [{"name": "eth0", "type": "ethernet", "mtu": 9000}]});
+        let d = diff(&plain, &mtu).unwrap();
+        let f = &d.interfaces[0].fields[0];
+        assert_eq!(
+            (f.path.as_str(), &f.desired, f.implied),
+            ("mtu", &J::Null, false)
+        );
+        assert!(f.left_out());
+        // Live, what desired leaves out is left as it is.
+        assert!(diff_with(&plain, &mtu, Actual::Live).unwrap().equal);
     }
 }

@@ -122,6 +122,25 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
         Risk::Disruptive,
         vip_breaks("ingress", "*.apps", n),
     );
+    // Written or left to the installer's default (Managed), the same
+    // mode: install-config.yaml changes, the cluster does not.
+    let said = |c: &Cluster| {
+        let written = c.provisioning.network.as_ref().map(|m| m.value.as_str());
+        match written {
+            Some(m) => m.to_string(),
+            None => format!("(unset: {})", c.provisioning.mode().as_str()),
+        }
+    };
+    if o.provisioning.mode() == n.provisioning.mode() {
+        push(
+            "provisioning.network",
+            said(o),
+            said(n),
+            Risk::Additive,
+            "the same mode, written otherwise: install-config.yaml changes, the cluster does not"
+                .into(),
+        );
+    }
     push(
         "provisioning.network",
         o.provisioning.mode().as_str().into(),
@@ -204,12 +223,16 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
             .as_ref()
             .map(|a| {
                 format!(
-                    "image {}, layering {:?}, osImageURL {}, checkpoint {}, probe {}",
+                    "image {}, layering {:?}, osImageURL {}, push {} with {}, pull secret {}, checkpoint {}, probe {}, probes {}",
                     one(&a.image),
                     a.layering,
                     one(&a.os_image_url),
+                    one(&a.rendered_image_push_spec),
+                    one(&a.rendered_image_push_secret),
+                    one(&a.base_image_pull_secret),
                     one(&a.checkpoint_timeout),
-                    one(&a.probe_timeout)
+                    one(&a.probe_timeout),
+                    list(&a.probes)
                 )
             })
             .unwrap_or_default()
@@ -224,8 +247,8 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
     );
     push(
         "rendezvousIP",
-        one(&old.rendezvous_ip),
-        one(&new.rendezvous_ip),
+        rendezvous(old),
+        rendezvous(new),
         Risk::Modifying,
         "install only: the agent installer's first host (the agent ISO must be made again)".into(),
     );
@@ -244,6 +267,26 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
         );
     }
     out
+}
+
+/// The rendezvous host's address as render writes it: the inventory's,
+/// else the one render picks from the masters' static addresses.
+fn rendezvous(inv: &Inventory) -> String {
+    let addresses: Vec<Vec<IpAddr>> = inv
+        .hosts
+        .iter()
+        .map(|h| match (&h.network, h.role.value) {
+            (Some(state), nodenet_model::Role::Master) => Network::read(state)
+                .addresses
+                .iter()
+                .map(|a| a.ip)
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    nodenet_render::artifacts::rendezvous_ip(inv, &addresses)
+        .map(|ip| ip.to_string())
+        .unwrap_or_default()
 }
 
 /// The machine networks changed: what no longer fits.
@@ -486,6 +529,9 @@ hosts:
                 ("machineNetworks", Risk::Disruptive),
                 ("apiVIPs", Risk::Disruptive),
                 ("provisioning.network", Risk::Disruptive),
+                // m0's address, render's rendezvous host, is outside the
+                // new primary machine network: agent-config loses it.
+                ("rendezvousIP", Risk::Modifying),
             ]
         );
         // The new /23 holds neither m0's address nor the VIPs: said.

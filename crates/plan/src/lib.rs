@@ -107,11 +107,15 @@ pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
         .iter()
         .map(|h| (h.name.value.as_str(), *h))
         .collect();
+    // Inputs of one kind spell a state alike: a state written otherwise
+    // is rendered otherwise. (A render's output read back as OLD spells
+    // it as render wrote it.)
+    let same_kind = old.kinds == new.kinds;
     let compared: Vec<Option<HostChange>> = new_hosts
         .par_iter()
         .map(|h| match by_name.get(h.name.value.as_str()) {
             None => Ok(Some(added(h))),
-            Some(o) => modified(old, o, new, h),
+            Some(o) => modified(old, o, new, h, same_kind),
         })
         .collect::<Result<_, _>>()?;
     let mut changes: Vec<HostChange> = compared.into_iter().flatten().collect();
@@ -179,8 +183,9 @@ fn modified(
     o: &Host,
     new: &Inventory,
     n: &Host,
+    same_kind: bool,
 ) -> Result<Option<HostChange>, PlanError> {
-    let fields = field_changes(old, o, new, n);
+    let fields = field_changes(old, o, new, n, same_kind);
     let (old_state, new_state) = (state(o), state(n));
     // Most hosts of a fleet do not change: compared as written first, and
     // only the others through nmstate's canonical form.
@@ -195,13 +200,21 @@ fn modified(
         })?;
         (!d.equal).then_some(d)
     };
-    if diff.is_none() && fields.is_empty() {
+    // Render writes a state's keys in their order: an order is a spelling.
+    let respelled = same_kind && diff.is_none() && !same_text(&old_state, &new_state);
+    if diff.is_none() && fields.is_empty() && !respelled {
         return Ok(None);
     }
     let (items, mut reasons) = match &diff {
         Some(d) => risk::classify(old, o, &old_state, new, n, &new_state, d),
         None => (Vec::new(), Vec::new()),
     };
+    if respelled {
+        reasons.push(Reason {
+            risk: Risk::Additive,
+            what: "its network is written otherwise with the same meaning: the files rendered from it change and roll out (the MCO renders a new config for a changed MachineConfig, kubernetes-nmstate applies a changed policy again on every node it selects), with no effect on the node".into(),
+        });
+    }
     for f in &fields {
         let risk = if f.field == "role" {
             Risk::Disruptive
@@ -216,6 +229,10 @@ fn modified(
             "labels" => format!(
                 "node labels {} -> {}: policies that select by them (and failure domains) change",
                 f.old, f.new
+            ),
+            "NICs" | "NIC binding" | "PXE interface" | "br-ex uplink" => format!(
+                "{} {} -> {}: the profiles that find NICs by name or MAC, the boot NIC and the uplink follow it",
+                f.field, f.old, f.new
             ),
             _ => format!("{} {} -> {} (provisioning only)", f.field, f.old, f.new),
         };
@@ -240,7 +257,30 @@ fn modified(
     }))
 }
 
-fn field_changes(old: &Inventory, o: &Host, new: &Inventory, n: &Host) -> Vec<FieldChange> {
+/// Whether two documents are the same with their keys in the same order
+/// (`serde_json`'s `==` ignores the order of a mapping's keys).
+fn same_text(a: &J, b: &J) -> bool {
+    match (a, b) {
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, v), (l, w))| k == l && same_text(v, w))
+        }
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_text(v, w))
+        }
+        (a, b) => a == b,
+    }
+}
+
+fn field_changes(
+    old: &Inventory,
+    o: &Host,
+    new: &Inventory,
+    n: &Host,
+    same_kind: bool,
+) -> Vec<FieldChange> {
     let mut out = Vec::new();
     let mut push = |field: &str, a: String, b: String| {
         if a != b {
@@ -276,8 +316,21 @@ fn field_changes(old: &Inventory, o: &Host, new: &Inventory, n: &Host) -> Vec<Fi
         let name = h.bmc.as_ref()?.credentials.as_ref()?;
         Some(inv.credentials.get(&name.value)?.value.username.clone())
     };
-    if let (Some(a), Some(b)) = (username(old, o), username(new, n)) {
-        push("BMC username", a, b);
+    let credentials = |h: &Host| {
+        h.bmc
+            .as_ref()
+            .and_then(|b| b.credentials.as_ref())
+            .map(|c| c.value.clone())
+            .unwrap_or_default()
+    };
+    match (username(old, o), username(new, n)) {
+        (Some(a), Some(b)) => push("BMC username", a, b),
+        // Credentials given or taken away (install-config's are named
+        // for their host: only whether there are any is compared).
+        (a, b) if a.is_some() != b.is_some() => {
+            push("BMC credentials", credentials(o), credentials(n))
+        }
+        _ => {}
     }
     let text = |v: &Option<nodenet_model::Located<String>>| {
         v.as_ref().map(|v| v.value.clone()).unwrap_or_default()
@@ -301,6 +354,49 @@ fn field_changes(old: &Inventory, o: &Host, new: &Inventory, n: &Host) -> Vec<Fi
         };
         push("labels", labels(o), labels(n));
     }
+    if !same_kind {
+        // What an installer file does not carry (the NIC table, the PXE
+        // NIC, the binding) cannot be compared with a render read back.
+        return out;
+    }
+    let nics = |h: &Host| {
+        h.nics
+            .iter()
+            .map(|nic| {
+                let mac = nic.mac.as_ref().map(|m| m.value.to_ascii_lowercase());
+                format!("{}={}", nic.name.value, mac.unwrap_or_default())
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    push("NICs", nics(o), nics(n));
+    push(
+        "PXE interface",
+        text(&o.pxe_interface),
+        text(&n.pxe_interface),
+    );
+    push("br-ex uplink", text(&o.br_ex_uplink), text(&n.br_ex_uplink));
+    let binding = |h: &Host| {
+        h.nic_binding
+            .as_ref()
+            .map(|b| b.value.as_str().to_string())
+            .unwrap_or_default()
+    };
+    push("NIC binding", binding(o), binding(n));
+    let tls = |h: &Host| {
+        h.bmc
+            .as_ref()
+            .map(|b| b.disable_certificate_verification.to_string())
+            .unwrap_or_default()
+    };
+    push("BMC certificate verification disabled", tls(o), tls(n));
+    let extra = |h: &Host| {
+        h.install_config_extra
+            .as_ref()
+            .map(|n| n.to_json().to_string())
+            .unwrap_or_default()
+    };
+    push("install-config host fields", extra(o), extra(n));
     out
 }
 

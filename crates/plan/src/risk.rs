@@ -116,6 +116,38 @@ fn route_text(route: &J) -> String {
     }
 }
 
+fn value_text(v: &J) -> String {
+    match v {
+        J::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// What a field the new inventory leaves out means for the fleet: nmstate
+/// keeps what a state leaves out, so running nodes keep the old value
+/// while nodes provisioned from the inventory get the default. Policies
+/// carry the default where it is known, so the fleet converges; where it
+/// is the device's own (an MTU), nothing can set it back.
+fn left_out(fields: &[nodenet_import::diff::FieldChange]) -> String {
+    let mut s = String::new();
+    for f in fields.iter().filter(|f| f.left_out()) {
+        let was = value_text(&f.actual);
+        s.push_str(&match f.implied {
+            true => format!(
+                "; `{}` is left out: running nodes keep `{was}`, nodes provisioned from this inventory get `{}`, and the policy sets `{}` so that the fleet converges",
+                f.path,
+                value_text(&f.desired),
+                value_text(&f.desired),
+            ),
+            false => format!(
+                "; `{}` is left out: running nodes keep `{was}`, nodes provisioned from this inventory get their device's default, which no policy can set: write the value in the inventory to keep the fleet alike",
+                f.path
+            ),
+        });
+    }
+    s
+}
+
 /// Each change of `diff` (old `o` → new `n`) with its risk and reason.
 #[allow(clippy::too_many_arguments)]
 pub fn classify(
@@ -200,7 +232,7 @@ pub fn classify(
             },
             Change::Changed => {
                 let fields: Vec<&str> = i.fields.iter().map(|f| f.path.as_str()).collect();
-                match carriers.get(name) {
+                let (risk, mut what) = match carriers.get(name) {
                     Some(why) => (
                         Risk::Disruptive,
                         format!("changes {} of `{name}`, which {why}", fields.join(", ")),
@@ -212,7 +244,9 @@ pub fn classify(
                             fields.join(", ")
                         ),
                     ),
-                }
+                };
+                what.push_str(&left_out(&i.fields));
+                (risk, what)
             }
         };
         add(

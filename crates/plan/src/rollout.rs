@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value as J};
 use nodenet_check::network::Network;
 use nodenet_import::diff::Change;
 use nodenet_model::{Host, Inventory, Node};
-use nodenet_render::artifacts::{self, Policy, DEFAULT_MAX_UNAVAILABLE};
+use nodenet_render::artifacts::{self, Policy};
 use nodenet_render::OutFile;
 
 use crate::{HostChangeKind, Item, Plan, Risk};
@@ -93,7 +93,9 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
                         .iter()
                         .filter(|d| &d.name == name && &d.kind == kind)
                     {
-                        for f in &d.fields {
+                        // A value left out whose default is the device's
+                        // own cannot be written back (the plan says so).
+                        for f in d.fields.iter().filter(|f| !f.desired.is_null()) {
                             let path: Vec<&str> = f.path.split('.').collect();
                             artifacts::set_at(&mut entry, &path, f.desired.clone());
                         }
@@ -340,11 +342,7 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             ),
         };
         let role_label = format!("node-role.kubernetes.io/{role}");
-        let unavailable = if risk == Risk::Disruptive {
-            json!(1)
-        } else {
-            json!(DEFAULT_MAX_UNAVAILABLE)
-        };
+        let unavailable = artifacts::max_unavailable(&role, risk == Risk::Disruptive);
         let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1) && hosts.len() == role_size(&role);
         if shared {
             let domains: Option<BTreeSet<String>> = new
@@ -397,15 +395,18 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             }
         } else {
             for (h, state) in hosts {
+                let host = artifacts::dns_label(h.short_name());
+                // One control-plane node per step: policies applied
+                // together are changed together, one node each.
+                let file = match artifacts::is_control_plane(&role) {
+                    true => format!("{}-{host}.yaml", file.trim_end_matches(".yaml")),
+                    false => file.clone(),
+                };
                 policies.push(PlannedPolicy {
                     wave,
                     risk,
-                    file: file.clone(),
-                    name: format!(
-                        "{prefix}-{}-{}",
-                        risk.as_str(),
-                        artifacts::dns_label(h.short_name())
-                    ),
+                    file,
+                    name: format!("{prefix}-{}-{host}", risk.as_str()),
                     selector: BTreeMap::from([
                         (role_label.clone(), String::new()),
                         (
@@ -469,7 +470,8 @@ impl Rollout {
 
     /// The order to apply what `files` writes, as numbered steps
     /// (`ROLLOUT.md`): the MachineConfigs, then each wave's policies,
-    /// additive first, each step once the one before is done.
+    /// additive first, each step once the one before is done. Every
+    /// command is whole, in a `sh` block, to be pasted as it is.
     pub fn steps(&self) -> String {
         let mut s = String::from("# Rollout\n");
         if !self.machine_configs.is_empty() && !self.policies.is_empty() {
@@ -477,15 +479,17 @@ impl Rollout {
         }
         if !self.machine_configs.is_empty() {
             let roles: Vec<&str> = self.machine_configs.keys().map(String::as_str).collect();
+            let pools: Vec<String> = roles.iter().map(|r| format!("mcp/{r}")).collect();
             s.push_str(&format!(
-                "\n## Through the Machine Config Operator\n\n1. `oc apply -f openshift/`: the MachineConfigs of the {} pool(s); each node restarts nodenet-apply.service in turn; done when each pool is Updated (`oc wait mcp/<pool> --for condition=Updated`), a Degraded pool stops there\n",
-                roles.join(", ")
+                "\n## Through the Machine Config Operator\n\n1. The MachineConfigs of the {} pool(s): each node restarts nodenet-apply.service in turn (the pool's `maxUnavailable`; the master pool's is 1). Done when each pool is Updated; a Degraded pool stops there.\n\n   ```sh\n   oc apply -f openshift/\n   oc wait {} --for condition=Updated --timeout=-1s\n   ```\n",
+                roles.join(", "),
+                pools.join(" ")
             ));
         }
         if self.policies.is_empty() {
             return s;
         }
-        s.push_str("\n## Through kubernetes-nmstate\n\nIn this order; start a step only once the one before is done.\n\n");
+        s.push_str("\n## Through kubernetes-nmstate\n\nIn this order; start a step only once the one before is done. A Degraded policy stops the rollout there (kubernetes-nmstate has rolled its failed node back). Control-plane nodes change one at a time, each in a step of its own.\n");
         let mut n = 0;
         let waves: BTreeSet<usize> = self.policies.iter().map(|p| p.wave).collect();
         for wave in waves {
@@ -498,26 +502,19 @@ impl Rollout {
             files.sort();
             files.dedup();
             for (risk, file) in files {
-                let names: Vec<&str> = self
+                let names: Vec<String> = self
                     .policies
                     .iter()
                     .filter(|p| p.wave == wave && p.file == file)
-                    .map(|p| p.name.as_str())
+                    .map(|p| format!("nncp/{}", p.name))
                     .collect();
-                let wait = match names.as_slice() {
-                    [one] => {
-                        format!("`oc wait nncp/{one} --for condition=Available --timeout=-1s`")
-                    }
-                    [first, rest @ ..] => format!(
-                        "`oc wait nncp/{first} … --for condition=Available` ({} policies)",
-                        rest.len() + 1
-                    ),
-                    [] => String::new(),
-                };
                 n += 1;
                 s.push_str(&format!(
-                    "{n}. `oc apply -f {file}` ({} change); done when {wait}: a Degraded policy stops the rollout here\n",
-                    risk.as_str()
+                    "\n{n}. {} change, wave {wave}: {} {}\n\n   ```sh\n   oc apply -f {file}\n   oc wait {} --for condition=Available --timeout=-1s\n   ```\n",
+                    risk.as_str(),
+                    names.len(),
+                    if names.len() == 1 { "policy" } else { "policies" },
+                    names.join(" ")
                 ));
             }
         }
@@ -823,7 +820,7 @@ hosts:
         let first = steps.find("nncp/wave-1/disruptive-worker.yaml").unwrap();
         let second = steps.find("nncp/wave-2/modifying-worker.yaml").unwrap();
         assert!(first < second, "{steps}");
-        assert!(steps.contains("1. `oc apply -f nncp/wave-1/"), "{steps}");
+        assert!(steps.contains("\n1. disruptive change, wave 1"), "{steps}");
         // Wave 2 alone on the old state is what the kernel refuses, and
         // check says so.
         let state = apply_delta(
@@ -866,5 +863,73 @@ hosts:
         assert_eq!(rollout.policies.len(), 1);
         assert_eq!(rollout.policies[0].file, "nncp/disruptive-worker.yaml");
         assert_eq!(rollout.policies[0].name, "nodenet-plan-disruptive-worker");
+    }
+
+    /// Three masters whose changes differ (each its own address): one
+    /// policy per master, each one node at a time and in a file (so a
+    /// step) of its own; a modifying change on the masters too.
+    #[test]
+    fn masters_change_one_at_a_time_each_in_a_step_of_its_own() {
+        let masters = |third_octet: u8, extra: &str| {
+            let hosts: String = (0..3)
+                .map(|i| {
+                    format!(
+                        "- name: m{i}
+  role: master
+  network:
+    interfaces:
+    - name: eno1
+      type: ethernet
+      state: up
+      ipv4: {{enabled: true, address: [{{ip: 10.0.{third_octet}.1{i}, prefix-length: 16}}]}}
+{extra}"
+                    )
+                })
+                .collect();
+            let text = format!(
+                "nodenet: v1\ncluster: {{name: c, baseDomain: example.com, machineNetworks: [10.0.0.0/16], brEx: none}}\nhosts:\n{hosts}"
+            );
+            let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
+            assert!(
+                !l.diagnostics.iter().any(|d| d.is_error()),
+                "{:?}",
+                l.diagnostics
+            );
+            l.inventory
+        };
+        let storage = "    - {name: eno2, type: ethernet, state: up, mtu: 9000}\n";
+        let old = masters(0, "");
+        let new = masters(1, storage);
+        let plan = crate::plan(&old, &new).unwrap();
+        let rollout = rollout(&plan, &new);
+        let disruptive: Vec<&PlannedPolicy> = rollout
+            .policies
+            .iter()
+            .filter(|p| p.risk == Risk::Disruptive)
+            .collect();
+        assert_eq!(disruptive.len(), 3, "{:?}", rollout.policies);
+        let files: BTreeSet<&str> = disruptive.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(
+            files,
+            BTreeSet::from([
+                "nncp/disruptive-master-m0.yaml",
+                "nncp/disruptive-master-m1.yaml",
+                "nncp/disruptive-master-m2.yaml"
+            ])
+        );
+        // The same new NIC on every master: one policy, one at a time all
+        // the same (kubernetes-nmstate's 50 % would be two of three).
+        let shared: Vec<&PlannedPolicy> = rollout
+            .policies
+            .iter()
+            .filter(|p| p.risk != Risk::Disruptive)
+            .collect();
+        assert_eq!(shared.len(), 1, "{:?}", rollout.policies);
+        assert!(rollout
+            .policies
+            .iter()
+            .all(|p| p.max_unavailable == json!(1)));
+        let steps = rollout.steps();
+        assert_eq!(steps.matches("oc apply -f nncp/").count(), 4, "{steps}");
     }
 }

@@ -1,4 +1,7 @@
-//! The risk classes over a table of changes, each from the same host.
+//! The risk classes over a table of changes, each from the same host;
+//! and (`plan_sees_render`) the plan against what render writes.
+
+mod plan_sees_render;
 
 use nodenet_plan::{plan, rollout::rollout, HostChangeKind, Risk};
 

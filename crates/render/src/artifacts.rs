@@ -566,6 +566,21 @@ fn list_items(text: &str, key: &str) -> Option<Vec<(usize, usize)>> {
     Some(items)
 }
 
+/// The rendezvous host's address: the inventory's, else the first
+/// master's first static address in the primary machine network (any of
+/// its addresses without machine networks). `addresses` per host.
+pub fn rendezvous_ip(inv: &Inventory, addresses: &[Vec<IpAddr>]) -> Option<IpAddr> {
+    let primary = inv.cluster.machine_networks.first().map(|m| m.value);
+    let in_primary = |ip: &IpAddr| primary.is_none_or(|m| m.contains(ip));
+    inv.rendezvous_ip.as_ref().map(|r| r.value).or_else(|| {
+        inv.hosts
+            .iter()
+            .zip(addresses)
+            .filter(|(h, _)| h.role.value == Role::Master)
+            .find_map(|(_, a)| a.iter().copied().find(in_primary))
+    })
+}
+
 /// agent-config.yaml; rendezvousIP is the inventory's, else the first
 /// master's first static address in the primary machine network (the
 /// first one's; any of its addresses without machine networks): the
@@ -576,15 +591,7 @@ pub fn agent_config(
     addresses: &[Vec<IpAddr>],
     texts: &[Option<String>],
 ) -> String {
-    let primary = inv.cluster.machine_networks.first().map(|m| m.value);
-    let in_primary = |ip: &IpAddr| primary.is_none_or(|m| m.contains(ip));
-    let rendezvous = inv.rendezvous_ip.as_ref().map(|r| r.value).or_else(|| {
-        inv.hosts
-            .iter()
-            .zip(addresses)
-            .filter(|(h, _)| h.role.value == Role::Master)
-            .find_map(|(_, a)| a.iter().copied().find(in_primary))
-    });
+    let rendezvous = rendezvous_ip(inv, addresses);
     // The agent installer identifies a listed host by a MAC and refuses
     // one without: a host with none is left out (it joins as any machine
     // that boots the ISO; check says so), one with only a boot MAC gets
@@ -661,11 +668,45 @@ fn object<const N: usize>(entries: [(&str, J); N]) -> J {
     )
 }
 
-/// NodeNetworkConfigurationPolicies, one file per role: one policy for
-/// the role when every host of it has the same state, else one policy per
-/// host pinned by hostname.
 /// kubernetes-nmstate's default `maxUnavailable`.
 pub const DEFAULT_MAX_UNAVAILABLE: &str = "50%";
+
+/// How many of the nodes a policy matches kubernetes-nmstate changes at
+/// once: `maxUnavailable` as a count, or a percentage of the matching
+/// nodes rounded up, and never fewer than one (kubernetes-nmstate
+/// `pkg/node/nodes.go`, `ScaledMaxUnavailableNodeCount`:
+/// `intstr.GetScaledValueFromIntOrPercent(&v, matchingNodes, true)`, then
+/// at least 1). 50 % of three masters is two; `None` for a value it
+/// cannot read.
+pub fn nodes_at_once(max_unavailable: &J, matching: usize) -> Option<usize> {
+    let n = match max_unavailable {
+        J::Number(n) => usize::try_from(n.as_u64()?).ok()?,
+        J::String(s) => match s.strip_suffix('%') {
+            Some(p) => (p.trim().parse::<usize>().ok()? * matching).div_ceil(100),
+            None => s.trim().parse().ok()?,
+        },
+        _ => return None,
+    };
+    Some(n.max(1))
+}
+
+/// Whether a pool's nodes run etcd (masters, and an arbiter): more than
+/// one of them out at once can cost the cluster its quorum.
+pub fn is_control_plane(pool: &str) -> bool {
+    matches!(pool, "master" | "arbiter")
+}
+
+/// A policy's `maxUnavailable`: one node at a time for what carries the
+/// cluster's own traffic and for every policy on control-plane nodes
+/// (kubernetes-nmstate's 50 % takes two of three masters at once),
+/// kubernetes-nmstate's default for the rest.
+pub fn max_unavailable(pool: &str, carries_cluster_traffic: bool) -> J {
+    if carries_cluster_traffic || is_control_plane(pool) {
+        json!(1)
+    } else {
+        json!(DEFAULT_MAX_UNAVAILABLE)
+    }
+}
 
 /// One NodeNetworkConfigurationPolicy: a name, the nodes it selects, how
 /// many of them may be unavailable at once, and its state.
@@ -745,7 +786,8 @@ pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
 /// the part of the state that carries cluster traffic goes out one node at
 /// a time (`maxUnavailable: 1`; with `cluster.failureDomain`, one policy
 /// per value of that label, each one node at a time), the rest with
-/// kubernetes-nmstate's default. A part every host of the role shares is
+/// kubernetes-nmstate's default, but on control-plane nodes, where every
+/// policy goes one node at a time. A part every host of the role shares is
 /// one policy for the role, else one policy per node, selected by its
 /// Kubernetes node name.
 pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
@@ -779,11 +821,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
             {
                 continue;
             }
-            let unavailable = if cluster_part {
-                json!(1)
-            } else {
-                json!(DEFAULT_MAX_UNAVAILABLE)
-            };
+            let unavailable = max_unavailable(role, cluster_part);
             if states.windows(2).all(|w| w[0] == w[1]) {
                 // One state for the role; the part that carries cluster
                 // traffic one policy per failure domain when every host
@@ -806,49 +844,64 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                         for value in values {
                             let mut selector = base.clone();
                             selector.insert(key.value.clone(), value.clone());
-                            policies.push(Policy {
-                                name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
-                                selector,
-                                max_unavailable: unavailable.clone(),
-                                state: state.clone(),
-                            });
+                            policies.push((
+                                None,
+                                Policy {
+                                    name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
+                                    selector,
+                                    max_unavailable: unavailable.clone(),
+                                    state: state.clone(),
+                                },
+                            ));
                         }
                     }
-                    _ => policies.push(Policy {
-                        name: format!("nodenet-{role}{suffix}"),
-                        selector: base,
-                        max_unavailable: unavailable,
-                        state,
-                    }),
+                    _ => policies.push((
+                        None,
+                        Policy {
+                            name: format!("nodenet-{role}{suffix}"),
+                            selector: base,
+                            max_unavailable: unavailable,
+                            state,
+                        },
+                    )),
                 }
             } else {
                 for ((h, _), state) in hosts.iter().zip(states) {
-                    policies.push(Policy {
-                        name: format!("nodenet-{}{suffix}", dns_label(h.short_name())),
-                        selector: BTreeMap::from([
-                            (role_label.clone(), String::new()),
-                            (
-                                "kubernetes.io/hostname".to_string(),
-                                h.node_name(&inv.cluster),
-                            ),
-                        ]),
-                        max_unavailable: unavailable.clone(),
-                        state,
-                    });
+                    // A control-plane node's own policies in a file of their
+                    // own: applied together, they change together.
+                    let own = is_control_plane(role).then(|| dns_label(h.short_name()));
+                    policies.push((
+                        own,
+                        Policy {
+                            name: format!("nodenet-{}{suffix}", dns_label(h.short_name())),
+                            selector: BTreeMap::from([
+                                (role_label.clone(), String::new()),
+                                (
+                                    "kubernetes.io/hostname".to_string(),
+                                    h.node_name(&inv.cluster),
+                                ),
+                            ]),
+                            max_unavailable: unavailable.clone(),
+                            state,
+                        },
+                    ));
                 }
             }
         }
         // Nothing of the role's states left for a policy (all of it is
         // configure-ovs's, under br-ex): no file, not an empty one.
-        if policies.is_empty() {
-            continue;
+        let mut files: BTreeMap<String, Vec<Policy>> = BTreeMap::new();
+        for (own, policy) in policies {
+            let file = match own {
+                Some(host) => format!("nncp/nodenet-{role}-{host}.yaml"),
+                None => format!("nncp/nodenet-{role}.yaml"),
+            };
+            files.entry(file).or_default().push(policy);
         }
-        let text: Vec<String> = policies.into_par_iter().map(Policy::into_yaml).collect();
-        out.push(OutFile::new(
-            format!("nncp/nodenet-{role}.yaml"),
-            text.join("---\n"),
-            0o644,
-        ));
+        for (file, policies) in files {
+            let text: Vec<String> = policies.into_par_iter().map(Policy::into_yaml).collect();
+            out.push(OutFile::new(file, text.join("---\n"), 0o644));
+        }
     }
 }
 
@@ -1061,6 +1114,27 @@ pub fn fleet_artifacts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As kubernetes-nmstate scales it (its `pkg/node/nodes_test.go` has
+    /// the default 50 % of 5 nodes as 3): of 3 masters 2, of 1 node 1,
+    /// and 0 is 1.
+    #[test]
+    fn percentages_round_up_as_kubernetes_nmstate_scales_them() {
+        let at_once = |v: J, n| nodes_at_once(&v, n).unwrap();
+        assert_eq!(at_once(json!("50%"), 5), 3);
+        assert_eq!(at_once(json!("50%"), 3), 2);
+        assert_eq!(at_once(json!("50%"), 1), 1);
+        assert_eq!(at_once(json!("34%"), 3), 2);
+        assert_eq!(at_once(json!("33%"), 3), 1);
+        assert_eq!(at_once(json!(0), 3), 1);
+        assert_eq!(at_once(json!(2), 3), 2);
+        assert_eq!(at_once(json!("2"), 3), 2);
+        assert_eq!(nodes_at_once(&json!("half"), 3), None);
+        // Masters go one at a time whatever the part; workers' rest does not.
+        assert_eq!(max_unavailable("master", false), json!(1));
+        assert_eq!(max_unavailable("worker", true), json!(1));
+        assert_eq!(max_unavailable("worker", false), json!("50%"));
+    }
 
     /// Filled in as `envsubst` does (plain text replacement), every value
     /// reads back as the same string (serde_yaml's reader here; PyYAML and
