@@ -398,10 +398,22 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             continue;
         }
         println!("\nplan, every host's MTU changed ({}):", shape.key());
+        let running = shape == Shape::Template;
         println!(
-            "  {:>7}  {:>8}  {:>11}  {:>9}  {:>10}  {:>8}",
-            "hosts", "plan s", "check NEW s", "hosts/s", "x/doubling", "RSS MiB"
+            "  {:>7}  {:>8}  {:>11}  {:>9}  {:>10}  {:>8}{}",
+            "hosts",
+            "plan s",
+            "check NEW s",
+            "hosts/s",
+            "x/doubling",
+            "RSS MiB",
+            if running {
+                "  --running s  x/doubling"
+            } else {
+                ""
+            }
         );
+        let mut previous_running: Option<f64> = None;
         let mut previous: Option<f64> = None;
         let mut sizes = args.series.clone();
         sizes.push(args.hosts);
@@ -443,8 +455,42 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 Some(p) if !headline => format!("{:.2}", secs / p),
                 _ => String::new(),
             };
+            // Beside OLD, what n nodes report (`oc get nns -o yaml`).
+            let with_running = if running {
+                let rendered = base.join("rendered-for-nns");
+                run(nodenet_cmd(nodenet)
+                    .arg("render")
+                    .arg(old)
+                    .arg("-o")
+                    .arg(&rendered))?;
+                let nns = base.join("nns.yaml");
+                write_node_network_states(&rendered, &nns)?;
+                let secs = best(args.runs, || {
+                    if out.exists() {
+                        std::fs::remove_dir_all(&out)?;
+                    }
+                    Ok(run_exiting(
+                        nodenet_cmd(nodenet)
+                            .arg("plan")
+                            .arg(old)
+                            .arg(new)
+                            .arg("--running")
+                            .arg(&nns),
+                        &[1],
+                    )?
+                    .0)
+                })?;
+                let doubling = match previous_running {
+                    Some(p) if !headline => format!("{:.2}", secs / p),
+                    _ => String::new(),
+                };
+                previous_running = Some(secs);
+                format!("  {secs:>11.3}  {doubling:>10}")
+            } else {
+                String::new()
+            };
             println!(
-                "  {n:>7}  {secs:>8.3}  {check:>11.3}  {:>9.0}  {doubling:>10}  {:>8.0}",
+                "  {n:>7}  {secs:>8.3}  {check:>11.3}  {:>9.0}  {doubling:>10}  {:>8.0}{with_running}",
                 n as f64 / secs,
                 rss.get()
             );
@@ -464,6 +510,43 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A NodeNetworkState List (`oc get nns -o yaml`) for every host of a
+/// render: each host's state as nmstate on the node reports it (its
+/// loopback beside it, routes and name servers under `config`).
+fn write_node_network_states(rendered: &Path, out: &Path) -> Result<()> {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(out)?);
+    writeln!(f, "apiVersion: v1\nkind: List\nitems:")?;
+    let mut hosts: Vec<_> = std::fs::read_dir(rendered.join("hosts"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    hosts.sort();
+    for dir in hosts {
+        let Ok(state) = std::fs::read_to_string(dir.join("nmstate.yml")) else {
+            continue;
+        };
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        writeln!(
+            f,
+            "- apiVersion: nmstate.io/v1beta1\n  kind: NodeNetworkState\n  metadata:\n    name: {name}\n  status:\n    currentState:"
+        )?;
+        // A state's routes and name servers are under `config` already,
+        // as a node reports what it was configured with.
+        for line in state.lines() {
+            writeln!(f, "      {line}")?;
+            if line == "interfaces:" {
+                writeln!(
+                    f,
+                    "      - {{name: lo, type: loopback, state: up, mtu: 65536}}"
+                )?;
+            }
+        }
+    }
+    f.flush()?;
     Ok(())
 }
 

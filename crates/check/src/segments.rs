@@ -52,19 +52,23 @@ struct Member<'a> {
 /// The MTU an interface runs: its own, else its VLAN base's (the kernel
 /// gives a new VLAN its parent's), else the kernel's default 1500; with
 /// the span that says it (the interface's name when nothing does).
-fn effective_mtu(net: &Network, iface: &Iface, depth: usize) -> (i64, Span) {
-    if let Some(m) = iface.mtu() {
-        return m;
+fn effective_mtu(net: &Network, iface: &Iface) -> (i64, Span) {
+    let mut at = iface;
+    for _ in 0..8 {
+        if let Some(m) = at.mtu() {
+            return m;
+        }
+        let base = at
+            .get("vlan")
+            .and_then(|v| v.get("base-iface"))
+            .and_then(Node::scalar_text)
+            .and_then(|b| net.ifaces.iter().find(|i| i.name == b && !i.absent));
+        match base {
+            Some(b) => at = b,
+            None => break,
+        }
     }
-    let base = iface
-        .get("vlan")
-        .and_then(|v| v.get("base-iface"))
-        .and_then(Node::scalar_text)
-        .and_then(|b| net.ifaces.iter().find(|i| i.name == b && !i.absent));
-    match base {
-        Some(b) if depth < 8 => effective_mtu(net, b, depth + 1),
-        _ => (1500, iface.name_span()),
-    }
+    (1500, iface.name_span())
 }
 
 fn vlan_id(iface: &Iface) -> Option<(i64, Span)> {
@@ -106,7 +110,7 @@ fn members(inv: &Inventory) -> BTreeMap<Segment, Vec<Member<'_>>> {
             let dynamic = iface.family_dynamic(Family::V4) || iface.family_dynamic(Family::V6);
             let machine = subnet.is_some_and(|(n, _)| in_machine(&n.addr()))
                 || (!static_machine && !machine.is_empty() && dynamic);
-            let (mtu, mtu_span) = effective_mtu(net, iface, 0);
+            let (mtu, mtu_span) = effective_mtu(net, iface);
             let member = || Member {
                 host,
                 iface: iface.name.clone(),

@@ -393,6 +393,22 @@ fn removed_bond_options_on_the_machine_network_bond_roll_out_one_master_at_a_tim
     rollout_commands_are_whole(&out, policies);
 }
 
+/// The `nodenet.io/plan` label of the (first) policy in a written file.
+fn written_label(out: &Path, file: &str) -> String {
+    let doc: serde_yaml::Value = serde_yaml::from_str(
+        fs::read_to_string(out.join(file))
+            .unwrap()
+            .split("---\n")
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    doc["metadata"]["labels"]["nodenet.io/plan"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Every command of ROLLOUT.md's `sh` blocks parses (`bash -n`), names a
 /// file the plan wrote (`oc apply -f`) and waits on policies the plan
 /// wrote (`oc wait nncp/…`), each policy exactly once.
@@ -427,6 +443,19 @@ fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
             ["oc", "wait", rest @ ..] => {
                 waited.extend(rest.iter().filter_map(|w| w.strip_prefix("nncp/")));
             }
+            // Last: earlier plans' policies, by label, never this one's.
+            ["oc", "delete", "nncp", "-l", selector] => {
+                let label: Vec<String> = policies
+                    .iter()
+                    .map(|p| written_label(out, p["file"].as_str().unwrap()))
+                    .collect();
+                assert!(label.windows(2).all(|w| w[0] == w[1]), "{label:?}");
+                assert_eq!(
+                    *selector,
+                    format!("'nodenet.io/plan,nodenet.io/plan!={}'", label[0]),
+                    "{line}"
+                );
+            }
             _ => panic!("an unexpected command: {line}"),
         }
     }
@@ -437,4 +466,136 @@ fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
     names.sort();
     waited.sort();
     assert_eq!(waited, names, "{script}");
+}
+
+/// `oc get nns -o yaml` of the example's masters, made from what render
+/// wrote for them (hosts/<h>/nmstate.yml) with what a node reports
+/// beside it: its loopback, MACs, DHCP's address and routes, the name
+/// servers it runs. `miimon` is bond0's on master-1 (changed by hand).
+fn node_network_states(rendered: &Path, miimon: u32) -> String {
+    let mut items = String::new();
+    for (i, host) in ["master-0", "master-1", "master-2"].iter().enumerate() {
+        let state: serde_yaml::Value = serde_yaml::from_str(
+            &fs::read_to_string(rendered.join(format!("hosts/{host}/nmstate.yml"))).unwrap(),
+        )
+        .unwrap();
+        let mut ifaces = state["interfaces"].as_sequence().unwrap().clone();
+        for iface in ifaces.iter_mut() {
+            let m = iface.as_mapping_mut().unwrap();
+            m.insert("mac-address".into(), format!("52:54:00:10:0{i}:01").into());
+            if m["name"] == "bond0" && *host == "master-1" {
+                m["link-aggregation"]["options"]["miimon"] = miimon.into();
+            }
+            if m["name"] == "bond0.110" {
+                let ip = serde_yaml::from_str(&format!(
+                    "{{enabled: true, dhcp: true, auto-dns: true, address: [{{ip: 192.168.110.1{i}, prefix-length: 24}}]}}"
+                ))
+                .unwrap();
+                m.insert("ipv4".into(), ip);
+            }
+        }
+        ifaces.push(
+            serde_yaml::from_str("{name: lo, type: loopback, state: up, mtu: 65536}").unwrap(),
+        );
+        let current = serde_yaml::to_string(&serde_yaml::Value::Sequence(ifaces)).unwrap();
+        let indented: String = current.lines().map(|l| format!("      {l}\n")).collect();
+        items.push_str(&format!(
+            "- apiVersion: nmstate.io/v1beta1
+  kind: NodeNetworkState
+  metadata:
+    name: {host}
+  status:
+    currentState:
+      dns-resolver:
+        config: {{search: [], server: []}}
+        running: {{search: [lacp.example.com], server: [192.168.110.1]}}
+      routes:
+        config: []
+        running:
+        - {{destination: 0.0.0.0/0, next-hop-address: 192.168.110.1, next-hop-interface: bond0.110}}
+      interfaces:
+{indented}"
+        ));
+    }
+    format!("apiVersion: v1\nkind: List\nitems:\n{items}")
+}
+
+/// `plan OLD NEW --running NNS`: a node changed by hand is said apart
+/// from what NEW changes (and is a difference: exit 1); a node OLD lacks
+/// and an export cut short are located errors, nothing planned (exit 2).
+#[test]
+fn node_network_states_show_drift_apart_from_the_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inventory = repo().join("examples/lacp-vlan.yaml");
+    let rendered = tmp.path().join("out");
+    let o = run(nodenet()
+        .arg("render")
+        .arg(&inventory)
+        .arg("-o")
+        .arg(&rendered)
+        .arg("-q"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let nns = tmp.path().join("nns.yaml");
+    let running = ["--running", nns.to_str().unwrap()];
+    // As described: nothing to do.
+    fs::write(&nns, node_network_states(&rendered, 1)).unwrap();
+    let o = plan(&inventory, &inventory, &running);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stderr}{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(stderr.contains("0 node(s) drifted"), "{stderr}");
+    assert!(
+        stderr.contains("3 as it says, 1 host(s) not reported"),
+        "{stderr}"
+    );
+    // master-1's bond at miimon 100 by hand.
+    fs::write(&nns, node_network_states(&rendered, 100)).unwrap();
+    let o = plan(&inventory, &inventory, &running);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("! master-1 (node master-1) runs otherwise"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("~ bond0 (bond)\n        link-aggregation.options.miimon: 100 -> 1"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("master-0 (node"), "{stdout}");
+    let j = json(&plan(
+        &inventory,
+        &inventory,
+        &["--format", "json", "--running", nns.to_str().unwrap()],
+    ));
+    assert_eq!(j["drift"]["drifted"][0]["host"], "master-1", "{j}");
+    assert_eq!(j["changes"].as_array().unwrap().len(), 0, "{j}");
+    // A node the inventory lacks: at its name's line.
+    let text = node_network_states(&rendered, 1).replace("name: master-2", "name: master-9");
+    fs::write(&nns, &text).unwrap();
+    let line = text.lines().position(|l| l.contains("master-9")).unwrap() + 1;
+    let o = plan(&inventory, &inventory, &running);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("node-unknown"), "{stderr}");
+    assert!(stderr.contains(&format!("nns.yaml:{line}:")), "{stderr}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // Cut short in the middle of a state.
+    let cut = &text[..text.find("routes:").unwrap() + 3];
+    fs::write(&nns, cut).unwrap();
+    let o = plan(&inventory, &inventory, &running);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stdout.is_empty());
 }

@@ -155,6 +155,10 @@ pub enum Actual {
     Complete,
     /// The running kernel: only what desired asks for, in [`LIVE_FIELDS`].
     Live,
+    /// What nmstate on a running node reports (a NodeNetworkState): every
+    /// field desired asks for; what it leaves out, and interfaces and
+    /// routes it does not name, are the node's own.
+    Running,
 }
 
 /// The value a new profile gets for a field a state leaves out, where
@@ -219,13 +223,22 @@ fn fields(
     prefix: &str,
     desired: &Map<String, J>,
     actual: &Map<String, J>,
-    only: Option<&[&str]>,
+    how: Actual,
     out: &mut Vec<FieldChange>,
 ) {
+    let only = (how == Actual::Live).then_some(LIVE_FIELDS);
+    let both_ways = how == Actual::Complete;
+    // Lists the node orders its own way: sets, unless both are
+    // descriptions.
+    let as_sets = !both_ways;
     let empty = Map::new();
+    // What only actual has: every field of a complete description; of a
+    // running node, those whose default a new profile gets is known (a
+    // bond option set by hand), not what the node is left to choose.
+    let running = how == Actual::Running;
     let only_actual = actual
         .keys()
-        .filter(|k| only.is_none() && !desired.contains_key(*k));
+        .filter(|k| (both_ways || running) && !desired.contains_key(*k));
     for k in desired.keys().chain(only_actual) {
         if k == "name" || k == "type" {
             continue;
@@ -243,9 +256,17 @@ fn fields(
             continue;
         }
         let Some(d) = desired.get(k) else {
-            // Left out of desired (complete comparisons only).
+            // Left out of desired (complete and running comparisons).
             match actual.get(k) {
-                Some(J::Object(am)) => fields(&path, &empty, am, only, out),
+                Some(J::Object(am)) => fields(&path, &empty, am, how, out),
+                // What desired leaves of an IP family is the node's own
+                // on a running node (DHCP's addresses, autoconf,
+                // link-local, what configure-ovs gave br-ex).
+                Some(_)
+                    if running
+                        && (implied(&path).is_none()
+                            || path.starts_with("ipv4.")
+                            || path.starts_with("ipv6.")) => {}
                 Some(a) => {
                     let meant = implied(&path);
                     if meant.as_ref() != Some(a) {
@@ -269,7 +290,7 @@ fn fields(
         };
         // The kernel lists ports, and addresses of different subnets, in
         // its own order: sets, live.
-        let (d, a) = if only.is_some()
+        let (d, a) = if as_sets
             && matches!(
                 path.as_str(),
                 "bridge.port" | "link-aggregation.port" | "ipv4.address" | "ipv6.address"
@@ -289,13 +310,23 @@ fn fields(
         }
         // Left out of a complete actual: what it means there.
         let a = match a {
-            None if only.is_none() => implied(&path),
+            None if both_ways => implied(&path),
             a => a,
         };
+        // A running node holds more than it was given: keepalived's VIPs
+        // beside its addresses, OVN-Kubernetes' patch ports on br-ex.
+        let within = |d: &J, a: &J| match (d, a) {
+            (J::Array(d), J::Array(a)) => d.iter().all(|x| a.contains(x)),
+            _ => false,
+        };
         match (&d, a.as_ref()) {
-            (J::Object(dm), Some(J::Object(am))) => fields(&path, dm, am, only, out),
-            (J::Object(dm), None) if only.is_none() => fields(&path, dm, &empty, only, out),
+            (J::Object(dm), Some(J::Object(am))) => fields(&path, dm, am, how, out),
+            (J::Object(dm), None) if both_ways => fields(&path, dm, &empty, how, out),
             (d, Some(a)) if d == a => {}
+            (d, Some(a))
+                if running
+                    && (path.ends_with(".port") || path.ends_with(".address"))
+                    && within(d, a) => {}
             (d, a) => out.push(FieldChange {
                 path,
                 actual: a.cloned().unwrap_or(J::Null),
@@ -338,10 +369,10 @@ pub fn diff(desired: &J, actual: &J) -> Result<Diff, DiffError> {
 }
 
 pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError> {
-    let only = (how == Actual::Live).then_some(LIVE_FIELDS);
+    let partial = how != Actual::Complete;
     let desired = canonical(desired, "desired")?;
     let actual = canonical(actual, "actual")?;
-    let desired = if how == Actual::Live {
+    let desired = if partial {
         found_by_mac(&desired, &actual)
     } else {
         desired
@@ -370,7 +401,7 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
             Some(a) => {
                 let mut changes = Vec::new();
                 if let (Some(dm), Some(am)) = (d.as_object(), a.as_object()) {
-                    fields("", dm, am, only, &mut changes);
+                    fields("", dm, am, how, &mut changes);
                 }
                 if !changes.is_empty() {
                     interfaces.push(IfaceDiff {
@@ -404,7 +435,7 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
         a_routes.iter().map(|r| main_table(r)).collect(),
     );
     let mut routes = list_diff(d_main.iter().collect(), a_main.iter().collect());
-    if how == Actual::Live {
+    if partial {
         // The kernel has routes of its own making; only missing ones count,
         // and those the desired state says must be absent.
         routes.removed = a_routes
@@ -413,10 +444,14 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
             .cloned()
             .collect();
     }
-    // The kernel knows no DNS: a live comparison leaves it out.
+    // The kernel knows no DNS: a live comparison leaves it out. A running
+    // node's name servers are what desired says only where it says any
+    // (nmstate replaces the list as a whole).
+    let dns_said = desired.pointer("/dns-resolver/config").is_some();
     let dns = |field: &str| match how {
         Actual::Live => ListDiff::default(),
-        Actual::Complete => list_diff(
+        Actual::Running if !dns_said => ListDiff::default(),
+        Actual::Complete | Actual::Running => list_diff(
             list(&desired, &["dns-resolver", "config", field]),
             list(&actual, &["dns-resolver", "config", field]),
         ),
@@ -956,5 +991,54 @@ mod tests {
         assert!(f.left_out());
         // Live, what desired leaves out is left as it is.
         assert!(diff_with(&plain, &mtu, Actual::Live).unwrap().equal);
+    }
+
+    /// A NodeNetworkState holds more than the node was given: a VIP beside
+    /// its address, a patch port on br-ex, DHCP's address, IPv6 it was
+    /// left to, its loopback and learned routes. None of that is drift; a
+    /// bond option set by hand is, where its default is known.
+    #[test]
+    fn a_running_node_is_held_to_what_desired_says_and_known_defaults() {
+        let desired = json!({"interfaces": [
+            {"name": "br-ex", "type": "ovs-bridge", "state": "up", "bridge": {"port": [{"name": "eno1"}, {"name": "br-ex"}]}},
+            {"name": "br-ex", "type": "ovs-interface", "state": "up",
+             "ipv4": {"enabled": true, "address": [{"ip": "10.0.0.10", "prefix-length": 24}]}},
+            {"name": "bond0", "type": "bond", "state": "up", "link-aggregation": {"mode": "802.3ad", "port": ["eno2", "eno3"]}},
+            {"name": "eno4", "type": "ethernet", "state": "up", "ipv4": {"enabled": true, "dhcp": true}}
+        ]});
+        let running = |lacp_rate: &str| {
+            json!({"interfaces": [
+            {"name": "lo", "type": "loopback", "state": "up"},
+            {"name": "br-ex", "type": "ovs-bridge", "state": "up", "bridge": {"port": [
+                {"name": "br-ex"}, {"name": "eno1"}, {"name": "patch-br-ex_node-to-br-int"}]}},
+            {"name": "br-ex", "type": "ovs-interface", "state": "up", "mtu": 1500,
+             "ipv4": {"enabled": true, "dhcp": false, "address": [
+                {"ip": "10.0.0.10", "prefix-length": 24}, {"ip": "10.0.0.5", "prefix-length": 32}]},
+             "ipv6": {"enabled": true, "autoconf": true, "dhcp": true}},
+            {"name": "bond0", "type": "bond", "state": "up", "mtu": 1500, "link-aggregation": {
+                "mode": "802.3ad", "port": ["eno3", "eno2"],
+                "options": {"lacp_rate": lacp_rate, "miimon": 100, "ad_select": "stable"}}},
+            {"name": "eno4", "type": "ethernet", "state": "up",
+             "ipv4": {"enabled": true, "dhcp": true, "address": [{"ip": "10.9.0.7", "prefix-length": 24}]}}
+        ], "routes": {"config": [{"destination": "10.8.0.0/16", "next-hop-address": "10.9.0.1", "next-hop-interface": "eno4"}]}})
+        };
+        let d = diff_with(&desired, &running("slow"), Actual::Running).unwrap();
+        assert!(d.equal, "{}", render_text(&d));
+        let d = diff_with(&desired, &running("fast"), Actual::Running).unwrap();
+        assert_eq!(
+            render_text(&d),
+            "~ bond0 (bond)\n    link-aggregation.options.lacp_rate: fast -> (unset: slow)\n"
+        );
+        // An address the node lacks is drift.
+        let moved = running("slow")
+            .to_string()
+            .replace("10.0.0.10", "10.0.0.11");
+        let d = diff_with(
+            &desired,
+            &serde_json::from_str(&moved).unwrap(),
+            Actual::Running,
+        )
+        .unwrap();
+        assert!(!d.equal);
     }
 }

@@ -46,6 +46,24 @@ pub struct HostResult {
     pub loss: Vec<Loss>,
     /// The state is the new intent afterwards (`diff --live` empty).
     pub converged: bool,
+    /// What the plan said of this host's change (its reasons).
+    #[serde(default)]
+    pub claims: Vec<String>,
+    /// The plan said the change leaves the cluster's traffic alone
+    /// (additive, or "carries no cluster traffic"), yet pings to the
+    /// host's machine-network addresses were lost: the plan was wrong.
+    #[serde(default)]
+    pub contradicted: bool,
+}
+
+/// Whether a plan's claims for a host say its change leaves the cluster's
+/// own traffic alone.
+pub fn claims_no_cluster_traffic(risk: Risk, claims: &[String]) -> bool {
+    risk == Risk::Additive
+        || risk != Risk::Disruptive
+            && claims
+                .iter()
+                .any(|c| c.contains("carries no cluster traffic"))
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -66,7 +84,7 @@ impl Rehearsal {
     pub fn ok(&self) -> bool {
         self.hosts
             .iter()
-            .all(|h| h.outcome == "committed" && h.converged)
+            .all(|h| h.outcome == "committed" && h.converged && !h.contradicted)
     }
 }
 
@@ -188,6 +206,8 @@ pub fn rehearse(
                 detail: "the lab was built without this host".into(),
                 loss: Vec::new(),
                 converged: false,
+                claims: Vec::new(),
+                contradicted: false,
             });
             continue;
         };
@@ -256,6 +276,18 @@ pub fn rehearse(
             "nodenet diff /tmp/new-state.yml --live >/dev/null 2>&1",
             Duration::from_secs(120),
         );
+        // The plan's word against the switch's pings on the machine
+        // network.
+        let claims: Vec<String> = c.reasons.iter().map(|r| r.what.clone()).collect();
+        let machine_lost = loss.iter().any(|l| {
+            l.lost > 0
+                && new
+                    .cluster
+                    .machine_networks
+                    .iter()
+                    .any(|m| m.value.contains(&l.address))
+        });
+        let contradicted = machine_lost && claims_no_cluster_traffic(c.risk, &claims);
         hosts.push(HostResult {
             host: c.host.clone(),
             order,
@@ -264,6 +296,8 @@ pub fn rehearse(
             detail: out.trim().to_string(),
             loss,
             converged: dst == 0,
+            claims,
+            contradicted,
         });
     }
     Ok(Rehearsal {
@@ -333,6 +367,12 @@ pub fn text(r: &Rehearsal) -> String {
                 loss.join(", ")
             }
         ));
+        if h.contradicted {
+            s.push_str(&format!(
+                "   the plan said this change leaves the cluster's traffic alone, and the machine network lost pings: {}\n",
+                h.claims.join("; ")
+            ));
+        }
         if h.outcome != "committed" {
             for l in h.detail.lines() {
                 s.push_str(&format!("   {l}\n"));
@@ -348,6 +388,18 @@ pub fn text(r: &Rehearsal) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Additive, or a modifying change said to carry no cluster traffic,
+    /// is a claim the lab can contradict; a disruptive one is not.
+    #[test]
+    fn which_claims_say_the_cluster_traffic_is_left_alone() {
+        let no = vec!["changes mtu of `bond0.120`, which carries no cluster traffic".to_string()];
+        let yes = vec!["adds `bond0.130` (vlan) on `bond0`, which carries `bond0.110`".to_string()];
+        assert!(claims_no_cluster_traffic(Risk::Additive, &yes));
+        assert!(claims_no_cluster_traffic(Risk::Modifying, &no));
+        assert!(!claims_no_cluster_traffic(Risk::Modifying, &yes));
+        assert!(!claims_no_cluster_traffic(Risk::Disruptive, &no));
+    }
 
     #[test]
     fn measured_reads_what_rehearse_writes() {
@@ -378,6 +430,8 @@ mod tests {
                     },
                 ],
                 converged: true,
+                claims: vec![],
+                contradicted: false,
             }],
             notes: vec![],
             topology: None,

@@ -6,6 +6,7 @@
 //! does not orchestrate nodes itself.
 
 pub mod cluster;
+pub mod drift;
 pub mod risk;
 pub mod rollout;
 

@@ -430,15 +430,40 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     }
 }
 
+/// The label every policy of a plan carries, its value the plan's [`Rollout::id`].
+pub const PLAN_LABEL: &str = "nodenet.io/plan";
+
 impl Rollout {
+    /// The plan's identity: the first 12 hex digits of a SHA-256 over its
+    /// policies (names, selectors, states). The same plan made again has
+    /// the same one; policy names stay the same from plan to plan (by
+    /// wave, risk and role, or node), so `oc apply` replaces them.
+    pub fn id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for p in &self.policies {
+            h.update(p.name.as_bytes());
+            h.update(serde_json::to_vec(&p.selector).unwrap_or_default());
+            h.update(serde_json::to_vec(&p.state).unwrap_or_default());
+            h.update(p.max_unavailable.to_string().as_bytes());
+        }
+        h.finalize()
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The manifests that carry the change: the policies (one file per
     /// risk and role), the MachineConfigs that change and the
     /// MachineConfiguration that keeps them from rebooting the pool.
     pub fn files(&self, new: &Inventory) -> Vec<OutFile> {
         let mut by_file: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let labels = BTreeMap::from([(PLAN_LABEL.to_string(), self.id())]);
         for p in &self.policies {
             let policy = Policy {
                 name: p.name.clone(),
+                labels: labels.clone(),
                 selector: p.selector.clone(),
                 max_unavailable: p.max_unavailable.clone(),
                 state: p.state.clone(),
@@ -518,6 +543,11 @@ impl Rollout {
                 ));
             }
         }
+        n += 1;
+        let id = self.id();
+        s.push_str(&format!(
+            "\n{n}. Last, once every step above is done: the policies of earlier plans are spent (their changes are on the nodes, and deleting a policy reverts nothing: kubernetes-nmstate's rule). Delete them now, after this plan's `state: absent` entries have removed what they made, so that none of them makes it again on a node it is enacted on later. This plan's own policies (label {PLAN_LABEL}={id}) stay until the next plan deletes them.\n\n   ```sh\n   oc delete nncp -l '{PLAN_LABEL},{PLAN_LABEL}!={id}'\n   ```\n"
+        ));
         for what in &self.left_to_configure_ovs {
             s.push_str(&format!(
                 "\nNot carried by any step: {what} (the interface configure-ovs.sh puts under br-ex).\n"

@@ -712,6 +712,8 @@ pub fn max_unavailable(pool: &str, carries_cluster_traffic: bool) -> J {
 /// many of them may be unavailable at once, and its state.
 pub struct Policy {
     pub name: String,
+    /// `metadata.labels` (none for render's own policies).
+    pub labels: BTreeMap<String, String>,
     pub selector: BTreeMap<String, String>,
     pub max_unavailable: J,
     pub state: J,
@@ -726,10 +728,15 @@ impl Policy {
         spec.insert("nodeSelector".into(), json!(self.selector));
         spec.insert("maxUnavailable".into(), self.max_unavailable);
         spec.insert("desiredState".into(), self.state);
+        let mut metadata = Map::new();
+        metadata.insert("name".into(), json!(self.name));
+        if !self.labels.is_empty() {
+            metadata.insert("labels".into(), json!(self.labels));
+        }
         yaml(&json!({
             "apiVersion": "nmstate.io/v1",
             "kind": "NodeNetworkConfigurationPolicy",
-            "metadata": {"name": self.name},
+            "metadata": J::Object(metadata),
             "spec": J::Object(spec),
         }))
     }
@@ -848,6 +855,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                                 None,
                                 Policy {
                                     name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
+                                    labels: BTreeMap::new(),
                                     selector,
                                     max_unavailable: unavailable.clone(),
                                     state: state.clone(),
@@ -859,6 +867,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                         None,
                         Policy {
                             name: format!("nodenet-{role}{suffix}"),
+                            labels: BTreeMap::new(),
                             selector: base,
                             max_unavailable: unavailable,
                             state,
@@ -874,6 +883,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                         own,
                         Policy {
                             name: format!("nodenet-{}{suffix}", dns_label(h.short_name())),
+                            labels: BTreeMap::new(),
                             selector: BTreeMap::from([
                                 (role_label.clone(), String::new()),
                                 (

@@ -30,6 +30,11 @@ pub struct Args {
     /// measured in the lab, shown beside each risk class.
     #[arg(long, value_name = "REHEARSE.json")]
     measured: Option<PathBuf>,
+    /// What the nodes run: NodeNetworkStates (`oc get nns -o yaml`, a
+    /// List, or a directory of them), held against OLD to say which node
+    /// drifted from it, apart from what NEW changes.
+    #[arg(long, value_name = "NNS")]
+    running: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -75,6 +80,10 @@ pub fn run(args: Args) -> ExitCode {
     };
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
     phases.mark("plan");
+    let drift = match running(&args, &old.inventory) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
     if args.output.is_some() {
         if let Err(code) = write_plan(&args, &new.sources, rollout.files(&new.inventory)) {
             return code;
@@ -105,9 +114,13 @@ pub fn run(args: Args) -> ExitCode {
                 "changes": plan.changes,
                 "rollout": rollout,
                 "measured": measured,
+                "drift": drift,
             })
         ),
         Format::Human => {
+            if let Some(d) = &drift {
+                print!("{}", nodenet_plan::drift::render_text(d));
+            }
             print!("{}", nodenet_plan::render_text(&plan));
             if !plan.changes.is_empty() {
                 println!("rollout:\n{}", rollout.render_text());
@@ -127,6 +140,20 @@ pub fn run(args: Args) -> ExitCode {
                 count(nodenet_plan::HostChangeKind::Removed),
                 plan.unchanged
             );
+            if let Some(d) = &drift {
+                info!(
+                    "running: {} node(s) drifted from {}, {} as it says, {} host(s) not reported{}",
+                    d.drifted.len(),
+                    args.old.display(),
+                    d.as_described,
+                    d.unreported.len(),
+                    if d.is_empty() {
+                        ""
+                    } else {
+                        " (this plan's policies carry what NEW changes, not what drifted: `nodenet render NEW` writes whole states, nncp/, that bring the drifted nodes back)"
+                    }
+                );
+            }
         }
     }
     // Both inventories are dropped by the kernel at exit, faster than node
@@ -134,11 +161,46 @@ pub fn run(args: Args) -> ExitCode {
     std::mem::forget(old);
     std::mem::forget(new.inventory);
     std::mem::forget(report.hosts);
-    if plan.is_empty() {
+    if plan.is_empty() && drift.as_ref().is_none_or(|d| d.is_empty()) {
         ExitCode::SUCCESS
     } else {
         super::problems()
     }
+}
+
+/// `--running`: the NodeNetworkStates read and held against OLD; their
+/// problems (YAML, a state cut short, a node OLD lacks) are said at their
+/// lines, and nothing is planned (exit 2).
+fn running(
+    args: &Args,
+    old: &nodenet_model::Inventory,
+) -> Result<Option<nodenet_plan::drift::Drift>, ExitCode> {
+    if args.running.is_empty() {
+        return Ok(None);
+    }
+    let loaded = nodenet_model::load_files(&args.running)
+        .map_err(|e| super::Failure::from(e).report(args.format))?;
+    let refuse = |diags: &[nodenet_model::Diagnostic]| {
+        report::print(&loaded.sources, diags, args.format);
+        super::Failure::usage(format!(
+            "{} cannot be read as what the nodes run: nothing planned",
+            args.running[0].display()
+        ))
+        .report(args.format)
+    };
+    if loaded.diagnostics.iter().any(|d| d.is_error()) {
+        return Err(refuse(&loaded.diagnostics));
+    }
+    if loaded.running.is_empty() || !loaded.inventory.hosts.is_empty() {
+        return Err(super::Failure::usage(format!(
+            "{}: --running takes NodeNetworkStates (`oc get nns -o yaml`) and nothing else",
+            args.running[0].display()
+        ))
+        .report(args.format));
+    }
+    nodenet_plan::drift::drift(old, &loaded.running)
+        .map(Some)
+        .map_err(|diags| refuse(&diags))
 }
 
 /// NEW has errors: they are said, nothing is planned (exit 2).

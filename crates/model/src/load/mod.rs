@@ -17,6 +17,7 @@ mod netplan;
 mod network_data;
 mod nmstate;
 mod nncp;
+pub mod node_network_state;
 mod ztp;
 
 pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
@@ -42,6 +43,9 @@ pub struct Loaded {
     /// there are several, or other inputs beside them: each a cluster of
     /// its own, checked alone and across the fleet.
     pub fleet: Vec<Inventory>,
+    /// NodeNetworkStates among the inputs: what nodes run (read for
+    /// `plan --running`, not checked as hosts).
+    pub running: Vec<node_network_state::RunningNode>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -277,6 +281,8 @@ enum Shape {
     /// A Kubernetes object read where another names it: a Secret (by a
     /// BareMetalHost), an IPPool (by a Metal3DataTemplate).
     Referenced(&'static str),
+    /// kubernetes-nmstate's report of what a node runs.
+    Running,
     /// A Kubernetes object of a kind that carries no host networking.
     OtherObject(String),
     Unknown,
@@ -486,7 +492,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
     let read: std::collections::HashSet<FileId> = docs
         .iter()
         .zip(&shapes)
-        .filter(|(_, s)| matches!(s, Shape::Input(_)))
+        .filter(|(_, s)| matches!(s, Shape::Input(_) | Shape::Running))
         .map(|(d, _)| d.file)
         .collect();
     // Secrets and IPPools are read where other objects name them; the
@@ -550,6 +556,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         host_nics: &host_nics,
     };
     let mut sites: Vec<Inventory> = Vec::new();
+    let mut running = Vec::new();
     for (doc, shape) in docs.iter_mut() {
         match shape {
             Shape::Input(kind)
@@ -577,6 +584,9 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
                 parts.push(part);
             }
             Shape::Referenced(_) => {}
+            Shape::Running => {
+                running.extend(node_network_state::load(&doc.root, &mut diagnostics));
+            }
             Shape::OtherObject(kind) if !doc.in_dir && !read.contains(&doc.file) => {
                 diagnostics.push(
                     Diagnostic::error(
@@ -620,7 +630,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         }
     }
     // A directory of nothing nodenet reads must not pass as checked.
-    let referenced_read = !referenced_docs.is_empty();
+    let referenced_read = !referenced_docs.is_empty() || !running.is_empty();
     if parts.is_empty() && sites.is_empty() && !referenced_read && !unread.is_empty() {
         let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
         diagnostics.push(
@@ -659,6 +669,7 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         sources,
         inventory,
         fleet,
+        running,
         diagnostics,
     }
 }
@@ -748,6 +759,7 @@ fn shape(root: &Node, file_name: &str) -> Shape {
             Shape::Input(InputKind::MachineConfiguration)
         }
         Some("NodeNetworkConfigurationPolicy") => Shape::Input(InputKind::Nncp),
+        k if node_network_state::is_node_network_state(k, group) => Shape::Running,
         Some("NMStateConfig") => Shape::Input(InputKind::NmStateConfig),
         Some("AgentClusterInstall") => Shape::Input(InputKind::AgentClusterInstall),
         Some("BareMetalHost") => Shape::Input(InputKind::BareMetalHost),

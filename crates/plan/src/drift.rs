@@ -1,0 +1,213 @@
+//! What the nodes run against what the inventory in place says: the
+//! cluster's own truth (kubernetes-nmstate's NodeNetworkStates) read beside
+//! OLD, so that a change made by hand on a node is seen apart from the
+//! change NEW makes.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use nodenet_import::diff::{Actual, Diff, DiffError};
+use nodenet_model::load::node_network_state::RunningNode;
+use nodenet_model::{Code, Diagnostic, Host, Inventory, Scope};
+
+/// One node that runs otherwise than OLD says.
+#[derive(Debug, Serialize)]
+pub struct Drifted {
+    pub host: String,
+    /// Its name in Kubernetes (the NodeNetworkState's).
+    pub node: String,
+    /// Per interface, route and name server: `desired` is what OLD says,
+    /// `actual` what the node reports.
+    pub network: Diff,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Drift {
+    /// Nodes whose state OLD describes otherwise.
+    pub drifted: Vec<Drifted>,
+    /// Nodes reported as OLD says.
+    pub as_described: usize,
+    /// Hosts of OLD no NodeNetworkState reports (not installed yet, or
+    /// not in the export).
+    pub unreported: Vec<String>,
+}
+
+impl Drift {
+    pub fn is_empty(&self) -> bool {
+        self.drifted.is_empty()
+    }
+}
+
+/// Each reported node against its host in `old`. A node no host of `old`
+/// is (by its Kubernetes name, short name or host name) is an error at
+/// its `metadata.name`: the export is of another cluster, or the
+/// inventory lacks a node the cluster runs.
+pub fn drift(old: &Inventory, running: &[RunningNode]) -> Result<Drift, Vec<Diagnostic>> {
+    let hosts: Vec<&Host> = old
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .collect();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for (i, h) in hosts.iter().enumerate() {
+        for name in [
+            h.node_name(&old.cluster),
+            h.short_name().to_string(),
+            h.name.value.clone(),
+        ] {
+            by_name.entry(name).or_insert(i);
+        }
+    }
+    let mut errors = Vec::new();
+    let mut pairs: Vec<(usize, &RunningNode)> = Vec::new();
+    for node in running {
+        match by_name.get(&node.name.value) {
+            Some(&i) => pairs.push((i, node)),
+            None => errors.push(
+                Diagnostic::error(
+                    Code::NodeUnknown,
+                    format!(
+                        "node `{}` reports its state, but no host of the inventory in place is that node",
+                        node.name.value
+                    ),
+                )
+                .at(node.name.span)
+                .host(&node.name.value)
+                .help("give OLD the inventory the cluster was rolled out from (every node it runs), or leave this node's NodeNetworkState out"),
+            ),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let compared: Vec<Result<Option<Drifted>, (String, DiffError)>> = pairs
+        .par_iter()
+        .map(|&(i, node)| {
+            let host = hosts[i];
+            let Some(state) = &host.network else {
+                return Ok(None);
+            };
+            let d = nodenet_import::diff::diff_with(&state.to_json(), &node.state, Actual::Running)
+                .map_err(|e| (host.name.value.clone(), e))?;
+            Ok((!d.equal).then(|| Drifted {
+                host: host.name.value.clone(),
+                node: node.name.value.clone(),
+                network: d,
+            }))
+        })
+        .collect();
+    let mut out = Drift::default();
+    for c in compared {
+        match c {
+            Ok(Some(d)) => out.drifted.push(d),
+            Ok(None) => out.as_described += 1,
+            Err((host, e)) => {
+                return Err(vec![Diagnostic::error(
+                    Code::NmstateError,
+                    format!("the reported state of `{host}` cannot be compared: {e}"),
+                )
+                .host(host)])
+            }
+        }
+    }
+    let reported: std::collections::HashSet<usize> = pairs.iter().map(|(i, _)| *i).collect();
+    out.unreported = (0..hosts.len())
+        .filter(|i| !reported.contains(i))
+        .map(|i| hosts[i].name.value.clone())
+        .collect();
+    Ok(out)
+}
+
+/// The human form: per drifted node, what OLD says and what runs.
+pub fn render_text(d: &Drift) -> String {
+    let mut s = String::new();
+    for n in &d.drifted {
+        s.push_str(&format!(
+            "! {} (node {}) runs otherwise than the inventory in place says:\n",
+            n.host, n.node
+        ));
+        for line in nodenet_import::diff::render_text(&n.network).lines() {
+            s.push_str(&format!("    {line}\n"));
+        }
+    }
+    if !d.drifted.is_empty() {
+        s.push_str("  (each line: what the node runs -> what the inventory in place says; `+` the node lacks it, `-` the node has it and should not)\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn old() -> Inventory {
+        let text = "nodenet: v1
+cluster: {name: c, baseDomain: example.com, machineNetworks: [10.0.0.0/24], brEx: none}
+hosts:
+- name: w0
+  role: worker
+  network:
+    interfaces:
+    - {name: eno1, type: ethernet, state: up, mtu: 9000, ipv4: {enabled: true, address: [{ip: 10.0.0.10, prefix-length: 24}]}}
+    dns-resolver: {config: {server: [10.0.0.1]}}
+- name: w1
+  role: worker
+";
+        nodenet_model::load_texts(vec![("c.yaml".into(), text.into())]).inventory
+    }
+
+    fn nns(name: &str, mtu: u32) -> String {
+        format!(
+            "- apiVersion: nmstate.io/v1beta1
+  kind: NodeNetworkState
+  metadata: {{name: {name}}}
+  status:
+    currentState:
+      dns-resolver: {{config: {{search: [], server: [10.0.0.1]}}, running: {{server: [10.0.0.1]}}}}
+      routes: {{config: [], running: [{{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: eno1}}]}}
+      interfaces:
+      - {{name: lo, type: loopback, state: up, mtu: 65536}}
+      - name: eno1
+        type: ethernet
+        state: up
+        mtu: {mtu}
+        mac-address: 52:54:00:00:00:01
+        ipv4: {{enabled: true, dhcp: false, auto-dns: true, address: [{{ip: 10.0.0.10, prefix-length: 24}}]}}
+        ipv6: {{enabled: true, autoconf: true, dhcp: true, address: [{{ip: 'fe80::5054:ff:fe00:1', prefix-length: 64}}]}}
+"
+        )
+    }
+
+    fn running(items: &[String]) -> Vec<RunningNode> {
+        let text = format!("apiVersion: v1\nkind: List\nitems:\n{}", items.concat());
+        let l = nodenet_model::load_texts(vec![("nns.yaml".into(), text)]);
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        l.running
+    }
+
+    /// What the node has beyond what OLD says (its loopback, IPv6 it was
+    /// left to, routes learned) is its own; an MTU set by hand is drift.
+    #[test]
+    fn a_node_changed_by_hand_drifts_and_the_rest_is_its_own() {
+        let d = drift(&old(), &running(&[nns("w0", 9000)])).unwrap();
+        assert!(d.is_empty(), "{}", render_text(&d));
+        assert_eq!(
+            (d.as_described, d.unreported.clone()),
+            (1, vec!["w1".to_string()])
+        );
+        let d = drift(&old(), &running(&[nns("w0", 1500)])).unwrap();
+        let text = render_text(&d);
+        assert!(text.contains("! w0 (node w0)"), "{text}");
+        assert!(text.contains("mtu: 1500 -> 9000"), "{text}");
+    }
+
+    #[test]
+    fn a_node_the_inventory_lacks_is_an_error_at_its_name() {
+        let errors = drift(&old(), &running(&[nns("w9", 9000)])).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].code, Code::NodeUnknown);
+        assert_eq!(errors[0].span.map(|s| s.line), Some(6));
+    }
+}
