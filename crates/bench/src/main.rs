@@ -513,40 +513,76 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A NodeNetworkState List (`oc get nns -o yaml`) for every host of a
-/// render: each host's state as nmstate on the node reports it (its
-/// loopback beside it, routes and name servers under `config`).
+/// A NodeNetworkState List (`oc get nns -o yaml`) for every node of a
+/// render, as nodes run when the day-2 engine has done its work: each
+/// node's state is render's policies for it (its own and its role's,
+/// `nncp/`) merged, with its loopback beside it. Written as JSON, which
+/// is YAML too.
 fn write_node_network_states(rendered: &Path, out: &Path) -> Result<()> {
-    use std::io::Write;
-    let mut f = std::io::BufWriter::new(std::fs::File::create(out)?);
-    writeln!(f, "apiVersion: v1\nkind: List\nitems:")?;
-    let mut hosts: Vec<_> = std::fs::read_dir(rendered.join("hosts"))?
+    use serde::Deserialize;
+    use serde_json::{json, Value as J};
+    use std::collections::BTreeMap;
+    let mut own: BTreeMap<String, (String, Vec<J>)> = BTreeMap::new();
+    let mut shared: Vec<(String, J)> = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(rendered.join("nncp"))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .collect();
-    hosts.sort();
-    for dir in hosts {
-        let Ok(state) = std::fs::read_to_string(dir.join("nmstate.yml")) else {
-            continue;
-        };
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        writeln!(
-            f,
-            "- apiVersion: nmstate.io/v1beta1\n  kind: NodeNetworkState\n  metadata:\n    name: {name}\n  status:\n    currentState:"
-        )?;
-        // A state's routes and name servers are under `config` already,
-        // as a node reports what it was configured with.
-        for line in state.lines() {
-            writeln!(f, "      {line}")?;
-            if line == "interfaces:" {
-                writeln!(
-                    f,
-                    "      - {{name: lo, type: loopback, state: up, mtu: 65536}}"
-                )?;
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file)?;
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let doc = J::deserialize(doc)?;
+            let selector = &doc["spec"]["nodeSelector"];
+            let role = selector
+                .as_object()
+                .and_then(|m| {
+                    m.keys()
+                        .find_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
+                })
+                .unwrap_or_default()
+                .to_string();
+            let state = doc["spec"]["desiredState"].clone();
+            match selector["kubernetes.io/hostname"].as_str() {
+                Some(node) => own
+                    .entry(node.to_string())
+                    .or_insert((role, Vec::new()))
+                    .1
+                    .push(state),
+                None => shared.push((role, state)),
             }
         }
     }
-    f.flush()?;
+    let items: Vec<J> = own
+        .into_iter()
+        .map(|(node, (role, parts))| {
+            let mut ifaces =
+                vec![json!({"name": "lo", "type": "loopback", "state": "up", "mtu": 65536})];
+            let mut current = serde_json::Map::new();
+            let theirs = shared.iter().filter(|(r, _)| *r == role).map(|(_, s)| s);
+            for part in parts.iter().chain(theirs) {
+                if let Some(list) = part["interfaces"].as_array() {
+                    ifaces.extend(list.iter().cloned());
+                }
+                for section in ["routes", "dns-resolver"] {
+                    if let Some(v) = part.get(section) {
+                        current.insert(section.into(), v.clone());
+                    }
+                }
+            }
+            current.insert("interfaces".into(), J::Array(ifaces));
+            json!({
+                "apiVersion": "nmstate.io/v1beta1",
+                "kind": "NodeNetworkState",
+                "metadata": {"name": node},
+                "status": {"currentState": current},
+            })
+        })
+        .collect();
+    std::fs::write(
+        out,
+        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items}))?,
+    )?;
     Ok(())
 }
 

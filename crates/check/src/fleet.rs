@@ -736,7 +736,65 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
 /// kubernetes-nmstate would apply both, each undoing the other. Where the
 /// inputs describe hosts, "can select" is tested against their labels;
 /// else two selectors without a contradicting label may meet.
+/// A policy that kubernetes-nmstate would enact on more than one
+/// control-plane node at once, counted over the inventory's hosts it
+/// selects (its `maxUnavailable` scaled to them, as kubernetes-nmstate
+/// does): two masters changing together can cost etcd its quorum. A
+/// warning: the policy is valid, its pace is the risk (`plan` writes
+/// every policy on masters with `maxUnavailable: 1`).
+fn check_control_plane_at_once(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    let nodes: Vec<(&Host, std::collections::BTreeMap<String, String>)> = inv
+        .hosts
+        .iter()
+        .filter(|h| h.scope() == Scope::FirstBoot)
+        .map(|h| (h, h.node_labels(&inv.cluster)))
+        .collect();
+    for h in &inv.hosts {
+        let Some(p) = &h.policy else { continue };
+        let selected: Vec<&Host> = nodes
+            .iter()
+            .filter(|(_, labels)| p.selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
+            .map(|(h, _)| *h)
+            .collect();
+        let masters = selected
+            .iter()
+            .filter(|h| crate::traffic::is_control_plane(h.role.value.pool()))
+            .count();
+        let default = serde_json::json!("50%");
+        let value = p
+            .max_unavailable
+            .as_ref()
+            .map(|m| &m.value)
+            .unwrap_or(&default);
+        let Some(at_once) = crate::traffic::nodes_at_once(value, selected.len()) else {
+            continue;
+        };
+        if masters < 2 || at_once < 2 {
+            continue;
+        }
+        let written = match value {
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        out.push(
+            Diagnostic::warning(
+                Code::ControlPlaneAtOnce,
+                format!(
+                    "policy `{}` selects {masters} control-plane node(s) among {} node(s), and kubernetes-nmstate changes {at_once} of them at once (maxUnavailable {written}{}, a percentage rounded up): two masters changing together can cost etcd its quorum",
+                    p.name,
+                    selected.len(),
+                    if p.max_unavailable.is_none() { ", its default" } else { "" }
+                ),
+            )
+            .at(p.max_unavailable.as_ref().map(|m| m.span).unwrap_or(p.span))
+            .host(h.name.value.clone())
+            .help("set `maxUnavailable: 1` on a policy that selects masters (or give the masters a policy of their own with it)"),
+        );
+    }
+}
+
 fn check_policies(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    check_control_plane_at_once(inv, out);
     let policies: Vec<&Host> = inv.hosts.iter().filter(|h| h.policy.is_some()).collect();
     if policies.len() < 2 {
         return;

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use nodenet_model::{Cluster, Host, Node};
+use serde_json::Value as J;
 
 use crate::network::Network;
 
@@ -131,6 +132,31 @@ fn beneath(net: &Network, name: &str) -> Vec<String> {
     }
     out.retain(|n| n != name);
     out
+}
+
+/// How many of the nodes a policy matches kubernetes-nmstate changes at
+/// once: `maxUnavailable` as a count, or a percentage of the matching
+/// nodes rounded up, and never fewer than one (kubernetes-nmstate
+/// `pkg/node/nodes.go`, `ScaledMaxUnavailableNodeCount`:
+/// `intstr.GetScaledValueFromIntOrPercent(&v, matchingNodes, true)`, then
+/// at least 1). 50 % of three masters is two; `None` for a value it
+/// cannot read.
+pub fn nodes_at_once(max_unavailable: &J, matching: usize) -> Option<usize> {
+    let n = match max_unavailable {
+        J::Number(n) => usize::try_from(n.as_u64()?).ok()?,
+        J::String(s) => match s.strip_suffix('%') {
+            Some(p) => (p.trim().parse::<usize>().ok()? * matching).div_ceil(100),
+            None => s.trim().parse().ok()?,
+        },
+        _ => return None,
+    };
+    Some(n.max(1))
+}
+
+/// Whether a pool's nodes run etcd (masters, and an arbiter): more than
+/// one of them out at once can cost the cluster its quorum.
+pub fn is_control_plane(pool: &str) -> bool {
+    matches!(pool, "master" | "arbiter")
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@
 //!
 //! Three boots against the lab's switch (an LACP bond, VLANs 110/120):
 //! configure-ovs making br-ex (no br-ex in the intent), then a day-2
-//! change through the node agent; br-ex derived by nodenet and applied by
+//! change through the node agent, and what the node then reports
+//! (`nmstatectl show`, as its NodeNetworkState) held against the
+//! inventory before and after a change by hand; br-ex derived by nodenet and applied by
 //! nmstate.service; and an older render's state without br-ex under
 //! /etc/nmstate/openshift, which leaves the node without br-ex.
 
@@ -425,6 +427,58 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     );
     assert_eq!(status(&mut node)["last"]["outcome"], "applied");
     assert_br_ex(&mut node, "bond0.110");
+    //    What the node runs, as kubernetes-nmstate reports it (a
+    //    NodeNetworkState's currentState is `nmstatectl show`), against
+    //    the day-2 inventory: as it says (br-ex and its port are
+    //    configure-ovs's). Then VLAN 120's address changed by hand on
+    //    the node: that node drifted.
+    let day2_file = dir.join("configure-ovs-day2.yaml");
+    let running = |node: &mut Vm| {
+        let show = must(
+            node,
+            "nmstatectl show --json 2>/dev/null",
+            "nmstatectl show",
+        );
+        let json = &show[show.find('{').unwrap()..=show.rfind('}').unwrap()];
+        let current: Value = serde_json::from_str(json).unwrap();
+        let nns = serde_json::json!({
+            "apiVersion": "nmstate.io/v1beta1",
+            "kind": "NodeNetworkState",
+            "metadata": {"name": "node"},
+            "status": {"currentState": current},
+        });
+        let f = write(dir, "nns.json", serde_json::to_vec_pretty(&nns).unwrap());
+        run(nodenet()
+            .arg("plan")
+            .arg(&day2_file)
+            .arg(&day2_file)
+            .arg("--running")
+            .arg(&f))
+    };
+    let o = running(&mut node);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("0 node(s) drifted") && said.contains("1 as it says"),
+        "{said}"
+    );
+    must(
+        &mut node,
+        "nmcli connection modify bond0.120 ipv4.addresses 192.168.120.11/24 && nmcli connection up bond0.120",
+        "VLAN 120's address changed by hand",
+    );
+    let o = running(&mut node);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(said.contains("! node (node node) runs otherwise"), "{said}");
+    assert!(
+        said.contains("~ bond0.120 (vlan)") && said.contains("ipv4.address"),
+        "{said}"
+    );
     drop(node);
 
     // 2. br-ex derived by nodenet: /etc/nmstate/openshift/node.yml,

@@ -75,6 +75,7 @@ codes! {
     RouteNextHopUnreachable = "route-next-hop-unreachable": "A route's next hop is inside no subnet of its (static) interface.",
     MtuExceedsParent = "mtu-exceeds-parent": "A VLAN/port MTU is larger than its parent's.",
     SegmentMtuMismatch = "segment-mtu-mismatch": "Hosts on one L2 segment (the same subnet or VLAN id) run it at different MTUs: frames larger than a neighbour's MTU are dropped (an error on the machine network, a warning elsewhere), at the odd host out.",
+    ControlPlaneAtOnce = "control-plane-at-once": "A NodeNetworkConfigurationPolicy that kubernetes-nmstate would enact on two or more control-plane nodes at once (its `maxUnavailable`, 50 % by default, scaled to the inventory's nodes it selects and rounded up): etcd can lose quorum (a warning; fix: `maxUnavailable: 1`).",
     NodeUnknown = "node-unknown": "A NodeNetworkState (`plan --running`) reports a node that no host of the inventory in place is: the export is of another cluster, or the inventory lacks a node the cluster runs.",
     SegmentVlanMismatch = "segment-vlan-mismatch": "One subnet reached over different VLAN ids, or one VLAN id carrying different subnets, across hosts: a host on the wrong VLAN (a warning, at the odd host out).",
     CopyMacFromUnknown = "copy-mac-from-unknown": "`copy-mac-from` names no interface of the host with a known MAC.",

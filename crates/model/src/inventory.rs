@@ -532,6 +532,9 @@ pub struct PolicyRef {
     pub selector: BTreeMap<String, String>,
     /// Where the selector was written.
     pub span: Span,
+    /// `spec.maxUnavailable` as written (a count or a percentage); none
+    /// for kubernetes-nmstate's default, 50 %.
+    pub max_unavailable: Option<Located<serde_json::Value>>,
 }
 
 impl Host {

@@ -70,10 +70,15 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
     let native = both_say(old, new, &[InputKind::Inventory]);
     let agent_said = both_say(old, new, &[InputKind::Inventory, InputKind::AgentConfig]);
     let mut out = Vec::new();
+    // The machine networks reach install-config.yaml only in a cluster
+    // with a name, domain and machine network (else render writes only
+    // its hosts there).
+    let complete = o.is_complete() || n.is_complete();
     let mut push = |field: &str, a: String, b: String, risk: Risk, what: String| {
         let said = match field {
             f if NATIVE.contains(&f) => native,
             "rendezvousIP" => agent_said,
+            "machineNetworks" => complete,
             _ => true,
         };
         if said && a != b {

@@ -86,10 +86,17 @@ pub fn drift(old: &Inventory, running: &[RunningNode]) -> Result<Drift, Vec<Diag
         .par_iter()
         .map(|&(i, node)| {
             let host = hosts[i];
-            let Some(state) = &host.network else {
+            // What a day-2 engine holds the node to: on an OpenShift node
+            // whose br-ex configure-ovs makes, without the uplink it
+            // moved under br-ex (the node runs that as br-ex's port).
+            let Some(state) = nodenet_check::br_ex::plan(host, &old.cluster)
+                .ok()
+                .and_then(|plan| nodenet_check::br_ex::day2_state(host, &old.cluster, &plan))
+                .or_else(|| host.network.as_ref().map(|n| n.to_json()))
+            else {
                 return Ok(None);
             };
-            let d = nodenet_import::diff::diff_with(&state.to_json(), &node.state, Actual::Running)
+            let d = nodenet_import::diff::diff_with(&state, &node.state, Actual::Running)
                 .map_err(|e| (host.name.value.clone(), e))?;
             Ok((!d.equal).then(|| Drifted {
                 host: host.name.value.clone(),

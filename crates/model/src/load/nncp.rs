@@ -107,6 +107,9 @@ pub(crate) fn load(root: &Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             .get("nodeSelector")
             .map(|n| n.span)
             .unwrap_or(spec.span),
+        max_unavailable: spec
+            .get("maxUnavailable")
+            .map(|m| Located::new(m.to_json(), m.span)),
     });
     host.network = Some(network);
     inv.hosts.push(host);

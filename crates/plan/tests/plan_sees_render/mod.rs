@@ -2,8 +2,8 @@
 //! finds nothing to do if and only if every file `render` writes for OLD
 //! and for NEW is the same (keyfiles, install-config, agent-config,
 //! MachineConfigs, policies, BareMetalHosts, network_data.json, netplan,
-//! Metal3 templates). NEW is each example inventory with one leaf of its
-//! hosts, templates or cluster removed, changed or added.
+//! Metal3 templates). NEW is each example inventory (and the lab's) with
+//! one leaf of its hosts, templates or cluster removed, changed or added.
 //!
 //! `render` and `plan` are called as the CLI calls them (load, check,
 //! render into a directory; load, check NEW, plan). The comparison is of
@@ -26,12 +26,15 @@ fn examples() -> Vec<PathBuf> {
         "examples/ipv6-only.yaml",
         "examples/lab/three-nodes.yaml",
         "examples/workers-100.yaml",
+        "crates/cli/tests/lab-data/lab.yaml",
+        "crates/cli/tests/lab-data/openshift.yaml",
+        "crates/cli/tests/lab-data/rehearsal.yaml",
     ]
     .iter()
     .map(|f| root.join(f))
     .collect();
     files.retain(|f| f.is_file());
-    assert_eq!(files.len(), 7, "the example inventories moved");
+    assert_eq!(files.len(), 10, "the example and lab inventories moved");
     files
 }
 
@@ -282,6 +285,17 @@ fn describe(at: &[Value], edit: &Edit) -> String {
     format!("{} {what}", path.join("."))
 }
 
+/// What one edit came to.
+enum Outcome {
+    /// check (NEW must be clean) or render refused it.
+    Refused,
+    /// plan and render agree; `same`: nothing changes.
+    Agreed {
+        same: bool,
+    },
+    Wrong(String),
+}
+
 #[test]
 fn plan_finds_nothing_exactly_when_render_writes_the_same_files() {
     let scratch = tempfile::tempdir().unwrap();
@@ -297,27 +311,30 @@ fn plan_finds_nothing_exactly_when_render_writes_the_same_files() {
         let old = serde_yaml::to_string(&original).unwrap();
         let old_files = render(&old, &scratch.path().join("old"))
             .unwrap_or_else(|| panic!("{} renders", file.display()));
-        for (at, edit) in edits(&original) {
-            let new = serde_yaml::to_string(&apply(&original, &at, &edit)).unwrap();
-            let Some(empty) = plan_is_empty(&old, &new) else {
-                refused += 1;
-                continue;
-            };
-            let Some(new_files) = render(&new, &scratch.path().join("new")) else {
-                refused += 1;
-                continue;
-            };
-            pairs += 1;
-            let differ: Vec<&String> = old_files
-                .keys()
-                .chain(new_files.keys())
-                .filter(|k| old_files.get(*k) != new_files.get(*k))
-                .collect();
-            if differ.is_empty() {
-                unchanged_pairs += 1;
-            }
-            if empty != differ.is_empty() {
-                wrong.push(format!(
+        // Each edit on its own (both cores; a directory each).
+        use rayon::prelude::*;
+        let outcomes: Vec<Outcome> = edits(&original)
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, (at, edit))| {
+                let new = serde_yaml::to_string(&apply(&original, &at, &edit)).unwrap();
+                let Some(empty) = plan_is_empty(&old, &new) else {
+                    return Outcome::Refused;
+                };
+                let dir = scratch.path().join(format!("new-{i}"));
+                let Some(new_files) = render(&new, &dir) else {
+                    return Outcome::Refused;
+                };
+                let _ = std::fs::remove_dir_all(&dir);
+                let differ: Vec<&String> = old_files
+                    .keys()
+                    .chain(new_files.keys())
+                    .filter(|k| old_files.get(*k) != new_files.get(*k))
+                    .collect();
+                if empty == differ.is_empty() {
+                    return Outcome::Agreed { same: empty };
+                }
+                Outcome::Wrong(format!(
                     "{}: {}: plan {} but render {}",
                     file.file_name().unwrap().to_string_lossy(),
                     describe(&at, &edit),
@@ -330,7 +347,20 @@ fn plan_finds_nothing_exactly_when_render_writes_the_same_files() {
                         Some(f) => format!("changes {f} and {} more", differ.len() - 1),
                         None => "writes the same files".into(),
                     }
-                ));
+                ))
+            })
+            .collect();
+        for o in outcomes {
+            match o {
+                Outcome::Refused => refused += 1,
+                Outcome::Agreed { same } => {
+                    pairs += 1;
+                    unchanged_pairs += usize::from(same);
+                }
+                Outcome::Wrong(w) => {
+                    pairs += 1;
+                    wrong.push(w);
+                }
             }
         }
     }
