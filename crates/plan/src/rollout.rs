@@ -758,6 +758,11 @@ hosts:
       - {{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0.110}}
 "
         );
+        load_clean(text)
+    }
+
+    /// An inventory that loads without an error.
+    fn load_clean(text: String) -> Inventory {
         let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
         assert!(
             !l.diagnostics.iter().any(|d| d.is_error()),
@@ -916,16 +921,9 @@ hosts:
                     )
                 })
                 .collect();
-            let text = format!(
+            load_clean(format!(
                 "nodenet: v1\ncluster: {{name: c, baseDomain: example.com, machineNetworks: [10.0.0.0/16], brEx: none}}\nhosts:\n{hosts}"
-            );
-            let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
-            assert!(
-                !l.diagnostics.iter().any(|d| d.is_error()),
-                "{:?}",
-                l.diagnostics
-            );
-            l.inventory
+            ))
         };
         let storage = "    - {name: eno2, type: ethernet, state: up, mtu: 9000}\n";
         let old = masters(0, "");
