@@ -573,6 +573,22 @@ fn node_network_states_show_drift_apart_from_the_change() {
     ));
     assert_eq!(j["drift"]["drifted"][0]["host"], "master-1", "{j}");
     assert_eq!(j["changes"].as_array().unwrap().len(), 0, "{j}");
+    // `diff` takes a node's reported state as ACTUAL too.
+    let diff = |host: &str| {
+        run(nodenet()
+            .arg("diff")
+            .arg(rendered.join(format!("hosts/{host}/nmstate.yml")))
+            .arg(&nns)
+            .args(["--host", host]))
+    };
+    assert_eq!(diff("master-0").status.code(), Some(0));
+    let o = diff("master-1");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("link-aggregation.options.miimon: 100 -> 1"),
+        "{stdout}"
+    );
     // A node the inventory lacks: at its name's line.
     let text = node_network_states(&rendered, 1).replace("name: master-2", "name: master-9");
     fs::write(&nns, &text).unwrap();

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use nodenet_import::diff::Actual;
+
 use crate::report::{self, Format};
 
 #[derive(clap::Args)]
@@ -10,7 +12,10 @@ pub struct Args {
     /// Desired state: an NMState file, or any input `check` reads (an
     /// NNCP, a MachineConfig, an inventory...) holding one host's state.
     desired: PathBuf,
-    /// Actual state: an NMState file, or a keyfile directory / keyfile.
+    /// Actual state: an NMState file, a keyfile directory / keyfile, or
+    /// what a node reports (its NodeNetworkState, `oc get nns NODE -o
+    /// yaml`: only what DESIRED says is compared, as for `--live`, but
+    /// every field of it).
     #[arg(required_unless_present = "live", conflicts_with = "live")]
     actual: Option<PathBuf>,
     /// Compare with the running kernel's state (this network namespace).
@@ -25,12 +30,13 @@ pub struct Args {
 }
 
 /// One host's state from any input `check` reads, or keyfiles imported
-/// on the fly.
+/// on the fly, or a node's reported state; with how to hold a desired
+/// state against it.
 fn read_state(
     path: &Path,
     host: Option<&str>,
     format: Format,
-) -> Result<serde_json::Value, ExitCode> {
+) -> Result<(serde_json::Value, Actual), ExitCode> {
     let is_keyfiles = path.is_dir() || path.extension().is_some_and(|e| e == "nmconnection");
     if is_keyfiles && !holds_yaml(path) {
         let imported = nodenet_import::import_paths(&[path], false)
@@ -39,7 +45,7 @@ fn read_state(
             report::print(&imported.sources, &imported.diagnostics, format);
             return Err(super::problems());
         }
-        return Ok(imported.state);
+        return Ok((imported.state, Actual::Complete));
     }
     let loaded =
         nodenet_model::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
@@ -72,6 +78,28 @@ fn read_state(
         report::print(&loaded.sources, &loaded.diagnostics, format);
         return Err(refuse(format!("{} cannot be read", path.display())));
     }
+    // What nodes report (NodeNetworkStates): `--host` picks one by its
+    // node name.
+    if loaded.inventory.hosts.is_empty() && !loaded.running.is_empty() {
+        let nodes: Vec<&nodenet_model::load::node_network_state::RunningNode> = loaded
+            .running
+            .iter()
+            .filter(|n| host.is_none_or(|h| n.name.value == h) || loaded.running.len() == 1)
+            .collect();
+        return match nodes.as_slice() {
+            [one] => Ok((one.state.clone(), Actual::Running)),
+            [] => Err(refuse(format!(
+                "{} reports no node named `{}`",
+                path.display(),
+                host.unwrap_or_default()
+            ))),
+            many => Err(refuse(format!(
+                "{} reports {} nodes: choose one with --host",
+                path.display(),
+                many.len()
+            ))),
+        };
+    }
     // Every cluster's hosts (a fleet of sites: `--host` picks one).
     let clusters = loaded.clusters();
     let with_state: Vec<&nodenet_model::Host> = clusters
@@ -88,11 +116,13 @@ fn read_state(
         _ => with_state,
     };
     match (with_state.as_slice(), host) {
-        ([one], _) => Ok(one
-            .network
-            .as_ref()
-            .map(|n| n.to_json())
-            .unwrap_or_default()),
+        ([one], _) => Ok((
+            one.network
+                .as_ref()
+                .map(|n| n.to_json())
+                .unwrap_or_default(),
+            Actual::Complete,
+        )),
         ([], Some(name)) => Err(refuse(format!(
             "{} has no host or policy named `{name}` with a network state",
             path.display()
@@ -125,16 +155,16 @@ fn holds_yaml(path: &Path) -> bool {
 
 pub fn run(args: Args) -> ExitCode {
     let desired = match read_state(&args.desired, args.host.as_deref(), args.format) {
-        Ok(s) => s,
+        Ok((s, _)) => s,
         Err(code) => return code,
     };
     let (actual, how) = match &args.actual {
         Some(path) => match read_state(path, args.host.as_deref(), args.format) {
-            Ok(s) => (s, nodenet_import::diff::Actual::Complete),
+            Ok(read) => read,
             Err(code) => return code,
         },
         None => match nodenet_import::live::current_state() {
-            Ok(s) => (s, nodenet_import::diff::Actual::Live),
+            Ok(s) => (s, Actual::Live),
             Err(e) => return super::Failure::usage(e).report(args.format),
         },
     };
