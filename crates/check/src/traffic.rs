@@ -145,7 +145,12 @@ pub fn nodes_at_once(max_unavailable: &J, matching: usize) -> Option<usize> {
     let n = match max_unavailable {
         J::Number(n) => usize::try_from(n.as_u64()?).ok()?,
         J::String(s) => match s.strip_suffix('%') {
-            Some(p) => (p.trim().parse::<usize>().ok()? * matching).div_ceil(100),
+            Some(p) => p
+                .trim()
+                .parse::<usize>()
+                .ok()?
+                .saturating_mul(matching)
+                .div_ceil(100),
             None => s.trim().parse().ok()?,
         },
         _ => return None,
