@@ -390,7 +390,16 @@ fn removed_bond_options_on_the_machine_network_bond_roll_out_one_master_at_a_tim
     let written = fs::read_to_string(out.join(files[0])).unwrap();
     assert!(written.contains("lacp_rate: slow"), "{written}");
     assert!(written.contains("xmit_hash_policy: layer2"), "{written}");
-    rollout_commands_are_whole(&out, policies);
+    // The MCO's pools one at a time, the masters last.
+    let pools = rollout_commands_are_whole(&out, policies);
+    assert_eq!(pools, ["mcp/worker", "mcp/master"]);
+    // Through kubernetes-nmstate too, the workers' policy first.
+    let steps = fs::read_to_string(out.join("ROLLOUT.md")).unwrap();
+    let at = |f: &str| steps.find(f).unwrap_or_else(|| panic!("{f}: {steps}"));
+    assert!(
+        at("-f nncp/disruptive-worker.yaml") < at("-f nncp/disruptive-master.yaml"),
+        "{steps}"
+    );
 }
 
 /// The `nodenet.io/plan` label of the (first) policy in a written file.
@@ -411,8 +420,9 @@ fn written_label(out: &Path, file: &str) -> String {
 
 /// Every command of ROLLOUT.md's `sh` blocks parses (`bash -n`), names a
 /// file the plan wrote (`oc apply -f`) and waits on policies the plan
-/// wrote (`oc wait nncp/…`), each policy exactly once.
-fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
+/// wrote (`oc wait nncp/…`), each policy exactly once; returns the
+/// MachineConfigPools waited on, in order.
+fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) -> Vec<String> {
     let text = fs::read_to_string(out.join("ROLLOUT.md")).unwrap();
     assert!(!text.contains('…'), "{text}");
     let mut script = String::new();
@@ -434,11 +444,25 @@ fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
         String::from_utf8_lossy(&o.stderr)
     );
     let mut waited = Vec::new();
+    let mut pools = Vec::new();
     for line in script.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
-            ["oc", "apply", "-f", path] => {
-                assert!(out.join(path).exists(), "{line}: not written");
+            ["oc", "apply", rest @ ..] => {
+                let files: Vec<&str> = rest
+                    .windows(2)
+                    .filter(|w| w[0] == "-f")
+                    .map(|w| w[1])
+                    .collect();
+                assert!(!files.is_empty(), "{line}");
+                for path in files {
+                    assert!(out.join(path).exists(), "{line}: {path} not written");
+                }
+            }
+            ["oc", "wait", pool, "--for", "condition=Updated", "--timeout=-1s"]
+                if pool.starts_with("mcp/") =>
+            {
+                pools.push(pool.to_string());
             }
             ["oc", "wait", rest @ ..] => {
                 waited.extend(rest.iter().filter_map(|w| w.strip_prefix("nncp/")));
@@ -466,6 +490,7 @@ fn rollout_commands_are_whole(out: &Path, policies: &[serde_json::Value]) {
     names.sort();
     waited.sort();
     assert_eq!(waited, names, "{script}");
+    pools
 }
 
 /// `oc get nns -o yaml` of the example's masters, made from what render

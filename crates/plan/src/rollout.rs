@@ -430,6 +430,12 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     }
 }
 
+/// Whether an openshift/ file is one pool's (`…-worker.yaml`,
+/// `…-worker-…`).
+fn of_pool(path: &str, role: &str) -> bool {
+    path.ends_with(&format!("-{role}.yaml")) || path.contains(&format!("-{role}-"))
+}
+
 /// The label every policy of a plan carries, its value the plan's [`Rollout::id`].
 pub const PLAN_LABEL: &str = "nodenet.io/plan";
 
@@ -474,42 +480,87 @@ impl Rollout {
             .into_iter()
             .map(|(file, docs)| OutFile::new(file, docs.join("---\n"), 0o644))
             .collect();
-        out.push(OutFile::new("ROLLOUT.md", self.steps(), 0o644));
+        let mut openshift = Vec::new();
         if !self.machine_configs.is_empty() {
             // The pools of the changed roles (custom pools of a split
             // role included) with their MachineConfigs and what they need.
             let (files, _) = nodenet_render::openshift::openshift_files(new);
-            out.extend(files.into_iter().filter(|f| {
+            openshift.extend(files.into_iter().filter(|f| {
                 let pool_file = f.path.starts_with("openshift/10-nodenet-br-ex-")
                     || f.path.starts_with("openshift/10-nodenet-nmstate-")
                     || f.path.starts_with("openshift/machineconfigpool-");
                 !pool_file
-                    || self.machine_configs.keys().any(|role| {
-                        f.path.ends_with(&format!("-{role}.yaml"))
-                            || f.path.contains(&format!("-{role}-"))
-                    })
+                    || self
+                        .machine_configs
+                        .keys()
+                        .any(|role| of_pool(&f.path, role))
             }));
         }
+        let names: Vec<&str> = openshift.iter().map(|f| f.path.as_str()).collect();
+        out.push(OutFile::new("ROLLOUT.md", self.steps_for(&names), 0o644));
+        out.extend(openshift);
         out
     }
 
-    /// The order to apply what `files` writes, as numbered steps
-    /// (`ROLLOUT.md`): the MachineConfigs, then each wave's policies,
-    /// additive first, each step once the one before is done. Every
-    /// command is whole, in a `sh` block, to be pasted as it is.
+    /// `ROLLOUT.md` for a rollout whose MachineConfig files are not known
+    /// (see [`Rollout::steps_for`]).
     pub fn steps(&self) -> String {
+        self.steps_for(&[])
+    }
+
+    /// The Machine Config Operator's part: the node disruption policy
+    /// first (so no pool drains and reboots for this change), then one
+    /// pool at a time, the control plane's last (a pool's own
+    /// `maxUnavailable` paces its nodes; pools apart would roll at once).
+    fn machine_config_steps(&self, openshift: &[&str], s: &mut String) -> usize {
+        let mut roles: Vec<&str> = self.machine_configs.keys().map(String::as_str).collect();
+        roles.sort_by_key(|r| artifacts::is_control_plane(r));
+        s.push_str("\n## Through the Machine Config Operator\n\nOne pool at a time, the control plane's last; each node of a pool restarts nodenet-apply.service in turn (the pool's `maxUnavailable`; the master pool's is 1). A Degraded pool stops the rollout there.\n");
+        let mut n = 0;
+        let shared: Vec<&str> = openshift
+            .iter()
+            .copied()
+            .filter(|f| !roles.iter().any(|r| of_pool(f, r)))
+            .collect();
+        if !shared.is_empty() {
+            n += 1;
+            let files: Vec<String> = shared.iter().map(|f| format!("-f {f}")).collect();
+            s.push_str(&format!(
+                "\n{n}. What every pool needs first (the node disruption policy that makes a change a restart of nodenet-apply.service, not a drain and reboot), merged into the cluster's own objects:\n\n   ```sh\n   oc apply --server-side --field-manager=nodenet {}\n   ```\n",
+                files.join(" ")
+            ));
+        }
+        for role in roles {
+            n += 1;
+            let files: Vec<String> = openshift
+                .iter()
+                .filter(|f| of_pool(f, role))
+                .map(|f| format!("-f {f}"))
+                .collect();
+            let apply = match files.is_empty() {
+                true => "oc apply -f openshift/".to_string(),
+                false => format!("oc apply {}", files.join(" ")),
+            };
+            s.push_str(&format!(
+                "\n{n}. The {role} pool ({} host file(s) change):\n\n   ```sh\n   {apply}\n   oc wait mcp/{role} --for condition=Updated --timeout=-1s\n   ```\n",
+                self.machine_configs[role]
+            ));
+        }
+        n
+    }
+
+    /// The order to apply what `files` writes, as numbered steps
+    /// (`ROLLOUT.md`): the MachineConfigs (`openshift`: the files under
+    /// openshift/), then each wave's policies, additive first, each step
+    /// once the one before is done. Every command is whole, in a `sh`
+    /// block, to be pasted as it is.
+    pub fn steps_for(&self, openshift: &[&str]) -> String {
         let mut s = String::from("# Rollout\n");
         if !self.machine_configs.is_empty() && !self.policies.is_empty() {
             s.push_str("\nOne engine carries this change, not both: the Machine Config Operator on nodes that run nodenet-apply.service, kubernetes-nmstate on clusters that manage host networking with it.\n");
         }
         if !self.machine_configs.is_empty() {
-            let roles: Vec<&str> = self.machine_configs.keys().map(String::as_str).collect();
-            let pools: Vec<String> = roles.iter().map(|r| format!("mcp/{r}")).collect();
-            s.push_str(&format!(
-                "\n## Through the Machine Config Operator\n\n1. The MachineConfigs of the {} pool(s): each node restarts nodenet-apply.service in turn (the pool's `maxUnavailable`; the master pool's is 1). Done when each pool is Updated; a Degraded pool stops there.\n\n   ```sh\n   oc apply -f openshift/\n   oc wait {} --for condition=Updated --timeout=-1s\n   ```\n",
-                roles.join(", "),
-                pools.join(" ")
-            ));
+            self.machine_config_steps(openshift, &mut s);
         }
         if self.policies.is_empty() {
             return s;
@@ -518,15 +569,23 @@ impl Rollout {
         let mut n = 0;
         let waves: BTreeSet<usize> = self.policies.iter().map(|p| p.wave).collect();
         for wave in waves {
-            let mut files: Vec<(&Risk, &str)> = self
+            // Within a risk class the other pools first, the control
+            // plane last (as through the MCO).
+            let control_plane = |p: &PlannedPolicy| {
+                p.selector.keys().any(|k| {
+                    k.strip_prefix("node-role.kubernetes.io/")
+                        .is_some_and(artifacts::is_control_plane)
+                })
+            };
+            let mut files: Vec<(&Risk, bool, &str)> = self
                 .policies
                 .iter()
                 .filter(|p| p.wave == wave)
-                .map(|p| (&p.risk, p.file.as_str()))
+                .map(|p| (&p.risk, control_plane(p), p.file.as_str()))
                 .collect();
             files.sort();
             files.dedup();
-            for (risk, file) in files {
+            for (risk, _, file) in files {
                 let names: Vec<String> = self
                     .policies
                     .iter()
