@@ -320,6 +320,21 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             }
         }
     }
+    let policies = policies(deltas, new);
+    left_to_configure_ovs.sort();
+    left_to_configure_ovs.dedup();
+    Rollout {
+        machine_configs,
+        policies,
+        left_to_configure_ovs,
+    }
+}
+
+/// The policies that carry each (wave, risk, role)'s deltas: one for the
+/// role when every host of it has the same delta (one per failure
+/// domain for a disruptive one), else one per node, a control-plane
+/// node's in a file of its own.
+fn policies(deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>>, new: &Inventory) -> Vec<PlannedPolicy> {
     let role_size = |role: &str| {
         new.hosts
             .iter()
@@ -421,13 +436,7 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
             }
         }
     }
-    left_to_configure_ovs.sort();
-    left_to_configure_ovs.dedup();
-    Rollout {
-        machine_configs,
-        policies,
-        left_to_configure_ovs,
-    }
+    policies
 }
 
 /// Whether an openshift/ file is one pool's (`…-worker.yaml`,
