@@ -310,10 +310,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 shape.write(n, &dir.join("inputs").join(format!("{}-{n}", shape.key())))?;
             let out = dir.join(format!("out-{}-{n}", shape.key()));
             let m = measure(nodenet, &inputs, &out, args.runs)?;
-            let doubling = match previous {
-                Some(p) if !headline => format!("{:.2}", m.render / p),
-                _ => String::new(),
-            };
+            let doubling = per_doubling(previous, m.render, headline);
             println!(
                 "  {n:>7}  {:>9.3}  {:>14.3}  {:>9.0}  {doubling:>10}  {:>8.0}{}",
                 m.check,
@@ -451,24 +448,22 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             let check = best(args.runs, || {
                 timed(nodenet_cmd(nodenet).arg("check").arg(new))
             })?;
-            let doubling = match previous {
-                Some(p) if !headline => format!("{:.2}", secs / p),
-                _ => String::new(),
-            };
-            // Beside OLD, what n nodes report (`oc get nns -o yaml`).
-            let with_running = if running {
-                let rendered = base.join("rendered-for-nns");
+            let doubling = per_doubling(previous, secs, headline);
+            // OLD rendered: what n nodes report comes from it, and at the
+            // headline size OLD is also given as this directory.
+            let rendered = base.join("rendered");
+            if running {
                 run(nodenet_cmd(nodenet)
                     .arg("render")
                     .arg(old)
                     .arg("-o")
                     .arg(&rendered))?;
+            }
+            // Beside OLD, what n nodes report (`oc get nns -o yaml`).
+            let with_running = if running {
                 let nns = base.join("nns.yaml");
                 write_node_network_states(&rendered, &nns)?;
                 let secs = best(args.runs, || {
-                    if out.exists() {
-                        std::fs::remove_dir_all(&out)?;
-                    }
                     Ok(run_exiting(
                         nodenet_cmd(nodenet)
                             .arg("plan")
@@ -480,10 +475,7 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                     )?
                     .0)
                 })?;
-                let doubling = match previous_running {
-                    Some(p) if !headline => format!("{:.2}", secs / p),
-                    _ => String::new(),
-                };
+                let doubling = per_doubling(previous_running, secs, headline);
                 previous_running = Some(secs);
                 format!("  {secs:>11.3}  {doubling:>10}")
             } else {
@@ -495,13 +487,7 @@ fn plan(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
                 rss.get()
             );
             previous = Some(secs);
-            if headline && shape == Shape::Template {
-                let rendered = base.join("rendered");
-                run(nodenet_cmd(nodenet)
-                    .arg("render")
-                    .arg(old)
-                    .arg("-o")
-                    .arg(&rendered))?;
+            if headline && running {
                 let from_render = plan_from(&rendered)?;
                 println!("  OLD as a render's output directory: plan {from_render:.3} s");
             }
@@ -584,6 +570,15 @@ fn write_node_network_states(rendered: &Path, out: &Path) -> Result<()> {
         serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items}))?,
     )?;
     Ok(())
+}
+
+/// The time ratio to the size before (none for the headline size, which
+/// is no doubling of it).
+fn per_doubling(previous: Option<f64>, secs: f64, headline: bool) -> String {
+    match previous {
+        Some(p) if !headline => format!("{:.2}", secs / p),
+        _ => String::new(),
+    }
 }
 
 /// `n` keyfiles as people write them: groups of a bond (802.3ad), its
