@@ -480,13 +480,7 @@ mod tests {
     use super::*;
 
     fn load(text: &str) -> Inventory {
-        let l = nodenet_model::load_texts(vec![("c.yaml".into(), text.into())]);
-        assert!(
-            !l.diagnostics.iter().any(|d| d.is_error()),
-            "{:?}",
-            l.diagnostics
-        );
-        l.inventory
+        crate::load_clean(text.into())
     }
 
     const BASE: &str = "nodenet: v1

@@ -469,3 +469,15 @@ pub fn render_text(plan: &Plan) -> String {
     }
     s
 }
+
+/// An inventory that loads without an error (the tests' inputs).
+#[cfg(test)]
+pub(crate) fn load_clean(text: String) -> Inventory {
+    let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
+    assert!(
+        !l.diagnostics.iter().any(|d| d.is_error()),
+        "{:?}",
+        l.diagnostics
+    );
+    l.inventory
+}

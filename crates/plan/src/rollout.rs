@@ -826,18 +826,7 @@ hosts:
       - {{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: bond0.110}}
 "
         );
-        load_clean(text)
-    }
-
-    /// An inventory that loads without an error.
-    fn load_clean(text: String) -> Inventory {
-        let l = nodenet_model::load_texts(vec![("c.yaml".into(), text)]);
-        assert!(
-            !l.diagnostics.iter().any(|d| d.is_error()),
-            "{:?}",
-            l.diagnostics
-        );
-        l.inventory
+        crate::load_clean(text)
     }
 
     const VLAN_120: &str = "    - name: bond0.120
@@ -989,7 +978,7 @@ hosts:
                     )
                 })
                 .collect();
-            load_clean(format!(
+            crate::load_clean(format!(
                 "nodenet: v1\ncluster: {{name: c, baseDomain: example.com, machineNetworks: [10.0.0.0/16], brEx: none}}\nhosts:\n{hosts}"
             ))
         };
