@@ -523,8 +523,15 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             }
         }
         // The node IP must be on a machine network; other VLANs (storage,
-        // ...) may be elsewhere, so only a host with none inside is wrong.
-        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() {
+        // ...) may be elsewhere, so only a host with none inside is wrong,
+        // and not one that takes an address by DHCP or autoconf (the node
+        // IP may be that one: the installer and assisted-service judge the
+        // address the node has, not the state's static ones).
+        let dynamic = h.host.network.as_ref().is_some_and(|n| {
+            let net = crate::network::Network::read(n);
+            net.dynamic(crate::network::Family::V4) || net.dynamic(crate::network::Family::V6)
+        });
+        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() && !dynamic {
             let inside = h.addresses.iter().any(|a| {
                 cluster
                     .machine_networks
@@ -943,6 +950,40 @@ fn os_image_ok(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A static storage address beside a DHCP machine network is an
+    /// ordinary day-2 edit: the node IP is the DHCP one. Without DHCP, a
+    /// host whose static addresses all lie outside is refused.
+    #[test]
+    fn static_addresses_outside_the_machine_network_beside_dhcp_are_fine() {
+        let text = |dhcp: bool| {
+            format!(
+                "nodenet: v1
+cluster: {{name: c, baseDomain: example.com, machineNetworks: [192.168.110.0/24]}}
+hosts:
+- name: w0
+  role: worker
+  network:
+    interfaces:
+    - {{name: eno1, type: ethernet, state: up, ipv4: {{enabled: true, dhcp: {dhcp}}}}}
+    - name: eno1.120
+      type: vlan
+      vlan: {{base-iface: eno1, id: 120}}
+      ipv4: {{enabled: true, address: [{{ip: 192.168.120.10, prefix-length: 24}}]}}
+"
+            )
+        };
+        let codes = |dhcp: bool| -> Vec<Code> {
+            let l = nodenet_model::load_texts(vec![("c.yaml".into(), text(dhcp))]);
+            crate::check(&l.inventory, l.diagnostics)
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        assert!(!codes(true).contains(&Code::IpOutsideMachineNetwork));
+        assert!(codes(false).contains(&Code::IpOutsideMachineNetwork));
+    }
 
     #[test]
     fn dns_names() {

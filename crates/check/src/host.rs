@@ -85,7 +85,7 @@ pub fn check_host(
             check_vlan(host, targets, iface, net, &mut push);
         }
         if iface.is("bond") {
-            check_bond(host, iface, &mut push);
+            check_bond(host, targets, iface, &mut push);
         }
         for port in &iface.ports {
             if !net.has(&port.name) {
@@ -274,6 +274,30 @@ fn check_vlan(
     push: &mut dyn FnMut(Diagnostic),
 ) {
     let Some(vlan) = iface.get("vlan") else {
+        // In a change, a VLAN named without its settings is the node's
+        // own, changed: nmstate merges the rest from it (its MTU or
+        // addresses changed by a policy, say).
+        if host.scope() == Scope::Partial {
+            let lacking: Vec<&str> = targets
+                .iter()
+                .filter(|(_, net)| !net.has(&iface.name))
+                .map(|(t, _)| t.name.value.as_str())
+                .collect();
+            let why = match (targets.is_empty(), lacking.is_empty()) {
+                (true, _) => format!(
+                    "VLAN `{}` has no `vlan:` settings: applied on a node, nmstate keeps those of the node's `{}` (it must exist there)",
+                    iface.name, iface.name
+                ),
+                (false, false) => format!(
+                    "VLAN `{}` has no `vlan:` settings and is not in the network the inputs give {}: it must exist on the node when the change is applied",
+                    iface.name,
+                    hosts_phrase(&lacking)
+                ),
+                (false, true) => return,
+            };
+            push(Diagnostic::warning(Code::VlanBaseMissing, why).at(iface.name_span()));
+            return;
+        }
         push(
             Diagnostic::error(
                 Code::VlanBaseMissing,
@@ -363,7 +387,7 @@ fn check_vlan(
     }
 }
 
-fn check_bond(host: &Host, iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
+fn check_bond(host: &Host, targets: &Targets, iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
     let la = iface.get("link-aggregation");
     // A change that leaves the port list out keeps the bond's ports.
     let ports_given = !iface.ports.is_empty()
@@ -389,7 +413,25 @@ fn check_bond(host: &Host, iface: &Iface, push: &mut dyn FnMut(Diagnostic)) {
                 .unwrap_or(iface.name_span())),
         );
     }
-    let mode = iface.bond_mode().unwrap_or_else(|| "balance-rr".into());
+    let mode = match iface.bond_mode() {
+        Some(m) => m,
+        // In a change, a mode left out is the node's bond's (nmstate
+        // merges the options into it): the hosts the change targets say
+        // which, else there is nothing to judge the options against.
+        None if host.scope() == Scope::Partial => {
+            let modes: Vec<String> = targets
+                .iter()
+                .filter_map(|(_, net)| net.iface(&iface.name).and_then(|i| i.bond_mode()))
+                .collect();
+            match modes.first() {
+                Some(m) if modes.len() == targets.len() && modes.iter().all(|x| x == m) => {
+                    m.clone()
+                }
+                _ => return,
+            }
+        }
+        None => "balance-rr".into(),
+    };
     let Some(options) = la.and_then(|l| l.get("options")).and_then(Node::as_map) else {
         return;
     };
@@ -616,7 +658,13 @@ fn check_routes(network: &Node, net: &Network, scope: Scope, push: &mut dyn FnMu
             continue;
         };
         // In a change, a family left out is left as the node has it.
-        let left_as_is = scope == Scope::Partial && iface.get(fam.key()).is_none();
+        // In a change, a family left out, or its `enabled` left out, is
+        // left as the node has it.
+        let left_as_is = scope == Scope::Partial
+            && iface
+                .get(fam.key())
+                .and_then(|b| b.get("enabled"))
+                .is_none();
         if !left_as_is && !iface.family_enabled(fam) {
             push(
                 Diagnostic::error(

@@ -127,10 +127,13 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
         "{html}"
     );
 
-    // Day 2: VLAN 130 everywhere (committed, the switch carries it first);
-    // master-1's move to a static address behind a dead gateway fails its
-    // gateway probe and is rolled back. Exit 1: not every change committed.
+    // Day 2, rolled out as the plan writes it (rehearsal-day2.yaml says
+    // what changes): ROLLOUT.md's steps in order, each policy on the nodes
+    // it selects, at most maxUnavailable at once. master-1's move to a
+    // static address behind a dead gateway fails its gateway probe and is
+    // rolled back: its policy is Degraded, exit 1.
     let day2 = repo().join("crates/cli/tests/lab-data/rehearsal-day2.yaml");
+    let started = std::time::Instant::now();
     let o = lab(
         &[
             "rehearse",
@@ -143,34 +146,142 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let r = json(&o);
-    let hosts = r["hosts"].as_array().unwrap();
-    assert_eq!(hosts.len(), 2, "{r:#}");
-    // The plan's order of risk: master-0 (modifying) before master-1 (disruptive).
-    assert_eq!(hosts[0]["host"], "master-0", "{r:#}");
-    assert_eq!(hosts[0]["outcome"], "committed", "{r:#}");
-    assert_eq!(hosts[0]["converged"], true, "{r:#}");
-    // The plan says VLAN 120's MTU carries no cluster traffic; the lab
-    // holds it to that: the machine network lost no ping meanwhile.
+    let steps = r["steps"].as_array().unwrap();
+    // What each step measured, for the log (README quotes it).
+    eprintln!("lab rehearse took {:.1} s", started.elapsed().as_secs_f64());
+    for s in steps {
+        for p in s["policies"].as_array().unwrap() {
+            for e in p["enactments"].as_array().unwrap() {
+                let lost: Vec<String> = e["loss"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| format!("{} {}/{}", l["interface"], l["lost"], l["sent"]))
+                    .collect();
+                eprintln!(
+                    "step {} {} round {} {} {}: lost {}",
+                    s["step"],
+                    p["name"].as_str().unwrap(),
+                    e["round"],
+                    e["host"].as_str().unwrap(),
+                    e["outcome"].as_str().unwrap(),
+                    lost.join(", ")
+                );
+            }
+        }
+    }
+    let policy = |step: usize| &steps[step - 1]["policies"][0];
+    let enacted = |step: usize| -> Vec<(String, u64, String)> {
+        policy(step)["enactments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["host"].as_str().unwrap().to_string(),
+                    e["round"].as_u64().unwrap(),
+                    e["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let names: Vec<&str> = steps
+        .iter()
+        .map(|s| s["policies"][0]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "nodenet-plan-additive-master",
+            "nodenet-plan-modifying-master-0",
+            "nodenet-plan-modifying-master-1",
+            "nodenet-plan-disruptive-master-0",
+            "nodenet-plan-disruptive-master-1"
+        ],
+        "{r:#}"
+    );
+    // The route both masters get is one policy: kubernetes-nmstate's
+    // maxUnavailable 1 changes one master, then the other.
+    assert_eq!(policy(1)["at_once"], 1, "{r:#}");
+    assert_eq!(
+        enacted(1),
+        [
+            ("master-0".to_string(), 1, "committed".to_string()),
+            ("master-1".to_string(), 2, "committed".to_string())
+        ],
+        "{r:#}"
+    );
+    for step in 1..=4 {
+        assert_eq!(policy(step)["status"], "Available", "step {step}: {r:#}");
+    }
+    // The plan says VLAN 120's MTU and address carry no cluster traffic;
+    // the lab holds it to that: the machine network on bond0.110 lost no
+    // ping meanwhile (else `contradicted`).
+    let e = &policy(2)["enactments"][0];
     assert!(
-        hosts[0]["claims"].as_array().unwrap().iter().any(|c| c
+        e["claims"].as_array().unwrap().iter().any(|c| c
             .as_str()
             .unwrap()
             .contains("`bond0.120`, which carries no cluster traffic")),
         "{r:#}"
     );
-    assert_eq!(hosts[0]["contradicted"], false, "{r:#}");
-    let loss = hosts[0]["loss"].as_array().unwrap();
+    assert_eq!(e["contradicted"], false, "{r:#}");
     assert!(
-        loss.iter()
+        e["loss"]
+            .as_array()
+            .unwrap()
+            .iter()
             .any(|l| l["interface"] == "bond0.110" && l["sent"].as_u64().unwrap() > 20),
         "{r:#}"
     );
-    assert_eq!(hosts[1]["host"], "master-1", "{r:#}");
-    assert_eq!(hosts[1]["outcome"], "rolled-back", "{r:#}");
-    assert!(
-        hosts[1]["detail"].as_str().unwrap().contains("gateway"),
+    // VLAN 120 removed from master-1 (`state: absent`), the bond option
+    // changed on master-0: committed.
+    assert_eq!(
+        enacted(3),
+        [("master-1".to_string(), 1, "committed".to_string())],
         "{r:#}"
     );
+    assert_eq!(
+        enacted(4),
+        [("master-0".to_string(), 1, "committed".to_string())],
+        "{r:#}"
+    );
+    // The failing change: rolled back by its gateway probe, Degraded.
+    assert_eq!(policy(5)["status"], "Degraded", "{r:#}");
+    assert_eq!(enacted(5)[0].2, "rolled-back", "{r:#}");
+    assert!(
+        policy(5)["enactments"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("gateway"),
+        "{r:#}"
+    );
+    // No change the plan said leaves the cluster's traffic alone cost the
+    // machine network a ping.
+    assert!(
+        steps
+            .iter()
+            .flat_map(|s| s["policies"].as_array().unwrap())
+            .flat_map(|p| p["enactments"].as_array().unwrap())
+            .all(|e| e["contradicted"] == false),
+        "{r:#}"
+    );
+    // Never two masters losing the machine network at once.
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["control_plane_lost_at_once"].as_u64().unwrap() < 2),
+        "{r:#}"
+    );
+    // The policies add up to the new inventory: master-0's whole new
+    // state is what its kernel runs.
+    let hosts = r["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "{r:#}");
+    assert_eq!(hosts[0]["host"], "master-0", "{r:#}");
+    assert_eq!(hosts[0]["outcome"], "committed", "{r:#}");
+    assert_eq!(hosts[0]["converged"], true, "{r:#}");
+    assert_eq!(hosts[1]["host"], "master-1", "{r:#}");
+    assert_eq!(hosts[1]["outcome"], "rolled-back", "{r:#}");
     let switch: Vec<&str> = r["switch_changes"]
         .as_array()
         .unwrap()

@@ -275,7 +275,7 @@ fn measured_disruption_is_shown_beside_each_risk_class() {
     let tmp = tempfile::tempdir().unwrap();
     let data = repo().join("crates/cli/tests/lab-data");
     let rehearsal = r#"{"old":"rehearsal.yaml","new":"rehearsal-day2.yaml","switch_changes":[],"hosts":[
-        {"host":"master-0","order":1,"risk":"modifying","outcome":"committed","detail":"",
+        {"host":"master-0","order":1,"risk":"disruptive","outcome":"committed","detail":"",
          "loss":[{"address":"192.168.110.131","interface":"bond0.110","sent":1078,"lost":0,"ms":0}],"converged":true},
         {"host":"master-1","order":2,"risk":"disruptive","outcome":"rolled-back","detail":"probe `gateway` failed",
          "loss":[{"address":"192.168.110.209","interface":"bond0.110","sent":1929,"lost":1179,"ms":23580}],"converged":false}],
@@ -290,7 +290,7 @@ fn measured_disruption_is_shown_beside_each_risk_class() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("measured in the lab (lab rehearse):\n  modifying: master-0 committed, 0 ms lost\n  disruptive: master-1 rolled-back, 23580 ms lost, not as intended after\n"),
+        out.contains("measured in the lab (lab rehearse):\n  disruptive: master-0 committed, 0 ms lost; master-1 rolled-back, 23580 ms lost, not as intended after\n"),
         "{out}"
     );
     let o = run(nodenet()

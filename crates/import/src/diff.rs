@@ -104,6 +104,28 @@ fn key(iface: &J) -> (String, String) {
     (s("name"), s("type"))
 }
 
+/// A type left out (nmstate's `unknown`): whatever the interface of that
+/// name is, as nmstate resolves it against the node.
+fn unknown_type(kind: &str) -> bool {
+    kind.is_empty() || kind == "unknown"
+}
+
+/// The entry of `others` that is `iface`: same name and type, else (a
+/// type left out on either side) the same name.
+fn counterpart<'a>(iface: &J, others: &[&'a J]) -> Option<&'a J> {
+    let (name, kind) = key(iface);
+    others
+        .iter()
+        .find(|o| key(o) == (name.clone(), kind.clone()))
+        .or_else(|| {
+            others.iter().find(|o| {
+                let (n, k) = key(o);
+                n == name && (unknown_type(&k) || unknown_type(&kind))
+            })
+        })
+        .copied()
+}
+
 fn list<'a>(state: &'a J, path: &[&str]) -> Vec<&'a J> {
     let mut v = state;
     for p in path {
@@ -386,10 +408,7 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
             interfaces.extend(live_ovs_bridge(d, &a_ifaces));
             continue;
         }
-        match a_ifaces
-            .iter()
-            .find(|a| key(a) == (name.clone(), kind.clone()))
-        {
+        match counterpart(d, &a_ifaces) {
             // Asked to be absent, and it is.
             None if is_absent(d) => {}
             None => interfaces.push(IfaceDiff {
@@ -403,6 +422,12 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
                 if let (Some(dm), Some(am)) = (d.as_object(), a.as_object()) {
                     fields("", dm, am, how, &mut changes);
                 }
+                // A type left out is the other side's, not a change.
+                changes.retain(|c| {
+                    c.path != "type"
+                        || !(c.desired.as_str().is_some_and(unknown_type)
+                            || c.actual.as_str().is_some_and(unknown_type))
+                });
                 if !changes.is_empty() {
                     interfaces.push(IfaceDiff {
                         name,
@@ -416,7 +441,7 @@ pub fn diff_with(desired: &J, actual: &J, how: Actual) -> Result<Diff, DiffError
     }
     for a in a_ifaces.iter().filter(|_| how == Actual::Complete) {
         let k = key(a);
-        if !d_ifaces.iter().any(|d| key(d) == k) {
+        if counterpart(a, &d_ifaces).is_none() {
             interfaces.push(IfaceDiff {
                 name: k.0,
                 kind: k.1,

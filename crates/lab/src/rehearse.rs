@@ -1,20 +1,34 @@
-//! `nodenet lab rehearse OLD NEW`: day 2 in the lab. The plan's changed
-//! hosts, one at a time in the plan's order of risk (additive, then
-//! modifying, then disruptive: the order its rollout's waves go out in),
-//! get their new state the way a node does — `nodenet apply` under a
-//! NetworkManager checkpoint with the gateway probe — while the switch
-//! pings every address the host has (each of its networks and VLANs) every
-//! 20 ms; the connectivity lost is the replies missed, in milliseconds.
-//! VLANs the new inventory adds to a NIC's port are added on the switch
-//! first, as the network team would before the change.
+//! `nodenet lab rehearse OLD NEW`: day 2 in the lab, as the plan rolls it
+//! out. The steps of the plan's rollout through kubernetes-nmstate
+//! (`ROLLOUT.md`'s, from [`nodenet_plan::rollout::Rollout::policy_steps`])
+//! go out in order, each once the one before is done. A policy is enacted
+//! as kubernetes-nmstate's handler enacts it: its partial state applied on
+//! each lab node its selector picks (`nodenet apply`, which merges it with
+//! what runs, under a NetworkManager checkpoint with the gateway probe),
+//! at most `maxUnavailable` of them at once; when a node fails, the
+//! policy's nodes not yet changed are aborted (kubernetes-nmstate's
+//! `ConfigurationAborted` enactment condition, api/shared/
+//! nodenetworkconfigurationenactment_types.go) and the rollout stops at
+//! that step (a Degraded policy never becomes Available). Meanwhile the
+//! switch pings every address of the nodes changing (each of their
+//! networks and VLANs) every 20 ms; the connectivity lost is the replies
+//! missed, in milliseconds, per node and per round of nodes changed at
+//! once, beside what the plan claimed. VLANs the new inventory adds to a
+//! NIC's port are added on the switch first, as the network team would
+//! before the change. Afterwards each changed host's whole new state is
+//! held against its kernel (`diff --live`): the rollout's partial states
+//! must add up to the new inventory.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use nodenet_model::Inventory;
-use nodenet_plan::{HostChangeKind, Risk};
+use nodenet_model::{Host, Inventory};
+use nodenet_plan::rollout::{PlannedPolicy, PolicyStep};
+use nodenet_plan::{HostChange, HostChangeKind, Risk};
 use serde::{Deserialize, Serialize};
+use serde_json::Value as J;
 
 use crate::state::LabState;
 use crate::topology::{self, Topology};
@@ -23,7 +37,7 @@ use crate::{LabError, Vm};
 /// Interval of the switch's pings, in milliseconds.
 pub const PING_INTERVAL_MS: u64 = 20;
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Loss {
     pub address: IpAddr,
     pub interface: String,
@@ -33,27 +47,84 @@ pub struct Loss {
     pub ms: u64,
 }
 
+/// One policy on one node: kubernetes-nmstate's enactment.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct HostResult {
+pub struct Enactment {
     pub host: String,
-    /// 1-based, in the order applied.
-    pub order: usize,
-    pub risk: Risk,
-    /// `committed`, `rolled-back`, `refused` or `not-in-lab`.
+    /// The round of the policy's step it went out in (from 1): nodes of
+    /// one round change at once.
+    pub round: usize,
+    /// `committed`, `rolled-back`, `refused`, or `aborted` (another node
+    /// of the policy failed first, so this one was left alone).
     pub outcome: String,
     /// What `nodenet apply` said (its last lines), for a failure the why.
     pub detail: String,
     pub loss: Vec<Loss>,
-    /// The state is the new intent afterwards (`diff --live` empty).
-    pub converged: bool,
-    /// What the plan said of this host's change (its reasons).
-    #[serde(default)]
+    /// What the plan said of this host's change of the policy's risk.
     pub claims: Vec<String>,
     /// The plan said the change leaves the cluster's traffic alone
     /// (additive, or "carries no cluster traffic"), yet pings to the
     /// host's machine-network addresses were lost: the plan was wrong.
+    pub contradicted: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PolicyResult {
+    pub name: String,
+    #[serde(rename = "maxUnavailable")]
+    pub max_unavailable: J,
+    /// The lab nodes its selector picks.
+    pub selects: Vec<String>,
+    /// How many of them kubernetes-nmstate changes at once.
+    pub at_once: usize,
+    /// `Available` (every node committed), `Degraded`, or `not-applied`
+    /// (the rollout stopped at an earlier step).
+    pub status: String,
+    pub enactments: Vec<Enactment>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StepResult {
+    /// ROLLOUT.md's number of the step (kubernetes-nmstate's part).
+    pub step: usize,
+    pub wave: usize,
+    pub risk: Risk,
+    pub file: String,
+    pub policies: Vec<PolicyResult>,
+    /// The most nodes whose machine-network pings were lost in one round,
+    /// and how many of them run the control plane.
+    pub lost_at_once: usize,
+    pub control_plane_lost_at_once: usize,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HostResult {
+    pub host: String,
+    /// 1-based, in the plan's order of risk.
+    pub order: usize,
+    pub risk: Risk,
+    /// The worst of its enactments: `committed`, `rolled-back`,
+    /// `refused`, `aborted`; `not-applied` when the rollout stopped before
+    /// its policies, `nothing-to-apply` when no policy carries its change,
+    /// `not-in-lab`.
+    pub outcome: String,
+    pub detail: String,
+    /// Every enactment's.
+    pub loss: Vec<Loss>,
+    /// The host's whole new state is what its kernel runs afterwards.
+    pub converged: bool,
+    /// Every network change of the host is in a policy (none is left to
+    /// configure-ovs.sh): only then must it converge.
+    #[serde(default = "yes")]
+    pub carried: bool,
+    #[serde(default)]
+    pub claims: Vec<String>,
     #[serde(default)]
     pub contradicted: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Whether a plan's claims for a host say its change leaves the cluster's
@@ -72,8 +143,12 @@ pub struct Rehearsal {
     pub new: String,
     /// VLANs added on switch ports before the change (`swp3 +130`).
     pub switch_changes: Vec<String>,
+    /// The rollout's steps as they went.
+    #[serde(default)]
+    pub steps: Vec<StepResult>,
     pub hosts: Vec<HostResult>,
-    /// Hosts the plan changes that the lab does not have, cluster changes.
+    /// Hosts the plan changes that the lab does not have, cluster changes,
+    /// what no policy carries.
     pub notes: Vec<String>,
     /// The lab's switch as it is now (the new inventory's).
     #[serde(skip)]
@@ -81,10 +156,14 @@ pub struct Rehearsal {
 }
 
 impl Rehearsal {
+    /// Every host committed and converged, no claim contradicted, the
+    /// control plane never losing two nodes at once.
     pub fn ok(&self) -> bool {
-        self.hosts
-            .iter()
-            .all(|h| h.outcome == "committed" && h.converged && !h.contradicted)
+        self.hosts.iter().all(|h| {
+            matches!(h.outcome.as_str(), "committed" | "nothing-to-apply")
+                && (h.converged || !h.carried)
+                && !h.contradicted
+        }) && self.steps.iter().all(|s| s.control_plane_lost_at_once < 2)
     }
 }
 
@@ -136,6 +215,40 @@ pub fn ping_counts(summary: &str) -> Option<(u64, u64)> {
     Some((nums.next()?, nums.next()?))
 }
 
+/// Which lab nodes a policy selects, by the labels each host's node
+/// carries (role, hostname, the inventory's own labels).
+fn selected<'a>(p: &PlannedPolicy, lab: &[(&'a Host, BTreeMap<String, String>)]) -> Vec<&'a Host> {
+    lab.iter()
+        .filter(|(_, labels)| p.selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
+        .map(|(h, _)| *h)
+        .collect()
+}
+
+/// The rounds a step's policies go out in: each policy advances
+/// `at_once` of its nodes per round, the step's policies side by side.
+/// (policy index, host) per round.
+fn rounds<T: Copy>(batches: &[Vec<Vec<T>>]) -> Vec<Vec<(usize, T)>> {
+    let depth = batches.iter().map(Vec::len).max().unwrap_or(0);
+    (0..depth)
+        .map(|r| {
+            batches
+                .iter()
+                .enumerate()
+                .flat_map(|(i, b)| b.get(r).into_iter().flatten().map(move |h| (i, *h)))
+                .collect()
+        })
+        .collect()
+}
+
+/// What the rehearsal needs from the lab and the plan.
+struct Lab<'a> {
+    state: &'a LabState,
+    dir: &'a Path,
+    new: &'a Inventory,
+    changes: BTreeMap<&'a str, &'a HostChange>,
+    switch: Vm,
+}
+
 pub fn rehearse(
     state: &LabState,
     dir: &Path,
@@ -144,35 +257,17 @@ pub fn rehearse(
     names: (&str, &str),
 ) -> Result<Rehearsal, LabError> {
     let plan = nodenet_plan::plan(old, new).map_err(|e| LabError::Input(e.to_string()))?;
+    let rollout = nodenet_plan::rollout::rollout(&plan, new);
     let mut notes: Vec<String> = plan
         .cluster
         .iter()
         .map(|c| format!("cluster change not rehearsed: {}", c.field))
         .collect();
-    // What an OpenShift node's day 2 cannot carry, the lab (no OVS, no
-    // br-ex) applies anyway: said, not hidden.
-    for left in nodenet_plan::rollout::rollout(&plan, new).left_to_configure_ovs {
+    for left in &rollout.left_to_configure_ovs {
         notes.push(format!(
-            "{left}: on an OpenShift node configure-ovs.sh owns this interface (br-ex) and the plan does not carry it; the lab, without br-ex, applies it"
+            "{left}: on an OpenShift node configure-ovs.sh owns this interface (br-ex); no policy carries its change, so the lab does not apply it"
         ));
     }
-    // The switch first: VLANs the new intents put on each NIC.
-    let new_topology = topology::plan(new, &state.hosts_in(new))?;
-    let (script, switch_changes) = switch_additions(&state.topology, &new_topology);
-    let mut switch = Vm::attach("switch", dir)?;
-    if !script.is_empty() {
-        let (st, out) = switch.shell(script.trim_end(), Duration::from_secs(60));
-        if st != 0 {
-            return Err(LabError::Tool("switch".into(), out));
-        }
-        switch.shell("swp-lldp", Duration::from_secs(60));
-    }
-    let mut changes: Vec<&nodenet_plan::HostChange> = plan
-        .changes
-        .iter()
-        .filter(|c| c.change == HostChangeKind::Modified)
-        .collect();
-    changes.sort_by_key(|c| c.risk);
     for c in plan
         .changes
         .iter()
@@ -187,127 +282,360 @@ pub fn rehearse(
             }
         ));
     }
-    let mut hosts = Vec::new();
-    for (i, c) in changes.iter().enumerate() {
-        let order = i + 1;
-        let in_lab = state.topology.nodes.iter().any(|n| n.name == c.host);
-        let new_state = new
+    // The switch first: VLANs the new intents put on each NIC.
+    let new_topology = topology::plan(new, &state.hosts_in(new))?;
+    let (script, switch_changes) = switch_additions(&state.topology, &new_topology);
+    let mut switch = Vm::attach("switch", dir)?;
+    if !script.is_empty() {
+        let (st, out) = switch.shell(script.trim_end(), Duration::from_secs(60));
+        if st != 0 {
+            return Err(LabError::Tool("switch".into(), out));
+        }
+        switch.shell("swp-lldp", Duration::from_secs(60));
+    }
+    let mut lab = Lab {
+        state,
+        dir,
+        new,
+        changes: plan.changes.iter().map(|c| (c.host.as_str(), c)).collect(),
+        switch,
+    };
+    let steps = rollout_steps(&mut lab, &rollout.policy_steps())?;
+    let hosts = host_results(&mut lab, &plan, &steps, &rollout.left_to_configure_ovs)?;
+    Ok(Rehearsal {
+        old: names.0.to_string(),
+        new: names.1.to_string(),
+        switch_changes,
+        steps,
+        hosts,
+        notes,
+        topology: Some(new_topology),
+    })
+}
+
+/// The steps in order, until one has a Degraded policy (the rest are
+/// written down as not applied).
+fn rollout_steps(lab: &mut Lab, steps: &[PolicyStep]) -> Result<Vec<StepResult>, LabError> {
+    let in_lab: Vec<(&Host, BTreeMap<String, String>)> = lab
+        .new
+        .hosts
+        .iter()
+        .filter(|h| {
+            lab.state
+                .topology
+                .nodes
+                .iter()
+                .any(|n| n.name == h.name.value)
+        })
+        .map(|h| (h, h.node_labels(&lab.new.cluster)))
+        .collect();
+    let mut out = Vec::new();
+    let mut stopped = false;
+    for (i, step) in steps.iter().enumerate() {
+        let mut policies: Vec<PolicyResult> = Vec::new();
+        let mut batches = Vec::new();
+        for p in &step.policies {
+            let picks = selected(p, &in_lab);
+            let at_once =
+                nodenet_check::traffic::nodes_at_once(&p.max_unavailable, picks.len()).unwrap_or(1);
+            batches.push(picks.chunks(at_once).map(<[_]>::to_vec).collect::<Vec<_>>());
+            policies.push(PolicyResult {
+                name: p.name.clone(),
+                max_unavailable: p.max_unavailable.clone(),
+                selects: picks.iter().map(|h| h.name.value.clone()).collect(),
+                at_once,
+                status: "not-applied".into(),
+                enactments: Vec::new(),
+            });
+        }
+        let mut result = StepResult {
+            step: i + 1,
+            wave: step.wave,
+            risk: step.risk,
+            file: step.file.to_string(),
+            policies,
+            lost_at_once: 0,
+            control_plane_lost_at_once: 0,
+        };
+        if !stopped {
+            enact_step(lab, step, &batches, &mut result)?;
+            stopped = result.policies.iter().any(|p| p.status == "Degraded");
+        }
+        out.push(result);
+    }
+    Ok(out)
+}
+
+/// The nodes of one round, each with the index of its policy in the step.
+type Round<'a> = Vec<(usize, &'a Host)>;
+
+/// One step: round after round, the nodes of each round changed at once
+/// while the switch pings them.
+fn enact_step(
+    lab: &mut Lab,
+    step: &PolicyStep,
+    batches: &[Vec<Vec<&Host>>],
+    result: &mut StepResult,
+) -> Result<(), LabError> {
+    let mut failed = vec![false; step.policies.len()];
+    for (r, round) in rounds(batches).into_iter().enumerate() {
+        // A policy whose node failed enacts no more of them.
+        let (go, aborted): (Round, Round) = round.into_iter().partition(|(i, _)| !failed[*i]);
+        for (i, h) in aborted {
+            result.policies[i].enactments.push(Enactment {
+                host: h.name.value.clone(),
+                round: r + 1,
+                outcome: "aborted".into(),
+                detail: "another node of the policy failed first (ConfigurationAborted)".into(),
+                loss: Vec::new(),
+                claims: Vec::new(),
+                contradicted: false,
+            });
+        }
+        if go.is_empty() {
+            continue;
+        }
+        let enacted = enact_round(lab, step, &go, r + 1)?;
+        let lost: Vec<&Enactment> = enacted
+            .iter()
+            .map(|(_, e)| e)
+            .filter(|e| machine_lost(lab.new, e))
+            .collect();
+        result.lost_at_once = result.lost_at_once.max(lost.len());
+        let control_plane = lost
+            .iter()
+            .filter(|e| {
+                lab.changes
+                    .get(e.host.as_str())
+                    .is_some_and(|c| nodenet_check::traffic::is_control_plane(&c.role))
+            })
+            .count();
+        result.control_plane_lost_at_once = result.control_plane_lost_at_once.max(control_plane);
+        for (i, e) in enacted {
+            failed[i] |= e.outcome != "committed";
+            result.policies[i].enactments.push(e);
+        }
+    }
+    for (p, failed) in result.policies.iter_mut().zip(failed) {
+        p.status = if failed { "Degraded" } else { "Available" }.into();
+    }
+    Ok(())
+}
+
+/// Whether the switch lost pings to an address of the machine network.
+fn machine_lost(new: &Inventory, e: &Enactment) -> bool {
+    e.loss.iter().any(|l| {
+        l.lost > 0
+            && new
+                .cluster
+                .machine_networks
+                .iter()
+                .any(|m| m.value.contains(&l.address))
+    })
+}
+
+/// The nodes of one round, each with its policy's state, at once.
+fn enact_round(
+    lab: &mut Lab,
+    step: &PolicyStep,
+    round: &[(usize, &Host)],
+    number: usize,
+) -> Result<Vec<(usize, Enactment)>, LabError> {
+    let mut vms = Vec::new();
+    let mut targets: Vec<(String, String, IpAddr)> = Vec::new();
+    for (_, h) in round {
+        let mut vm = Vm::attach(&h.name.value, lab.dir)?;
+        let (_, text) = vm.shell("ip -j addr show", Duration::from_secs(30));
+        // The switch pings each address it has a network for.
+        for (iface, nets) in crate::verify::parse_addresses(&text) {
+            for n in nets {
+                let a = n.addr();
+                if lab
+                    .state
+                    .topology
+                    .segments
+                    .iter()
+                    .any(|s| s.network.contains(&a))
+                {
+                    targets.push((h.name.value.clone(), iface.clone(), a));
+                }
+            }
+        }
+        vms.push(vm);
+    }
+    for (n, (_, _, a)) in targets.iter().enumerate() {
+        lab.switch.shell(
+            &format!(
+                "ping -n -q -i 0.0{} -W 1 {a} > /tmp/rehearse-{n}.log 2>&1 & echo $! > /tmp/rehearse-{n}.pid",
+                PING_INTERVAL_MS / 10
+            ),
+            Duration::from_secs(10),
+        );
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let states: Vec<String> = round
+        .iter()
+        .map(|(i, _)| serde_json::to_string_pretty(&step.policies[*i].state).expect("state"))
+        .collect();
+    let states = &states;
+    let order: Vec<usize> = (0..vms.len()).collect();
+    let mut indexed: Vec<(usize, Vm)> = order.into_iter().zip(vms).collect();
+    // apply's own exit status, its last lines as the detail.
+    let applied: Vec<(i32, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = indexed
+            .iter_mut()
+            .map(|(k, vm)| {
+                let json = &states[*k];
+                s.spawn(move || {
+                    vm.shell(&format!(
+                        "cat > /tmp/policy.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet apply /tmp/policy.yml --probe gateway --probe-timeout 30 > /tmp/apply.log 2>&1; rc=$?; tail -5 /tmp/apply.log; (exit $rc)"
+                    ),
+                    Duration::from_secs(600),
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("VM thread"))
+            .collect()
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let mut losses: BTreeMap<String, Vec<Loss>> = BTreeMap::new();
+    for (n, (host, iface, a)) in targets.iter().enumerate() {
+        let (_, summary) = lab.switch.shell(
+            &format!("kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; cat /tmp/rehearse-{n}.log"),
+            Duration::from_secs(20),
+        );
+        let (sent, received) = ping_counts(&summary).unwrap_or((0, 0));
+        let lost = sent.saturating_sub(received);
+        losses.entry(host.clone()).or_default().push(Loss {
+            address: *a,
+            interface: iface.clone(),
+            sent,
+            lost,
+            ms: lost * PING_INTERVAL_MS,
+        });
+    }
+    Ok(round
+        .iter()
+        .zip(applied)
+        .map(|((i, h), (st, out))| {
+            // apply: 0 committed; 1 refused, or failed and rolled back
+            // (it says "the previous state was restored").
+            let outcome = if st == 0 {
+                "committed"
+            } else if out.contains("previous state was restored") {
+                "rolled-back"
+            } else {
+                "refused"
+            };
+            let claims: Vec<String> = lab
+                .changes
+                .get(h.name.value.as_str())
+                .map(|c| {
+                    c.reasons
+                        .iter()
+                        .filter(|r| r.risk == step.risk)
+                        .map(|r| r.what.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut e = Enactment {
+                host: h.name.value.clone(),
+                round: number,
+                outcome: outcome.into(),
+                detail: out.trim().to_string(),
+                loss: losses.remove(&h.name.value).unwrap_or_default(),
+                claims,
+                contradicted: false,
+            };
+            e.contradicted =
+                machine_lost(lab.new, &e) && claims_no_cluster_traffic(step.risk, &e.claims);
+            (*i, e)
+        })
+        .collect())
+}
+
+/// Per host the plan changes, in its order of risk: how its enactments
+/// went, and whether its whole new state runs afterwards.
+fn host_results(
+    lab: &mut Lab,
+    plan: &nodenet_plan::Plan,
+    steps: &[StepResult],
+    left_out: &[String],
+) -> Result<Vec<HostResult>, LabError> {
+    let mut changes: Vec<&HostChange> = plan
+        .changes
+        .iter()
+        .filter(|c| c.change == HostChangeKind::Modified)
+        .collect();
+    changes.sort_by_key(|c| c.risk);
+    let mut out = Vec::new();
+    for (i, c) in changes.into_iter().enumerate() {
+        let in_lab = lab.state.topology.nodes.iter().any(|n| n.name == c.host);
+        let enactments: Vec<&Enactment> = steps
+            .iter()
+            .flat_map(|s| &s.policies)
+            .flat_map(|p| &p.enactments)
+            .filter(|e| e.host == c.host)
+            .collect();
+        let selected_later = steps
+            .iter()
+            .flat_map(|s| &s.policies)
+            .any(|p| p.status == "not-applied" && p.selects.contains(&c.host));
+        let carried = !left_out
+            .iter()
+            .any(|l| l.starts_with(&format!("{}: ", c.host)));
+        let outcome = if !in_lab {
+            "not-in-lab"
+        } else if let Some(bad) = enactments.iter().find(|e| e.outcome != "committed") {
+            bad.outcome.as_str()
+        } else if selected_later {
+            "not-applied"
+        } else if enactments.is_empty() {
+            "nothing-to-apply"
+        } else {
+            "committed"
+        };
+        let new_state = lab
+            .new
             .hosts
             .iter()
             .find(|h| h.name.value == c.host)
             .and_then(|h| h.network.as_ref())
             .map(|n| n.to_json());
-        let (true, Some(new_state)) = (in_lab, new_state) else {
-            hosts.push(HostResult {
-                host: c.host.clone(),
-                order,
-                risk: c.risk,
-                outcome: "not-in-lab".into(),
-                detail: "the lab was built without this host".into(),
-                loss: Vec::new(),
-                converged: false,
-                claims: Vec::new(),
-                contradicted: false,
-            });
-            continue;
+        // The difference left, when there is one, is the detail.
+        let (converged, left) = match (in_lab, new_state) {
+            (true, Some(state)) => {
+                let json = serde_json::to_string_pretty(&state).expect("state serialises");
+                let mut node = Vm::attach(&c.host, lab.dir)?;
+                let (st, out) = node.shell(
+                    &format!("cat > /tmp/new-state.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet diff /tmp/new-state.yml --live > /tmp/diff.log 2>&1; rc=$?; tail -20 /tmp/diff.log; (exit $rc)"),
+                    Duration::from_secs(120),
+                );
+                (st == 0, out.trim().to_string())
+            }
+            _ => (false, String::new()),
         };
-        let mut node = Vm::attach(&c.host, dir)?;
-        let (_, text) = node.shell("ip -j addr show", Duration::from_secs(30));
-        let addrs: Vec<(String, IpAddr)> = crate::verify::parse_addresses(&text)
-            .into_iter()
-            .flat_map(|(i, a)| a.into_iter().map(move |n| (i.clone(), n.addr())))
-            .collect();
-        // The switch pings each address it has a network for.
-        let targets: Vec<&(String, IpAddr)> = addrs
-            .iter()
-            .filter(|(_, a)| {
-                state
-                    .topology
-                    .segments
-                    .iter()
-                    .any(|s| s.network.contains(a))
-            })
-            .collect();
-        for (n, (_, a)) in targets.iter().enumerate() {
-            switch.shell(&format!(
-                    "ping -n -q -i 0.0{} -W 1 {a} > /tmp/rehearse-{n}.log 2>&1 & echo $! > /tmp/rehearse-{n}.pid",
-                    PING_INTERVAL_MS / 10
-                ),
-                Duration::from_secs(10),
-            );
-        }
-        std::thread::sleep(Duration::from_secs(2));
-        let json = serde_json::to_string_pretty(&new_state).expect("state serialises");
-        // apply's own exit status, its last lines as the detail.
-        let (st, out) = node.shell(&format!(
-                "cat > /tmp/new-state.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet apply /tmp/new-state.yml --probe gateway --probe-timeout 30 > /tmp/apply.log 2>&1; rc=$?; tail -5 /tmp/apply.log; (exit $rc)"
-            ),
-            Duration::from_secs(600),
-        );
-        std::thread::sleep(Duration::from_secs(2));
-        let mut loss = Vec::new();
-        for (n, (iface, a)) in targets.iter().enumerate() {
-            let (_, summary) = switch.shell(
-                &format!(
-                    "kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; cat /tmp/rehearse-{n}.log"
-                ),
-                Duration::from_secs(20),
-            );
-            let (sent, received) = ping_counts(&summary).unwrap_or((0, 0));
-            let lost = sent.saturating_sub(received);
-            loss.push(Loss {
-                address: *a,
-                interface: iface.clone(),
-                sent,
-                lost,
-                ms: lost * PING_INTERVAL_MS,
-            });
-        }
-        // apply: 0 committed; 1 refused, or failed and rolled back (it
-        // says "the previous state was restored").
-        let outcome = if st == 0 {
-            "committed"
-        } else if out.contains("previous state was restored") {
-            "rolled-back"
-        } else {
-            "refused"
-        };
-        let (dst, _) = node.shell(
-            "nodenet diff /tmp/new-state.yml --live >/dev/null 2>&1",
-            Duration::from_secs(120),
-        );
-        // The plan's word against the switch's pings on the machine
-        // network.
-        let claims: Vec<String> = c.reasons.iter().map(|r| r.what.clone()).collect();
-        let machine_lost = loss.iter().any(|l| {
-            l.lost > 0
-                && new
-                    .cluster
-                    .machine_networks
-                    .iter()
-                    .any(|m| m.value.contains(&l.address))
-        });
-        let contradicted = machine_lost && claims_no_cluster_traffic(c.risk, &claims);
-        hosts.push(HostResult {
+        out.push(HostResult {
             host: c.host.clone(),
-            order,
+            order: i + 1,
             risk: c.risk,
             outcome: outcome.into(),
-            detail: out.trim().to_string(),
-            loss,
-            converged: dst == 0,
-            claims,
-            contradicted,
+            detail: enactments
+                .iter()
+                .find(|e| e.outcome != "committed")
+                .map(|e| e.detail.clone())
+                .unwrap_or(if converged { String::new() } else { left }),
+            loss: enactments.iter().flat_map(|e| &e.loss).cloned().collect(),
+            converged,
+            carried,
+            claims: c.reasons.iter().map(|r| r.what.clone()).collect(),
+            contradicted: enactments.iter().any(|e| e.contradicted),
         });
     }
-    Ok(Rehearsal {
-        old: names.0.to_string(),
-        new: names.1.to_string(),
-        switch_changes,
-        hosts,
-        notes,
-        topology: Some(new_topology),
-    })
+    Ok(out)
 }
 
 /// One host's measured rehearsal, read back from `rehearse.json`.
@@ -334,38 +662,98 @@ pub fn read_measured(text: &str) -> Result<Vec<Measured>, String> {
         .collect())
 }
 
+/// Losses as `bond0.110 192.168.110.10 lost 40 ms (2 of 260)`.
+fn loss_text(loss: &[Loss]) -> String {
+    if loss.is_empty() {
+        return "no address to ping".into();
+    }
+    loss.iter()
+        .map(|l| {
+            format!(
+                "{} {} lost {} ms ({} of {})",
+                l.interface, l.address, l.ms, l.lost, l.sent
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The rollout's steps as they went: each policy's rounds, each node's
+/// measured loss beside what the plan claimed of its change.
+fn steps_text(r: &Rehearsal, s: &mut String) {
+    for step in &r.steps {
+        s.push_str(&format!(
+            "step {} ({} change, wave {}, {}):\n",
+            step.step,
+            step.risk.as_str(),
+            step.wave,
+            step.file
+        ));
+        for p in &step.policies {
+            let limit = match &p.max_unavailable {
+                J::String(v) => v.clone(),
+                v => v.to_string(),
+            };
+            s.push_str(&format!(
+                "  {}: selects {} (maxUnavailable {limit}: {} at once): {}\n",
+                p.name,
+                if p.selects.is_empty() {
+                    "no lab node".to_string()
+                } else {
+                    p.selects.join(", ")
+                },
+                p.at_once,
+                p.status
+            ));
+            for e in &p.enactments {
+                s.push_str(&format!(
+                    "    round {}: {} {}; {}\n",
+                    e.round,
+                    e.host,
+                    e.outcome,
+                    loss_text(&e.loss)
+                ));
+                for c in &e.claims {
+                    s.push_str(&format!("      plan: {c}\n"));
+                }
+                if e.contradicted {
+                    s.push_str("      CONTRADICTED: the plan said this change leaves the cluster's traffic alone, and the machine network lost pings\n");
+                }
+                if e.outcome != "committed" {
+                    for l in e.detail.lines() {
+                        s.push_str(&format!("      {l}\n"));
+                    }
+                }
+            }
+        }
+        if step.policies.iter().any(|p| !p.enactments.is_empty()) {
+            s.push_str(&format!(
+                "  nodes losing machine-network pings at once: {} (control plane: {})\n",
+                step.lost_at_once, step.control_plane_lost_at_once
+            ));
+        }
+    }
+}
+
 pub fn text(r: &Rehearsal) -> String {
     let mut s = String::new();
     for c in &r.switch_changes {
         s.push_str(&format!("switch: {c}\n"));
     }
+    steps_text(r, &mut s);
     for h in &r.hosts {
-        let loss: Vec<String> = h
-            .loss
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} {} lost {} ms ({} of {})",
-                    l.interface, l.address, l.ms, l.lost, l.sent
-                )
-            })
-            .collect();
         s.push_str(&format!(
             "{}. {} ({}): {}{}; {}\n",
             h.order,
             h.host,
             h.risk.as_str(),
             h.outcome,
-            if h.converged {
-                ", state as intended"
-            } else {
-                ", state NOT as intended"
+            match (h.converged, h.carried) {
+                (true, _) => ", state as intended",
+                (false, true) => ", state NOT as intended",
+                (false, false) => ", not all of it carried by the plan",
             },
-            if loss.is_empty() {
-                "no address to ping".to_string()
-            } else {
-                loss.join(", ")
-            }
+            loss_text(&h.loss)
         ));
         if h.contradicted {
             s.push_str(&format!(
@@ -373,7 +761,7 @@ pub fn text(r: &Rehearsal) -> String {
                 h.claims.join("; ")
             ));
         }
-        if h.outcome != "committed" {
+        if !h.converged && h.carried {
             for l in h.detail.lines() {
                 s.push_str(&format!("   {l}\n"));
             }
@@ -430,9 +818,11 @@ mod tests {
                     },
                 ],
                 converged: true,
+                carried: true,
                 claims: vec![],
                 contradicted: false,
             }],
+            steps: vec![],
             notes: vec![],
             topology: None,
         };
@@ -447,6 +837,72 @@ mod tests {
             }]
         );
         assert!(read_measured("{}").is_err());
+    }
+
+    /// Each policy of a step advances its own `at_once` nodes per round,
+    /// side by side: a 1-at-a-time policy of two nodes takes two rounds
+    /// while a policy of three nodes two at a time takes two as well.
+    #[test]
+    fn a_steps_policies_go_out_side_by_side_each_at_its_pace() {
+        let masters = vec![vec!["m0"], vec!["m1"]];
+        let workers = vec![vec!["w0", "w1"], vec!["w2"]];
+        let single = vec![vec!["x"]];
+        assert_eq!(
+            rounds(&[masters, workers, single]),
+            [
+                vec![(0, "m0"), (1, "w0"), (1, "w1"), (2, "x")],
+                vec![(0, "m1"), (1, "w2")]
+            ]
+        );
+        assert!(rounds::<&str>(&[]).is_empty());
+    }
+
+    /// A policy selects the lab nodes whose labels it names: its role, a
+    /// hostname, the inventory's own labels.
+    #[test]
+    fn a_policy_selects_by_the_nodes_labels() {
+        let inv = nodenet_model::load_texts(vec![(
+            "inv.yaml".into(),
+            "nodenet: v1\ncluster: {name: c, baseDomain: example.com}\nhosts:\n- {name: m0, role: master}\n- {name: m1, role: master}\n- {name: w0, role: worker, labels: {rack: r1}}\n".into(),
+        )])
+        .inventory;
+        let lab: Vec<_> = inv
+            .hosts
+            .iter()
+            .map(|h| (h, h.node_labels(&inv.cluster)))
+            .collect();
+        let policy = |selector: &[(&str, &str)]| PlannedPolicy {
+            wave: 1,
+            risk: Risk::Modifying,
+            file: "f".into(),
+            name: "p".into(),
+            selector: selector
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            max_unavailable: serde_json::json!(1),
+            hosts: 0,
+            state: serde_json::json!({}),
+        };
+        let names = |p: &PlannedPolicy| -> Vec<String> {
+            selected(p, &lab)
+                .iter()
+                .map(|h| h.name.value.clone())
+                .collect()
+        };
+        assert_eq!(
+            names(&policy(&[("node-role.kubernetes.io/master", "")])),
+            ["m0", "m1"]
+        );
+        assert_eq!(
+            names(&policy(&[
+                ("node-role.kubernetes.io/master", ""),
+                ("kubernetes.io/hostname", "m1")
+            ])),
+            ["m1"]
+        );
+        assert_eq!(names(&policy(&[("rack", "r1")])), ["w0"]);
+        assert!(names(&policy(&[("rack", "r2")])).is_empty());
     }
 
     #[test]

@@ -140,8 +140,9 @@ fn pxe_of(inv: &Inventory, host: &nodenet_model::Host, state: &LabState) -> Opti
 /// A PXE ROM's DHCP request from the PXE NIC alone, as at power-on: the
 /// NIC taken from NetworkManager (and out of its bond), a while for the
 /// switch to stop seeing LACP from it, then busybox udhcpc; afterwards
-/// NetworkManager takes it back (into its bond) and the bond must
-/// aggregate again.
+/// NetworkManager takes it back with the profile it had (into its bond;
+/// `nmcli dev connect` may pick or make a DHCP profile instead, leaving
+/// the node other than its intent) and the bond must aggregate again.
 fn pxe_check(vm: &mut Vm, pxe: &Pxe, allow_lacp: bool) -> Vec<Check> {
     let name = vm.name.clone();
     let nic = &pxe.nic;
@@ -168,7 +169,7 @@ fn pxe_check(vm: &mut Vm, pxe: &Pxe, allow_lacp: bool) -> Vec<Check> {
     }
     let (_, out) = vm.shell(
         &format!(
-            "nmcli dev set {nic} managed no; ip link set {nic} nomaster 2>/dev/null; ip link set {nic} up; sleep 5; busybox udhcpc -i {nic} -n -q -f -t 4 -T 2 -s /bin/true 2>&1 | grep -i 'lease of' ; ip link set {nic} down; nmcli dev set {nic} managed yes; sleep 1; nmcli dev connect {nic} >/dev/null 2>&1"
+            "c=$(nmcli -g GENERAL.CONNECTION dev show {nic} 2>/dev/null); nmcli dev set {nic} managed no; ip link set {nic} nomaster 2>/dev/null; ip link set {nic} up; sleep 5; busybox udhcpc -i {nic} -n -q -f -t 4 -T 2 -s /bin/true 2>&1 | grep -i 'lease of' ; ip link set {nic} down; nmcli dev set {nic} managed yes; sleep 1; if [ -n \"$c\" ]; then nmcli con up \"$c\" ifname {nic} >/dev/null 2>&1; else nmcli dev connect {nic} >/dev/null 2>&1; fi"
         ),
         Duration::from_secs(120),
     );

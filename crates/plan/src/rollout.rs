@@ -44,6 +44,16 @@ pub struct PlannedPolicy {
     pub state: J,
 }
 
+/// One step of the rollout through kubernetes-nmstate: the policies of
+/// one file, applied together.
+#[derive(Debug)]
+pub struct PolicyStep<'a> {
+    pub wave: usize,
+    pub risk: Risk,
+    pub file: &'a str,
+    pub policies: Vec<&'a PlannedPolicy>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Rollout {
     /// Roles whose MachineConfigs change, with the hosts whose own files
@@ -98,6 +108,23 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
                         for f in d.fields.iter().filter(|f| !f.desired.is_null()) {
                             let path: Vec<&str> = f.path.split('.').collect();
                             artifacts::set_at(&mut entry, &path, f.desired.clone());
+                        }
+                    }
+                    // nmstate replaces a VLAN's settings as a whole when a
+                    // state gives any (`VlanConfig::update`: base-iface,
+                    // id and protocol all taken from the desired side), so
+                    // a changed id goes with its base.
+                    let whole: Vec<&str> = ["vlan"]
+                        .into_iter()
+                        .filter(|k| entry.contains_key(*k))
+                        .collect();
+                    for key in whole {
+                        if let Some(v) = new_ifaces
+                            .iter()
+                            .find(|i| i.get("name").and_then(J::as_str) == Some(name.as_str()))
+                            .and_then(|i| i.get(key))
+                        {
+                            entry.insert(key.to_string(), v.clone());
                         }
                     }
                     ifaces.push(J::Object(entry));
@@ -358,7 +385,11 @@ fn policies(deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>>, new: &Inventory) -> Ve
         };
         let role_label = format!("node-role.kubernetes.io/{role}");
         let unavailable = artifacts::max_unavailable(&role, risk == Risk::Disruptive);
-        let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1) && hosts.len() == role_size(&role);
+        // A static address is one node's: a policy for the role would give
+        // it to every node of the role, those that join later too.
+        let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1)
+            && hosts.len() == role_size(&role)
+            && !hosts.iter().any(|(_, d)| carries_address(d));
         if shared {
             let domains: Option<BTreeSet<String>> = new
                 .cluster
@@ -437,6 +468,17 @@ fn policies(deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>>, new: &Inventory) -> Ve
         }
     }
     policies
+}
+
+/// Whether a delta gives an interface a static address.
+fn carries_address(delta: &J) -> bool {
+    delta["interfaces"].as_array().is_some_and(|ifaces| {
+        ifaces.iter().any(|i| {
+            ["ipv4", "ipv6"]
+                .iter()
+                .any(|f| i[f]["address"].as_array().is_some_and(|a| !a.is_empty()))
+        })
+    })
 }
 
 /// Whether an openshift/ file is one pool's (`…-worker.yaml`,
@@ -558,6 +600,41 @@ impl Rollout {
         n
     }
 
+    /// kubernetes-nmstate's part, in order: one step per policy file, by
+    /// wave, additive before modifying before disruptive, and within a
+    /// risk class the other pools before the control plane's (as through
+    /// the MCO). A step starts once the one before is Available; the
+    /// policies of one step go out together. `ROLLOUT.md` prints these,
+    /// and `lab rehearse` applies them.
+    pub fn policy_steps(&self) -> Vec<PolicyStep<'_>> {
+        let control_plane = |p: &PlannedPolicy| {
+            p.selector.keys().any(|k| {
+                k.strip_prefix("node-role.kubernetes.io/")
+                    .is_some_and(artifacts::is_control_plane)
+            })
+        };
+        let mut files: Vec<(usize, Risk, bool, &str)> = self
+            .policies
+            .iter()
+            .map(|p| (p.wave, p.risk, control_plane(p), p.file.as_str()))
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+            .into_iter()
+            .map(|(wave, risk, _, file)| PolicyStep {
+                wave,
+                risk,
+                file,
+                policies: self
+                    .policies
+                    .iter()
+                    .filter(|p| p.wave == wave && p.file == file)
+                    .collect(),
+            })
+            .collect()
+    }
+
     /// The order to apply what `files` writes, as numbered steps
     /// (`ROLLOUT.md`): the MachineConfigs (`openshift`: the files under
     /// openshift/), then each wave's policies, additive first, each step
@@ -576,40 +653,22 @@ impl Rollout {
         }
         s.push_str("\n## Through kubernetes-nmstate\n\nIn this order; start a step only once the one before is done. A Degraded policy stops the rollout there (kubernetes-nmstate has rolled its failed node back). Control-plane nodes change one at a time, each in a step of its own.\n");
         let mut n = 0;
-        let waves: BTreeSet<usize> = self.policies.iter().map(|p| p.wave).collect();
-        for wave in waves {
-            // Within a risk class the other pools first, the control
-            // plane last (as through the MCO).
-            let control_plane = |p: &PlannedPolicy| {
-                p.selector.keys().any(|k| {
-                    k.strip_prefix("node-role.kubernetes.io/")
-                        .is_some_and(artifacts::is_control_plane)
-                })
-            };
-            let mut files: Vec<(&Risk, bool, &str)> = self
+        for step in self.policy_steps() {
+            let names: Vec<String> = step
                 .policies
                 .iter()
-                .filter(|p| p.wave == wave)
-                .map(|p| (&p.risk, control_plane(p), p.file.as_str()))
+                .map(|p| format!("nncp/{}", p.name))
                 .collect();
-            files.sort();
-            files.dedup();
-            for (risk, _, file) in files {
-                let names: Vec<String> = self
-                    .policies
-                    .iter()
-                    .filter(|p| p.wave == wave && p.file == file)
-                    .map(|p| format!("nncp/{}", p.name))
-                    .collect();
-                n += 1;
-                s.push_str(&format!(
-                    "\n{n}. {} change, wave {wave}: {} {}\n\n   ```sh\n   oc apply -f {file}\n   oc wait {} --for condition=Available --timeout=-1s\n   ```\n",
-                    risk.as_str(),
-                    names.len(),
-                    if names.len() == 1 { "policy" } else { "policies" },
-                    names.join(" ")
-                ));
-            }
+            n += 1;
+            s.push_str(&format!(
+                "\n{n}. {} change, wave {}: {} {}\n\n   ```sh\n   oc apply -f {}\n   oc wait {} --for condition=Available --timeout=-1s\n   ```\n",
+                step.risk.as_str(),
+                step.wave,
+                names.len(),
+                if names.len() == 1 { "policy" } else { "policies" },
+                step.file,
+                names.join(" ")
+            ));
         }
         n += 1;
         let id = self.id();
@@ -705,7 +764,12 @@ impl Rollout {
             .count();
         if per_node > 1 {
             s.push_str(&format!(
-                "  note: the {per_node} disruptive per-node policies are independent to kubernetes-nmstate: apply them one at a time, waiting for each to be Available, or roll the change out through the MachineConfig above\n"
+                "  note: the {per_node} disruptive per-node policies are independent to kubernetes-nmstate: apply them one at a time, waiting for each to be Available (ROLLOUT.md's steps){}\n",
+                if self.machine_configs.is_empty() {
+                    ""
+                } else {
+                    ", or roll the change out through the MachineConfigs above"
+                }
             ));
         }
         s

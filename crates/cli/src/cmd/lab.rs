@@ -22,9 +22,10 @@ pub enum LabCommand {
     /// aggregate, DHCP leases, LLDP neighbours, pings, jumbo frames, every
     /// VLAN between every pair of nodes. Writes report.html and report.json.
     Verify(VerifyArgs),
-    /// Day 2 in the lab: the plan's changed hosts get their new state
-    /// through `nodenet apply` (in the plan's order of risk) while the
-    /// switch measures the connectivity each loses. Writes rehearse.json.
+    /// Day 2 in the lab, rolled out as the plan writes it: ROLLOUT.md's
+    /// steps in order, each policy through `nodenet apply` on the nodes
+    /// it selects, maxUnavailable at a time, while the switch measures
+    /// the connectivity each loses. Writes rehearse.json.
     Rehearse(RehearseArgs),
     /// The lab's VMs: running, ready.
     Status(DirArgs),

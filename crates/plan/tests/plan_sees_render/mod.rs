@@ -78,9 +78,11 @@ fn read_tree(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
     }
 }
 
-/// Whether `plan OLD NEW` finds nothing to do; `None` when NEW does not
-/// check clean (plan refuses it).
-fn plan_is_empty(old: &str, new: &str) -> Option<bool> {
+/// Whether `plan OLD NEW` finds nothing to do, and the errors `check`
+/// finds in the policies its rollout writes (kubernetes-nmstate applies
+/// them as they are, and `nodenet apply` refuses a state check refuses);
+/// `None` when NEW does not check clean (plan refuses it).
+fn plan_is_empty(old: &str, new: &str) -> Option<(bool, Vec<String>)> {
     let old = nodenet_model::load_texts(vec![(NAME.into(), old.into())]);
     let new = nodenet_model::load_texts(vec![(NAME.into(), new.into())]);
     let report = nodenet_check::check(&new.inventory, new.diagnostics);
@@ -88,7 +90,30 @@ fn plan_is_empty(old: &str, new: &str) -> Option<bool> {
         return None;
     }
     let plan = nodenet_plan::plan(&old.inventory, &new.inventory).ok()?;
-    Some(plan.is_empty())
+    let policies: Vec<(String, String)> = nodenet_plan::rollout::rollout(&plan, &new.inventory)
+        .files(&new.inventory)
+        .into_iter()
+        .filter(|f| f.path.starts_with("nncp/"))
+        .map(|f| {
+            (
+                f.path.clone(),
+                String::from_utf8_lossy(&f.content).into_owned(),
+            )
+        })
+        .collect();
+    let mut refused = Vec::new();
+    for (path, text) in policies {
+        let loaded = nodenet_model::load_texts(vec![(path.clone(), text)]);
+        let report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
+        refused.extend(
+            report
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| format!("{path}: {}: {}", d.code.as_str(), d.message)),
+        );
+    }
+    Some((plan.is_empty(), refused))
 }
 
 /// A value of the same kind that means something else.
@@ -318,9 +343,16 @@ fn plan_finds_nothing_exactly_when_render_writes_the_same_files() {
             .enumerate()
             .map(|(i, (at, edit))| {
                 let new = serde_yaml::to_string(&apply(&original, &at, &edit)).unwrap();
-                let Some(empty) = plan_is_empty(&old, &new) else {
+                let Some((empty, policy_errors)) = plan_is_empty(&old, &new) else {
                     return Outcome::Refused;
                 };
+                if let Some(e) = policy_errors.first() {
+                    return Outcome::Wrong(format!(
+                        "{}: {}: check refuses a policy the plan writes: {e}",
+                        file.file_name().unwrap().to_string_lossy(),
+                        describe(&at, &edit)
+                    ));
+                }
                 let dir = scratch.path().join(format!("new-{i}"));
                 let Some(new_files) = render(&new, &dir) else {
                     return Outcome::Refused;
