@@ -204,6 +204,28 @@ fn switch_additions(running: &Topology, new: &Topology) -> (String, Vec<String>)
     (script, said)
 }
 
+/// Condenses a `ping` log on the switch: its summary line, and the
+/// sequence number of the last reply (`last-reply N`).
+const SEQ_SUMMARY: &str = "awk -F'icmp_seq=' '/bytes from/{split($2,a,\" \"); p=a[1]+0} /packets transmitted/{print} END{print \"last-reply \" p+0}'";
+
+/// (sent, lost) from a [`SEQ_SUMMARY`]: the pings sent and those never
+/// answered, less the one in flight when ping was stopped (counted as
+/// lost by ping's own summary, so one reply in a few runs went "missing"
+/// with nothing changing at all).
+pub fn ping_outcome(summary: &str) -> Option<(u64, u64)> {
+    let (sent, received) = ping_counts(summary)?;
+    let last: u64 = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("last-reply "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    let in_flight = u64::from(last < sent && received > 0);
+    Some((
+        sent,
+        sent.saturating_sub(received).saturating_sub(in_flight),
+    ))
+}
+
 /// `ping -q`'s summary: (transmitted, received).
 pub fn ping_counts(summary: &str) -> Option<(u64, u64)> {
     let line = summary
@@ -466,7 +488,7 @@ fn enact_round(
     for (n, (_, _, a)) in targets.iter().enumerate() {
         lab.switch.shell(
             &format!(
-                "ping -n -q -i 0.0{} -W 1 {a} > /tmp/rehearse-{n}.log 2>&1 & echo $! > /tmp/rehearse-{n}.pid",
+                "ping -n -i 0.0{} -W 1 {a} > /tmp/rehearse-{n}.log 2>&1 & echo $! > /tmp/rehearse-{n}.pid",
                 PING_INTERVAL_MS / 10
             ),
             Duration::from_secs(10),
@@ -504,11 +526,10 @@ fn enact_round(
     let mut losses: BTreeMap<String, Vec<Loss>> = BTreeMap::new();
     for (n, (host, iface, a)) in targets.iter().enumerate() {
         let (_, summary) = lab.switch.shell(
-            &format!("kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; cat /tmp/rehearse-{n}.log"),
+            &format!("kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; {SEQ_SUMMARY} /tmp/rehearse-{n}.log"),
             Duration::from_secs(20),
         );
-        let (sent, received) = ping_counts(&summary).unwrap_or((0, 0));
-        let lost = sent.saturating_sub(received);
+        let (sent, lost) = ping_outcome(&summary).unwrap_or((0, 0));
         losses.entry(host.clone()).or_default().push(Loss {
             address: *a,
             interface: iface.clone(),
@@ -916,5 +937,18 @@ mod tests {
             Some((12, 0))
         );
         assert_eq!(ping_counts("connect: Network is unreachable"), None);
+    }
+
+    /// The last ping, sent as ping is stopped, is not a loss; a reply
+    /// missing before the last is.
+    #[test]
+    fn the_ping_in_flight_when_stopped_is_not_lost() {
+        let stopped = "735 packets transmitted, 734 received, 0.136% packet loss, time 14700ms\nlast-reply 734\n";
+        assert_eq!(ping_outcome(stopped), Some((735, 0)));
+        let gap = "735 packets transmitted, 730 received, 0.68% packet loss, time 14700ms\nlast-reply 735\n";
+        assert_eq!(ping_outcome(gap), Some((735, 5)));
+        let dead =
+            "100 packets transmitted, 0 received, 100% packet loss, time 2000ms\nlast-reply 0\n";
+        assert_eq!(ping_outcome(dead), Some((100, 100)));
     }
 }
