@@ -527,18 +527,22 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         // and not one that takes an address by DHCP or autoconf (the node
         // IP may be that one: the installer and assisted-service judge the
         // address the node has, not the state's static ones).
-        let dynamic = h.host.network.as_ref().is_some_and(|n| {
-            let net = crate::network::Network::read(n);
-            net.dynamic(crate::network::Family::V4) || net.dynamic(crate::network::Family::V6)
-        });
-        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() && !dynamic {
+        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() {
             let inside = h.addresses.iter().any(|a| {
                 cluster
                     .machine_networks
                     .iter()
                     .any(|n| n.value.contains(&a.ip))
             });
-            if !inside {
+            // Read only for the rare host with none inside.
+            let dynamic = || {
+                h.host.network.as_ref().is_some_and(|n| {
+                    let net = crate::network::Network::read(n);
+                    net.dynamic(crate::network::Family::V4)
+                        || net.dynamic(crate::network::Family::V6)
+                })
+            };
+            if !inside && !dynamic() {
                 let a = &h.addresses[0];
                 out.push(
                     Diagnostic::error(

@@ -495,32 +495,22 @@ fn enact_round(
         );
     }
     std::thread::sleep(Duration::from_secs(2));
-    let states: Vec<String> = round
+    // Each node's policy state, by its VM's name.
+    let states: BTreeMap<&str, String> = round
         .iter()
-        .map(|(i, _)| serde_json::to_string_pretty(&step.policies[*i].state).expect("state"))
+        .map(|(i, h)| {
+            let json = serde_json::to_string_pretty(&step.policies[*i].state).expect("state");
+            (h.name.value.as_str(), json)
+        })
         .collect();
-    let states = &states;
-    let order: Vec<usize> = (0..vms.len()).collect();
-    let mut indexed: Vec<(usize, Vm)> = order.into_iter().zip(vms).collect();
     // apply's own exit status, its last lines as the detail.
-    let applied: Vec<(i32, String)> = std::thread::scope(|s| {
-        let handles: Vec<_> = indexed
-            .iter_mut()
-            .map(|(k, vm)| {
-                let json = &states[*k];
-                s.spawn(move || {
-                    vm.shell(&format!(
-                        "cat > /tmp/policy.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet apply /tmp/policy.yml --probe gateway --probe-timeout 30 > /tmp/apply.log 2>&1; rc=$?; tail -5 /tmp/apply.log; (exit $rc)"
-                    ),
-                    Duration::from_secs(600),
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("VM thread"))
-            .collect()
+    let applied = crate::on_each(&mut vms, |vm| {
+        let json = &states[vm.name.as_str()];
+        vm.shell(&format!(
+                "cat > /tmp/policy.yml <<'NODENET_EOF'\n{json}\nNODENET_EOF\nnodenet apply /tmp/policy.yml --probe gateway --probe-timeout 30 > /tmp/apply.log 2>&1; rc=$?; tail -5 /tmp/apply.log; (exit $rc)"
+            ),
+            Duration::from_secs(600),
+        )
     });
     std::thread::sleep(Duration::from_secs(2));
     let mut losses: BTreeMap<String, Vec<Loss>> = BTreeMap::new();

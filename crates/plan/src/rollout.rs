@@ -76,6 +76,12 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
         .and_then(J::as_array)
         .map(|a| a.iter().collect())
         .unwrap_or_default();
+    let new_iface = |name: &str| {
+        new_ifaces
+            .iter()
+            .find(|i| i.get("name").and_then(J::as_str) == Some(name))
+            .copied()
+    };
     let mut ifaces = Vec::new();
     let mut routes = Vec::new();
     for item in items {
@@ -87,11 +93,8 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
                     ifaces.push(json!({"name": name, "type": kind, "state": "absent"}))
                 }
                 Change::Added => {
-                    if let Some(i) = new_ifaces
-                        .iter()
-                        .find(|i| i.get("name").and_then(J::as_str) == Some(name.as_str()))
-                    {
-                        ifaces.push((*i).clone());
+                    if let Some(i) = new_iface(name) {
+                        ifaces.push(i.clone());
                     }
                 }
                 Change::Changed => {
@@ -114,17 +117,9 @@ fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J
                     // state gives any (`VlanConfig::update`: base-iface,
                     // id and protocol all taken from the desired side), so
                     // a changed id goes with its base.
-                    let whole: Vec<&str> = ["vlan"]
-                        .into_iter()
-                        .filter(|k| entry.contains_key(*k))
-                        .collect();
-                    for key in whole {
-                        if let Some(v) = new_ifaces
-                            .iter()
-                            .find(|i| i.get("name").and_then(J::as_str) == Some(name.as_str()))
-                            .and_then(|i| i.get(key))
-                        {
-                            entry.insert(key.to_string(), v.clone());
+                    if entry.contains_key("vlan") {
+                        if let Some(v) = new_iface(name).and_then(|i| i.get("vlan")) {
+                            entry.insert("vlan".into(), v.clone());
                         }
                     }
                     ifaces.push(J::Object(entry));
