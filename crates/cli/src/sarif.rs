@@ -1,7 +1,7 @@
 //! `check --format sarif`: the findings as SARIF 2.1.0, the format
 //! code-scanning UIs read, so that each shows on its file and line of a
 //! pull request. Every code is a rule (its id the code, its text the
-//! README's explanation); a finding is a result at its file, line and
+//! docs/codes.md's explanation); a finding is a result at its file, line and
 //! column, paths relative to the working directory (the repository's root
 //! in a CI job).
 

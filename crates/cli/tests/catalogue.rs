@@ -261,11 +261,11 @@ fn nodenet_codes() -> Vec<&'static str> {
 }
 
 #[test]
-fn readme_explains_every_code() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+fn docs_explain_every_code() {
+    let codes = std::fs::read_to_string(repo().join("docs/codes.md")).unwrap();
     for code in nodenet_model::Code::ALL {
         let row = format!("| `{}` | {} |", code.as_str(), code.explain());
-        assert!(readme.contains(&row), "README lacks the row: {row}");
+        assert!(codes.contains(&row), "docs/codes.md lacks the row: {row}");
     }
 }
 

@@ -28,7 +28,7 @@ macro_rules! codes {
                 match self { $(Code::$variant => $text,)* }
             }
 
-            /// One-line explanation (README's code table).
+            /// One-line explanation (docs/codes.md).
             pub fn explain(self) -> &'static str {
                 match self { $(Code::$variant => $doc,)* }
             }

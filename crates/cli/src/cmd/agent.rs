@@ -62,7 +62,7 @@ pub fn show(args: ShowArgs) -> ExitCode {
 }
 
 /// How a change is guarded: checkpoint timeout and probes. The defaults
-/// are kubernetes-nmstate's (README: Guards).
+/// are kubernetes-nmstate's (docs/openshift.md, Guards).
 #[derive(clap::Args)]
 pub struct GuardArgs {
     /// Checkpoint rollback timeout in seconds (NetworkManager rolls back by itself after it).

@@ -27,7 +27,7 @@ enum Op {
         host: Vec<String>,
         #[command(flatten)]
         limits: Limits,
-        /// `json`: one object on stdout, whatever the outcome (README: JSON output).
+        /// `json`: one object on stdout, whatever the outcome (docs/output.md).
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

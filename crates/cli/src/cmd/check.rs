@@ -10,8 +10,8 @@ pub struct Args {
     /// (several files form one cluster, e.g. install-config + agent-config).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// `json`: one object on stdout, whatever the outcome (README: JSON
-    /// output); `sarif`: SARIF 2.1.0 on stdout, for code-scanning UIs.
+    /// `json`: one object on stdout, whatever the outcome
+    /// (docs/output.md); `sarif`: SARIF 2.1.0 on stdout, for code-scanning UIs.
     #[arg(long, value_enum, default_value_t)]
     format: CheckFormat,
     /// Observations (`nodenet lldp --format json` files, `nodenet discover

@@ -24,7 +24,7 @@ pub struct Args {
     /// The host (or policy) whose state to take when an input holds several.
     #[arg(long)]
     host: Option<String>,
-    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
+    /// `json`: one object on stdout, whatever the outcome (docs/output.md).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }

@@ -23,7 +23,7 @@ pub struct Args {
     /// inputs (as `render --force`).
     #[arg(long)]
     force: bool,
-    /// `json`: one object on stdout (README: plan).
+    /// `json`: one object on stdout (docs/plan.md).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// `rehearse.json` from `nodenet lab rehearse OLD NEW`: the disruption
@@ -367,7 +367,7 @@ fn rendered_carrier(path: &std::path::Path) -> PathBuf {
 
 /// The lab's measurements beside each risk class: per class, each host the
 /// plan changes with how its rehearsal ended and the most connectivity it
-/// lost (README: Rehearsing on one machine).
+/// lost (docs/lab.md).
 fn measured_text(plan: &nodenet_plan::Plan, m: &[nodenet_lab::rehearse::Measured]) -> String {
     let mut out = String::from("measured in the lab (lab rehearse):\n");
     for risk in [

@@ -29,7 +29,7 @@ pub struct Args {
     /// Directory for the built ISOs (serve it with `nodenet serve`).
     #[arg(long)]
     image_dir: Option<PathBuf>,
-    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
+    /// `json`: one object on stdout, whatever the outcome (docs/output.md).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }

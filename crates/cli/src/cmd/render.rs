@@ -23,7 +23,7 @@ pub struct Args {
     /// inputs (its manifest.json names them).
     #[arg(long)]
     force: bool,
-    /// `json`: one object on stdout, whatever the outcome (README: JSON output).
+    /// `json`: one object on stdout, whatever the outcome (docs/output.md).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// Without inventory files: render the built-in example also into an

@@ -247,7 +247,7 @@ pub struct ReportArgs {
     /// (any input `check` reads), in any order.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// `json`: the diagnostics object (README: JSON output).
+    /// `json`: the diagnostics object (docs/output.md).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }

@@ -79,7 +79,7 @@ const HOST_FIELDS: &[&str] = &[
 ];
 const BMC_FIELDS: &[&str] = &["address", "credentials", "disableCertificateVerification"];
 /// A NIC of the `nics:` list form: its name and MAC, and its expected
-/// cabling (README: Wire verification).
+/// cabling (docs/wires.md).
 const NIC_FIELDS: &[&str] = &[
     "name",
     "mac",
