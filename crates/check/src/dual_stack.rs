@@ -82,7 +82,64 @@ pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagn
         .collect();
     prefixes(inv, &whole, out);
     default_routes(inv, &whole, &nets, out);
+    in_every_family(inv, &whole, &nets, out);
     rendezvous(inv, &whole, &nets, out);
+}
+
+/// On a dual-stack cluster a host must be in every machine network
+/// (assisted-service@063b2579 internal/host/validator.go L726-759,
+/// `belongs-to-machine-cidr` through `IsHostInAllMachineNetworksCidr`):
+/// one with a static address in one family's and nothing of the other
+/// (static, DHCP or autoconf) never passes host validation.
+fn in_every_family(
+    inv: &Inventory,
+    hosts: &[&(&Host, &[Address])],
+    states: &[Option<Network>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let (v4, v6) = (of_family(inv, Family::V4), of_family(inv, Family::V6));
+    if v4.is_empty() || v6.is_empty() {
+        return;
+    }
+    for ((host, addrs), net) in hosts.iter().zip(states) {
+        let Some(net) = net else {
+            continue;
+        };
+        let inside = |nets: &[IpNet]| {
+            addrs
+                .iter()
+                .find(|a| nets.iter().any(|n| n.contains(&a.ip)))
+        };
+        for (have, lack, lack_nets, fam) in [
+            (inside(&v4), inside(&v6), &v6, Family::V6),
+            (inside(&v6), inside(&v4), &v4, Family::V4),
+        ] {
+            let (Some(a), None) = (have, lack) else {
+                continue;
+            };
+            if net.dynamic(fam) {
+                continue;
+            }
+            let nets: Vec<String> = lack_nets.iter().map(|n| n.to_string()).collect();
+            out.push(
+                Diagnostic::error(
+                    Code::DualStackHostFamily,
+                    format!(
+                        "`{}` has a static address in the {} machine network ({} on `{}`) but no {} address in {} (static, DHCP or autoconf): on a dual-stack cluster assisted-service requires each host in every machine network",
+                        host.name.value,
+                        if fam == Family::V6 { "IPv4" } else { "IPv6" },
+                        a.ip,
+                        a.iface,
+                        fam.name(),
+                        nets.join(", ")
+                    ),
+                )
+                .at(a.span)
+                .host(host.name.value.clone())
+                .help(format!("add a static {} address in {} on `{}`, or enable DHCP/autoconf for it", fam.name(), nets.join(", "), a.iface)),
+            );
+        }
+    }
 }
 
 /// The cluster's machine networks, in order (the first is the primary).

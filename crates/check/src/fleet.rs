@@ -30,6 +30,64 @@ const BMC_SCHEMES: &[(&str, bool)] = &[
     ("ibmc", true),
 ];
 
+/// A BMC address's driver as the baremetal-operator reads it
+/// (metal3-io/baremetal-operator@02aa5059 `pkg/hardwareutils/bmc/access.go`
+/// L91-157): `driver[+http|+https]://`, no scheme meaning `ipmi`; `http`
+/// and `https` name no driver (`Unknown BMC type 'http'`), yet the agent
+/// installer parses the scheme only with the provisioning network
+/// Disabled (openshift/installer `validateBMCConfig`; its test
+/// `baremetal_host_bmc_config.txt` builds an image with `http://`
+/// addresses): there it is a warning that the operator will not drive
+/// the BMC, elsewhere the error the installer gives.
+fn check_bmc_scheme(
+    inv: &Inventory,
+    bmc: &nodenet_model::Bmc,
+    mode: ProvisioningNetwork,
+    push: &mut impl FnMut(Diagnostic),
+) {
+    let addr = &bmc.address.value;
+    let scheme = addr.split_once("://").map(|(s, _)| s).unwrap_or("ipmi");
+    let driver = scheme.trim_end_matches("+https").trim_end_matches("+http");
+    match BMC_SCHEMES.iter().find(|(s, _)| *s == driver) {
+        None if matches!(scheme, "http" | "https")
+            && for_agent_installer(inv)
+            && mode != ProvisioningNetwork::Disabled =>
+        {
+            push(
+                Diagnostic::warning(
+                    Code::BmcSchemeUnknown,
+                    format!("BMC address `{addr}` names no driver: the agent installer takes it and the host installs, but the baremetal-operator refuses the BareMetalHost afterwards (\"Unknown BMC type '{scheme}'\") and cannot drive this BMC"),
+                )
+                .at(bmc.address.span)
+                .help("name the driver, with the transport after it: `redfish+http://`, `redfish-virtualmedia+https://`, `idrac-virtualmedia+https://`"),
+            );
+        }
+        None => {
+            let known: Vec<&str> = BMC_SCHEMES.iter().map(|(s, _)| *s).collect();
+            let mut d = Diagnostic::error(
+                Code::BmcSchemeUnknown,
+                format!("unknown BMC scheme `{scheme}` in `{addr}`: the baremetal-operator refuses it (\"Unknown BMC type '{scheme}'\")"),
+            )
+            .at(bmc.address.span);
+            if let Some(s) = nodenet_model::fields::suggest(driver, &known) {
+                d = d.help(format!("did you mean `{s}`?"));
+            } else if matches!(scheme, "http" | "https") {
+                d = d.help(format!("name the driver, with the transport after it: `redfish+{scheme}://`, `redfish-virtualmedia+{scheme}://`"));
+            }
+            push(d);
+        }
+        Some((_, true)) if mode == ProvisioningNetwork::Disabled => push(
+            Diagnostic::error(
+                Code::BmcNeedsProvisioningNetwork,
+                format!("BMC driver `{driver}` boots over the provisioning network, which is Disabled"),
+            )
+            .at(bmc.address.span)
+            .help("use `redfish-virtualmedia`, `idrac-virtualmedia`, `ilo5-virtualmedia` or `redfish-uefihttp`, or enable the provisioning network"),
+        ),
+        Some(_) => {}
+    }
+}
+
 /// Per-host rules that read the cluster: PXE NIC, boot MAC, BMC.
 pub fn check_host_in_cluster(
     inv: &Inventory,
@@ -117,36 +175,7 @@ pub fn check_host_in_cluster(
     crate::identity::check_host(host, net, &mut push);
 
     if let Some(bmc) = &host.bmc {
-        let addr = &bmc.address.value;
-        let scheme = addr.split_once("://").map(|(s, _)| s).unwrap_or("");
-        let driver = scheme.trim_end_matches("+https").trim_end_matches("+http");
-        match BMC_SCHEMES.iter().find(|(s, _)| *s == driver) {
-            None => {
-                let known: Vec<&str> = BMC_SCHEMES.iter().map(|(s, _)| *s).collect();
-                let mut d = Diagnostic::error(
-                    Code::BmcSchemeUnknown,
-                    if scheme.is_empty() {
-                        format!("BMC address `{addr}` has no scheme (like redfish-virtualmedia://)")
-                    } else {
-                        format!("unknown BMC scheme `{scheme}`")
-                    },
-                )
-                .at(bmc.address.span);
-                if let Some(s) = nodenet_model::fields::suggest(driver, &known) {
-                    d = d.help(format!("did you mean `{s}`?"));
-                }
-                push(d);
-            }
-            Some((_, true)) if prov.mode() == ProvisioningNetwork::Disabled => push(
-                Diagnostic::error(
-                    Code::BmcNeedsProvisioningNetwork,
-                    format!("BMC driver `{driver}` boots over the provisioning network, which is Disabled"),
-                )
-                .at(bmc.address.span)
-                .help("use `redfish-virtualmedia`, `idrac-virtualmedia`, `ilo5-virtualmedia` or `redfish-uefihttp`, or enable the provisioning network"),
-            ),
-            Some(_) => {}
-        }
+        check_bmc_scheme(inv, bmc, prov.mode(), &mut push);
         if let Some(cred) = &bmc.credentials {
             if !inv.credentials.contains_key(&cred.value) && host.kind == InputKind::Inventory {
                 push(
@@ -253,8 +282,8 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         .filter(|h| h.host.scope() == Scope::FirstBoot)
         .collect();
     let agent = for_agent_installer(inv);
-    // agent-config.yaml lists a host by a MAC (the agent installer refuses
-    // a host without interfaces): one with none is left out of it. A
+    // agent-config.yaml lists a host by a MAC (without one nothing ties
+    // its entry to a machine): one with none is left out of it. A
     // Metal3DataTemplate's hosts take their MACs from inspection.
     for h in whole.iter().filter(|h| {
         h.host.boot_mac.is_none()
@@ -265,7 +294,7 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         out.push(
             Diagnostic::warning(
                 Code::InterfaceWithoutMac,
-                format!("host `{name}` has no NIC with a MAC: agent-config.yaml leaves it out (the agent installer refuses a host without interfaces); it joins as any machine that boots the ISO, its role and name by DHCP and the installer"),
+                format!("host `{name}` has no NIC with a MAC: agent-config.yaml leaves it out (without a MAC nothing ties its entry to a machine); it joins as any machine that boots the ISO, its role and name by DHCP and the installer"),
             )
             .at(h.host.name.span)
             .host(name.clone())
@@ -366,20 +395,6 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
     }
 }
 
-fn dns1123(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
 /// Who used a value first, to report a second host using it.
 struct FirstUse<'a, K> {
     seen: HashMap<K, (&'a str, Span)>,
@@ -451,7 +466,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             }
             continue;
         }
-        if !dns1123(name) {
+        if !nodenet_model::names::is_dns1123(name) {
             out.push(
                 Diagnostic::error(Code::HostNameInvalid, format!("host name `{name}` is not a DNS-1123 name"))
                     .at(host.name.span)
@@ -522,6 +537,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                 out.push(duplicate_ip(a, name, other, span));
             }
         }
+        bmc_is_host_ip(host, h.addresses, out);
         // The node IP must be on a machine network; other VLANs (storage,
         // ...) may be elsewhere, so only a host with none inside is wrong,
         // and not one that takes an address by DHCP or autoconf (the node
@@ -890,6 +906,33 @@ fn check_policies(inv: &Inventory, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A host's static address that is its own BMC's: the BMC (on a shared
+/// LOM port or its own) and the installed OS then answer ARP for one
+/// address, and the baremetal-operator's power and virtual-media calls
+/// reach whichever answered last.
+fn bmc_is_host_ip(host: &Host, addresses: &[Address], out: &mut Vec<Diagnostic>) {
+    let Some(bmc) = &host.bmc else {
+        return;
+    };
+    let Some(ip) = crate::sites::bmc_ip(&bmc.address.value) else {
+        return;
+    };
+    if let Some(a) = addresses.iter().find(|a| a.ip == ip) {
+        out.push(
+            Diagnostic::error(
+                Code::BmcIsHostIp,
+                format!(
+                    "`{}` is both the host's static address (on `{}`) and its BMC's address: two devices answer for it, and the baremetal-operator's calls to the BMC reach the OS or the BMC by chance",
+                    a.ip, a.iface
+                ),
+            )
+            .at(a.span)
+            .host(host.name.value.clone())
+            .related(bmc.address.span, "the BMC's address"),
+        );
+    }
+}
+
 fn duplicate_ip(a: &Address, name: &str, other: &str, first: Span) -> Diagnostic {
     Diagnostic::error(
         Code::DuplicateIp,
@@ -987,14 +1030,6 @@ hosts:
         };
         assert!(!codes(true).contains(&Code::IpOutsideMachineNetwork));
         assert!(codes(false).contains(&Code::IpOutsideMachineNetwork));
-    }
-
-    #[test]
-    fn dns_names() {
-        assert!(dns1123("master-0"));
-        assert!(dns1123("master-0.ocp.example.com"));
-        assert!(!dns1123("Master_0"));
-        assert!(!dns1123("-a"));
     }
 
     #[test]

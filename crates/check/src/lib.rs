@@ -6,10 +6,12 @@
 //! the render stage reuses; fleet rules run once afterwards.
 
 pub mod br_ex;
+pub mod cluster_networks;
 pub mod dual_stack;
 pub mod fleet;
 pub mod host;
 pub mod identity;
+pub mod misplaced;
 pub mod network;
 pub mod nmstate_bridge;
 pub mod node_agent;
@@ -212,6 +214,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                     !(explained || unplaced_beside_own)
                 });
                 diags.extend(from_nmstate);
+                misplaced::mark_consequences(&outcome.misplaced, &mut diags);
                 report.keyfiles = outcome.keyfiles;
                 report.pinned_state = outcome.pinned_state;
             }
@@ -236,6 +239,7 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
     diagnostics.extend(derived);
     fleet::check_fleet(inv, &hosts, &mut diagnostics);
     segments::check(inv, &mut diagnostics);
+    cluster_networks::check(inv, &mut diagnostics);
     sites::check_single_node(inv, &hosts, &mut diagnostics);
     sites::check_cluster_instance_fields(inv, &mut diagnostics);
     sites::check_mac_binding_release(inv, &mut diagnostics);

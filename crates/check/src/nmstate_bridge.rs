@@ -98,6 +98,8 @@ pub struct Outcome {
     /// host's network as written (copy-mac-from pinned to MACs). Kept only
     /// then: a 10,000-host fleet would otherwise hold every state twice.
     pub pinned_state: Option<serde_json::Value>,
+    /// Keys nmstate refused to read, each found where it is.
+    pub misplaced: Vec<crate::misplaced::Misplaced>,
 }
 
 fn has_copy_mac(network: &Node) -> bool {
@@ -194,6 +196,7 @@ pub fn outcome(
         Ok(keyfiles) => Outcome {
             keyfiles: (!stand_in).then_some(keyfiles),
             pinned_state: written,
+            misplaced: Vec::new(),
         },
         Err(msg) if partial && parsed && needs_the_node(&msg) => {
             out.push(
@@ -210,6 +213,16 @@ pub fn outcome(
             Outcome {
                 keyfiles: None,
                 pinned_state: None,
+                misplaced: Vec::new(),
+            }
+        }
+        Err(msg) if !parsed && msg.starts_with("unknown field") => {
+            let (diags, misplaced) = crate::misplaced::diagnostics(network, &msg, &host.name.value);
+            out.extend(diags);
+            Outcome {
+                keyfiles: None,
+                pinned_state: None,
+                misplaced,
             }
         }
         Err(msg) => {
@@ -232,6 +245,7 @@ pub fn outcome(
             Outcome {
                 keyfiles: None,
                 pinned_state: None,
+                misplaced: Vec::new(),
             }
         }
     }

@@ -9,8 +9,12 @@ use nodenet_model::{Code, Diagnostic, Inventory, Role, Span};
 
 use crate::Report;
 
-/// A ZTP site with one control-plane node (or `clusterType: SNO`): the
-/// generators make it a single-node cluster.
+/// A ZTP site the installer runs as a single-node cluster. The SiteConfig
+/// generator makes any cluster of one master one and forces its workers
+/// to 0 (cnf-features-deploy@ac7d09f7 siteConfig.go L278-299); a
+/// ClusterInstance says `clusterType: SNO`, and assisted-service takes
+/// one control-plane agent and no worker as one too
+/// (assisted-service@063b2579 clusterdeployments_controller.go L763-770).
 pub fn single_node(inv: &Inventory) -> bool {
     if !inv.is_site() {
         return false;
@@ -26,60 +30,42 @@ pub fn single_node(inv: &Inventory) -> bool {
         .iter()
         .filter(|h| h.role.value == Role::Master)
         .count();
-    declared == Some("SNO") || declared.is_none() && masters == 1
+    let workers = inv.hosts.len() - masters;
+    match inv.kind {
+        Some(nodenet_model::InputKind::SiteConfig) => masters == 1,
+        _ => declared == Some("SNO") || masters == 1 && workers == 0,
+    }
 }
 
-/// assisted-service serves a single-node cluster's API and ingress at the
-/// node's own address: a VIP that is anything else is refused.
+/// A single-node cluster runs with user-managed networking, under which
+/// assisted-service refuses any VIP (assisted-service@063b2579
+/// internal/cluster/validations/validations.go L644-658: "API VIPs cannot
+/// be set with User Managed Networking"): the AgentClusterInstall never
+/// syncs and the site never installs.
 pub fn check_single_node(
     inv: &Inventory,
-    reports: &[crate::HostReport],
+    _reports: &[crate::HostReport],
     out: &mut Vec<Diagnostic>,
 ) {
     if !single_node(inv) {
         return;
     }
     let cluster = &inv.cluster;
-    let on_machine_network = |ip: &IpAddr| {
-        cluster.machine_networks.is_empty()
-            || cluster
-                .machine_networks
-                .iter()
-                .any(|n| n.value.contains(ip))
-    };
-    let node: Vec<IpAddr> = inv
-        .hosts
-        .iter()
-        .zip(reports)
-        .filter(|(h, _)| h.role.value == Role::Master)
-        .flat_map(|(_, r)| r.addresses.iter().map(|a| a.ip))
-        .filter(on_machine_network)
-        .collect();
-    for (vips, what) in [
-        (&cluster.api_vips, "API"),
-        (&cluster.ingress_vips, "ingress"),
+    for (vips, what, said) in [
+        (&cluster.api_vips, "API", "API VIPs"),
+        (&cluster.ingress_vips, "ingress", "Ingress VIPs"),
     ] {
-        for vip in vips.iter().filter(|v| !node.contains(&v.value)) {
-            let own = match &node[..] {
-                [] => "it has no static machine-network address".to_string(),
-                ips => format!(
-                    "its machine-network address is {}",
-                    ips.iter()
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+        for vip in vips.iter() {
             out.push(
                 Diagnostic::error(
                     Code::SnoVip,
                     format!(
-                        "{what} VIP {} on a single-node cluster: assisted-service accepts no VIP but the node's own address ({own})",
+                        "{what} VIP {} on a single-node cluster: assisted-service runs it with user-managed networking and refuses every VIP (\"{said} cannot be set with User Managed Networking\")",
                         vip.value
                     ),
                 )
                 .at(vip.span)
-                .help("remove the VIPs (a single-node cluster serves its API and ingress at the node's address), or add control-plane nodes"),
+                .help("remove the VIPs (a single-node cluster serves its API and ingress at the node's own address), or add control-plane nodes"),
             );
         }
     }
@@ -263,7 +249,7 @@ fn behind_nat(inv: &Inventory, ip: Option<IpAddr>) -> bool {
 
 /// The IP address a BMC URL names (`redfish://10.0.0.5/...`,
 /// `[fd00::5]`), when it names one rather than a host name.
-fn bmc_ip(url: &str) -> Option<IpAddr> {
+pub fn bmc_ip(url: &str) -> Option<IpAddr> {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let authority = rest.split('/').next()?;
     let host = authority

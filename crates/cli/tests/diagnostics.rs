@@ -269,7 +269,7 @@ fn a_template_line_wrong_on_every_host_is_one_report_whatever_values_it_names() 
     let f = workers_100_with(
         tmp.path(),
         "idrac-virtualmedia://10.30.0.${index}",
-        "10.30.0.${index}",
+        "idrac-virtmedia://10.30.0.${index}",
     );
     let (code, found) = check_json(&[&f]);
     assert_eq!(code, 1);
@@ -278,7 +278,9 @@ fn a_template_line_wrong_on_every_host_is_one_report_whatever_values_it_names() 
     assert!(found
         .iter()
         .all(|d| d.1 == "bmc-scheme-unknown" && d.2 == 34));
-    assert!(found.iter().any(|d| d.4.contains("`10.30.0.99/")));
+    assert!(found
+        .iter()
+        .any(|d| d.4.contains("`idrac-virtmedia://10.30.0.99/")));
     // Human: one report naming the hosts, with the first host's value.
     let (_, stderr) = check_human(&[&f]);
     assert_eq!(stderr.matches("bmc-scheme-unknown").count(), 1, "{stderr}");

@@ -489,3 +489,179 @@ fn a_finding_inside_network_data_points_at_its_link_or_network() {
         link_line + 1
     );
 }
+
+/// The NMState states a YAML or JSON text carries, in any envelope: a
+/// bare state, a host's `networkConfig`, a MAC map's `config` (SiteConfig,
+/// ClusterInstance, NMStateConfig).
+fn nmstate_blocks(text: &str) -> Vec<serde_yaml::Value> {
+    use serde::Deserialize;
+    fn walk(v: &serde_yaml::Value, out: &mut Vec<serde_yaml::Value>) {
+        match v {
+            serde_yaml::Value::Mapping(m) => {
+                let get = |k: &str| m.get(serde_yaml::Value::from(k));
+                let is_state = |s: &serde_yaml::Value| {
+                    s.as_mapping().is_some_and(|m| {
+                        ["interfaces", "routes", "dns-resolver"]
+                            .iter()
+                            .any(|k| m.contains_key(serde_yaml::Value::from(*k)))
+                    })
+                };
+                for key in ["networkConfig", "config"] {
+                    if let Some(s) = get(key).filter(|s| is_state(s)) {
+                        out.push(s.clone());
+                    }
+                }
+                for (_, v) in m {
+                    walk(v, out);
+                }
+            }
+            serde_yaml::Value::Sequence(s) => s.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        // A document that does not parse ends the stream (serde_yaml
+        // would repeat its error).
+        let Ok(v) = serde_yaml::Value::deserialize(doc) else {
+            break;
+        };
+        let bare = v.as_mapping().is_some_and(|m| {
+            m.contains_key(serde_yaml::Value::from("interfaces"))
+                && !m.contains_key(serde_yaml::Value::from("apiVersion"))
+        });
+        if bare {
+            out.push(v);
+        } else {
+            walk(&v, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether the consumer accepts a file: nmstatectl 2.2.62 `gc` for every
+/// NMState state in it, cloud-init's converter for a network_data.json.
+/// `None` when no consumer runs here for it (keyfiles: NetworkManager
+/// 1.42 has no `nmcli --offline`).
+fn consumer_accepts(f: &Path, scratch: &Path) -> Option<bool> {
+    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(f).ok()?;
+    if name.ends_with(".json") && text.contains("\"links\"") {
+        let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let mut cmd = std::process::Command::new(tool("cloud-init"));
+        cmd.args(["devel", "net-convert", "-k", "network_data.json", "-p"])
+            .arg(f)
+            .arg("-d")
+            .arg(scratch.join(&name))
+            .args(["-D", "ubuntu", "-O", "netplan"]);
+        // The machine's NICs, as cloud-init would find them by MAC.
+        for (i, l) in doc["links"].as_array()?.iter().enumerate() {
+            let physical = !matches!(l["type"].as_str(), Some("bond" | "vlan"));
+            if let (true, Some(mac)) = (physical, l["ethernet_mac_address"].as_str()) {
+                cmd.arg("-m").arg(format!("nic{i},{mac}"));
+            }
+        }
+        let o = cmd.output().unwrap();
+        if !o.status.success() {
+            eprintln!("{f:?}: cloud-init: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        return Some(o.status.success());
+    }
+    let blocks = nmstate_blocks(&text);
+    if blocks.is_empty() {
+        return None;
+    }
+    Some(blocks.iter().enumerate().all(|(i, b)| {
+        let state = scratch.join(format!("{name}-{i}.yml"));
+        std::fs::write(&state, serde_yaml::to_string(b).unwrap()).unwrap();
+        std::process::Command::new(tool("nmstatectl"))
+            .arg("gc")
+            .arg(&state)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }))
+}
+
+/// Files shaped like upstream's own (tests/upstream-shapes, one directory
+/// per reader, written here) and the bad inputs: nodenet is never
+/// stricter than the consumer (every file its consumer accepts checks
+/// without an error) and at least as strict (every file its consumer
+/// refuses is an error). Prints the agreement per reader
+/// (RELIABILITY.md, "Upstream's files as their consumers read them").
+#[test]
+fn upstream_shaped_files_check_as_their_consumers_read_them() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = repo().join("tests/upstream-shapes");
+    // reader -> (files, consumer ran, both accept, both refuse, disagree)
+    let mut table: std::collections::BTreeMap<String, [usize; 5]> = Default::default();
+    let mut disagreements = Vec::new();
+    let mut readers: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    readers.sort();
+    for reader in readers {
+        let name = reader.file_name().unwrap().to_string_lossy().into_owned();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&reader)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for entry in entries {
+            let row = table.entry(name.clone()).or_default();
+            row[0] += 1;
+            let (code, d) = diagnostics(&[&entry]);
+            let errors: Vec<_> = d.iter().filter(|d| d.0 == "error").collect();
+            if code != 0 {
+                disagreements.push(format!("{entry:?}: nodenet refuses it: {errors:?}"));
+            }
+            let files = if entry.is_dir() {
+                files_under(&entry)
+            } else {
+                vec![entry.clone()]
+            };
+            let verdicts: Vec<bool> = files
+                .iter()
+                .filter_map(|f| consumer_accepts(f, scratch.path()))
+                .collect();
+            if verdicts.is_empty() {
+                continue;
+            }
+            row[1] += 1;
+            if verdicts.iter().all(|v| *v) {
+                row[2] += 1;
+            } else {
+                row[4] += 1;
+                disagreements.push(format!("{entry:?}: its consumer refuses it"));
+            }
+        }
+    }
+    // The bad inputs whose consumer runs and refuses them: an error each.
+    for f in files_under(&repo().join("tests/bad")) {
+        if consumer_accepts(&f, scratch.path()) != Some(false) {
+            continue;
+        }
+        let row = table.entry("bad inputs".into()).or_default();
+        row[0] += 1;
+        row[1] += 1;
+        let (code, _) = diagnostics(&[&f]);
+        if code == 1 {
+            row[3] += 1;
+        } else {
+            row[4] += 1;
+            disagreements.push(format!(
+                "{f:?}: its consumer refuses it, nodenet exits {code}"
+            ));
+        }
+    }
+    println!("| reader | files | consumer ran | both accept | both refuse | disagree |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (reader, [files, ran, accept, refuse, disagree]) in &table {
+        println!("| {reader} | {files} | {ran} | {accept} | {refuse} | {disagree} |");
+    }
+    assert!(table.len() >= 7, "{table:?}");
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}

@@ -130,27 +130,46 @@ pub fn import_bytes(files: Vec<(PathBuf, Vec<u8>)>, strict: bool) -> Imported {
 /// [`import_paths`] on contents: (name, bytes, found in a directory).
 fn import_files(files: Vec<(PathBuf, Vec<u8>, bool)>, strict: bool) -> Imported {
     let mut sources = SourceMap::default();
-    let ids: Vec<u32> = files
-        .iter()
-        .map(|(p, bytes, _)| {
+    let files: Vec<(u32, PathBuf, Vec<u8>, bool)> = files
+        .into_iter()
+        .map(|(p, bytes, listed)| {
             let shown = if bytes.len() <= keyfile::MAX_SIZE {
-                String::from_utf8_lossy(bytes).into_owned()
+                String::from_utf8_lossy(&bytes).into_owned()
             } else {
                 String::new()
             };
-            sources.add(p.display().to_string(), shown)
+            (
+                sources.add(p.display().to_string(), shown),
+                p,
+                bytes,
+                listed,
+            )
         })
         .collect();
+    let (state, diagnostics) = import_into(&files, strict, &mut sources);
+    Imported {
+        sources,
+        state,
+        diagnostics,
+    }
+}
+
+/// Keyfiles already in `sources` (id, name, bytes, found in a directory)
+/// into one NMState document and the findings, secrets redacted in
+/// `sources`.
+fn import_into(
+    files: &[(u32, PathBuf, Vec<u8>, bool)],
+    strict: bool,
+    sources: &mut SourceMap,
+) -> (serde_json::Value, Vec<Diagnostic>) {
     let listed: HashSet<u32> = files
         .iter()
-        .zip(&ids)
-        .filter(|((_, _, l), _)| *l)
-        .map(|(_, id)| *id)
+        .filter(|(_, _, _, l)| *l)
+        .map(|(id, ..)| *id)
         .collect();
     let parsed: Vec<Result<Keyfile, Box<Diagnostic>>> = files
         .par_iter()
-        .zip(&ids)
-        .map(|((p, bytes, _), id)| {
+        .map(|(id, p, bytes, _)| {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -236,9 +255,28 @@ fn import_files(files: Vec<(PathBuf, Vec<u8>, bool)>, strict: bool) -> Imported 
         }
     }
     nodenet_model::diag::sort(&mut diagnostics);
-    Imported {
-        sources,
-        state,
-        diagnostics,
+    (state, diagnostics)
+}
+
+/// Reads the NetworkManager keyfiles among `check`'s and `render`'s
+/// inputs (told by content) as NetworkManager's keyfile plugin does,
+/// into the NMState they stand for.
+pub struct KeyfileReader;
+
+impl nodenet_model::load::ProfileReader for KeyfileReader {
+    fn read(
+        &self,
+        files: &[(u32, &str, &str)],
+        sources: &mut SourceMap,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Option<serde_json::Value> {
+        let files: Vec<(u32, PathBuf, Vec<u8>, bool)> = files
+            .iter()
+            .map(|(id, name, text)| (*id, PathBuf::from(name), text.as_bytes().to_vec(), false))
+            .collect();
+        let (state, diags) = import_into(&files, false, sources);
+        let usable = !diags.iter().any(Diagnostic::is_error);
+        diagnostics.extend(diags);
+        usable.then_some(state)
     }
 }

@@ -31,6 +31,24 @@ impl<'a> Decoder<'a> {
     /// Reports keys of `node` not in `known`, with a suggestion for typos.
     /// Returns false (and reports) when `node` is not a mapping.
     pub fn check_fields(&mut self, node: &Node, what: &str, known: &[&str]) -> bool {
+        self.fields(node, what, known, None)
+    }
+
+    /// [`Decoder::check_fields`] for a consumer that reads the rest and
+    /// drops unknown keys (a Go `yaml.Unmarshal`, an API server pruning
+    /// what its CRD does not have): each is a warning that says what
+    /// becomes of it (`dropped`), never an error.
+    pub fn dropped_fields(
+        &mut self,
+        node: &Node,
+        what: &str,
+        known: &[&str],
+        dropped: &str,
+    ) -> bool {
+        self.fields(node, what, known, Some(dropped))
+    }
+
+    fn fields(&mut self, node: &Node, what: &str, known: &[&str], dropped: Option<&str>) -> bool {
         let Some(entries) = node.as_map() else {
             if !node.is_null() {
                 self.push(
@@ -46,10 +64,16 @@ impl<'a> Decoder<'a> {
         for (key, _) in entries {
             let name = key.scalar_text().unwrap_or_default();
             if !known.contains(&name.as_str()) {
-                let mut d = Diagnostic::error(
-                    Code::UnknownField,
-                    format!("unknown field `{name}` in {what}"),
-                )
+                let mut d = match dropped {
+                    None => Diagnostic::error(
+                        Code::UnknownField,
+                        format!("unknown field `{name}` in {what}"),
+                    ),
+                    Some(dropped) => Diagnostic::warning(
+                        Code::UnknownField,
+                        format!("unknown field `{name}` in {what}: {dropped}"),
+                    ),
+                }
                 .at(key.span);
                 if let Some(s) = suggest(&name, known) {
                     d = d.help(format!("did you mean `{s}`?"));

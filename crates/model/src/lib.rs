@@ -7,6 +7,7 @@ pub mod edit;
 pub mod fields;
 pub mod inventory;
 pub mod load;
+pub mod names;
 pub mod nic_binding;
 pub mod probe;
 pub mod scratch;

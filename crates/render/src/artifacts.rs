@@ -892,21 +892,7 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
     }
 }
 
-/// A value as it may stand in a Kubernetes object name.
-pub fn dns_label(s: &str) -> String {
-    let l: String = s
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    l.trim_matches('-').to_string()
-}
+pub use nodenet_model::names::dns_label;
 
 /// A BMC login as the BMC Secrets carry it.
 pub struct BmcLogin {

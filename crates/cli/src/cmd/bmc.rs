@@ -140,7 +140,7 @@ pub fn load_checked(
     inventory: &PathBuf,
     format: Format,
 ) -> Result<nodenet_model::Loaded, ExitCode> {
-    let mut loaded = nodenet_model::load_files(std::slice::from_ref(inventory))
+    let mut loaded = super::load_files(std::slice::from_ref(inventory))
         .map_err(|e| super::Failure::from(e).report(format))?;
     super::one_cluster(&loaded, "bmc").map_err(|f| f.report(format))?;
     // Its findings are the check's now.

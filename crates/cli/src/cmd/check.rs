@@ -43,7 +43,7 @@ pub fn run(args: Args) -> ExitCode {
         CheckFormat::Json | CheckFormat::Sarif => Format::Json,
     };
     let mut phases = Phases::start();
-    let mut loaded = match nodenet_model::load_files(&args.files) {
+    let mut loaded = match super::load_files(&args.files) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(format),
     };

@@ -37,7 +37,9 @@ fn read_state(
     host: Option<&str>,
     format: Format,
 ) -> Result<(serde_json::Value, Actual), ExitCode> {
-    let is_keyfiles = path.is_dir() || path.extension().is_some_and(|e| e == "nmconnection");
+    let is_keyfiles = path.is_dir()
+        || path.extension().is_some_and(|e| e == "nmconnection")
+        || std::fs::read_to_string(path).is_ok_and(|t| nodenet_model::load::looks_like_keyfile(&t));
     if is_keyfiles && !holds_yaml(path) {
         let imported = nodenet_import::import_paths(&[path], false)
             .map_err(|e| super::Failure::from(e).report(format))?;
@@ -47,8 +49,7 @@ fn read_state(
         }
         return Ok((imported.state, Actual::Complete));
     }
-    let loaded =
-        nodenet_model::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
+    let loaded = super::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
     let refuse = |message: String| {
         super::Failure {
             code: "not-a-state",

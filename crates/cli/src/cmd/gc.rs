@@ -16,7 +16,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let loaded = match nodenet_model::load_files(&[&args.file]) {
+    let loaded = match super::load_files(&[&args.file]) {
         Ok(l) => l,
         Err(e) => return super::usage_error(e),
     };

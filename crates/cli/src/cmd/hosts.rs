@@ -48,7 +48,7 @@ fn load(
     format: Format,
 ) -> Result<(Loaded, nodenet_check::FleetReport), ExitCode> {
     let mut loaded =
-        nodenet_model::load_files(files).map_err(|e| super::Failure::from(e).report(format))?;
+        super::load_files(files).map_err(|e| super::Failure::from(e).report(format))?;
     let diagnostics = std::mem::take(&mut loaded.diagnostics);
     let report = nodenet_check::check_clusters(&loaded.clusters(), diagnostics);
     Ok((loaded, report))

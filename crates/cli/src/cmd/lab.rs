@@ -136,7 +136,7 @@ fn load_checked(
     allow_errors: Option<bool>,
     format: Format,
 ) -> Result<(nodenet_model::Loaded, nodenet_check::Report), ExitCode> {
-    let loaded = nodenet_model::load_files(std::slice::from_ref(path))
+    let loaded = super::load_files(std::slice::from_ref(path))
         .map_err(|e| super::Failure::from(e).report(format))?;
     super::one_cluster(&loaded, command).map_err(|f| f.report(format))?;
     let checked = nodenet_check::check(&loaded.inventory, loaded.diagnostics.clone());
@@ -389,7 +389,7 @@ fn verify(a: VerifyArgs) -> ExitCode {
             waited.elapsed().as_secs_f64()
         );
     }
-    let loaded = match nodenet_model::load_files(std::slice::from_ref(&st.inventory)) {
+    let loaded = match super::load_files(std::slice::from_ref(&st.inventory)) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(a.format),
     };

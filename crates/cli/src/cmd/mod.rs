@@ -27,6 +27,15 @@ use crate::report::Format;
 pub const PROBLEMS: u8 = 1;
 pub const USAGE: u8 = 2;
 
+/// Loads inputs as every command that reads them does: the formats the
+/// inventory stage reads, and NetworkManager keyfiles (told by content)
+/// read by the import stage.
+pub fn load_files(
+    paths: &[impl AsRef<std::path::Path>],
+) -> Result<nodenet_model::Loaded, nodenet_model::LoadError> {
+    nodenet_model::load::load_files_with(paths, Some(&nodenet_import::KeyfileReader))
+}
+
 pub fn problems() -> ExitCode {
     ExitCode::from(PROBLEMS)
 }

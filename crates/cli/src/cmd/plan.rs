@@ -39,7 +39,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let mut phases = Phases::start();
-    let load = |path: &PathBuf| nodenet_model::load_files(&[rendered_carrier(path)]);
+    let load = |path: &PathBuf| super::load_files(&[rendered_carrier(path)]);
     // The two versions are read side by side (each a large file, often).
     let (old, new) = std::thread::scope(|s| {
         let old = s.spawn(|| load(&args.old));
@@ -178,7 +178,7 @@ fn running(
     if args.running.is_empty() {
         return Ok(None);
     }
-    let loaded = nodenet_model::load_files(&args.running)
+    let loaded = super::load_files(&args.running)
         .map_err(|e| super::Failure::from(e).report(args.format))?;
     let refuse = |diags: &[nodenet_model::Diagnostic]| {
         report::print(&loaded.sources, diags, args.format);

@@ -94,7 +94,7 @@ pub fn run(args: Args) -> ExitCode {
             vec![BUILTIN_EXAMPLE.0.to_string()],
         )
     } else {
-        match nodenet_model::load_files(&args.files) {
+        match super::load_files(&args.files) {
             Ok(l) => (
                 l,
                 args.files

@@ -261,7 +261,7 @@ pub fn netverify(cmd: NetverifyCommand) -> ExitCode {
 }
 
 fn plan(args: PlanArgs) -> ExitCode {
-    let loaded = match nodenet_model::load_files(&args.inputs) {
+    let loaded = match super::load_files(&args.inputs) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(Format::Human),
     };
@@ -376,7 +376,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         )
         .report(args.format);
     }
-    let loaded = match nodenet_model::load_files(&inputs) {
+    let loaded = match super::load_files(&inputs) {
         Ok(l) => l,
         Err(e) => return super::Failure::from(e).report(args.format),
     };

@@ -111,12 +111,25 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
             .unwrap_or_else(|| Located::new(format!("hosts[{i}]"), h.span));
         d.host = Some(name.value.clone());
         let ifaces = d.seq(h, "interfaces");
+        let has_network = networks
+            .get(i)
+            .is_some_and(|n| n.as_ref().is_some_and(|n| !n.is_null()));
         if ifaces.is_empty() {
-            d.push(
-                Diagnostic::error(Code::InterfaceWithoutMac, "host has no `interfaces` with a MAC address")
-                    .at(h.get("interfaces").map(|n| n.span).unwrap_or(h.span))
-                    .help("agent-based installs identify hosts by MAC: add `interfaces: [{name: eno1, macAddress: ...}]`"),
-            );
+            // openshift-install builds the image for a host without
+            // interfaces (cmd/openshift-install/testdata/agent/image/
+            // configurations/ha_hosts_no_interfaces_no_macAddress.txt
+            // writes no `mac_addresses` for it); a `networkConfig` needs
+            // the MAC map (assisted-service `validateMacInterfaceTable`:
+            // "at least one interface for host must be provided").
+            let at = h.get("interfaces").map(|n| n.span).unwrap_or(h.span);
+            let d_ = if has_network {
+                Diagnostic::error(Code::InterfaceWithoutMac, "host has a `networkConfig` but no `interfaces`: the installer maps the state's interface names to NICs by this list, and refuses a state without it")
+                    .help("add `interfaces: [{name: eno1, macAddress: ...}]` naming each NIC the networkConfig uses")
+            } else {
+                Diagnostic::warning(Code::InterfaceWithoutMac, "host has no `interfaces`: openshift-install takes it, but the image carries no MAC for it, so nothing ties this entry (its name, role and root device) to one machine")
+                    .help("add `interfaces: [{name: eno1, macAddress: ...}]` to pin the entry to its machine")
+            };
+            d.push(d_.at(at));
         }
         let nics = nic_table(&mut d, ifaces);
         let mut host = Host::new(name, InputKind::AgentConfig);

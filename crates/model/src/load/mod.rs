@@ -107,8 +107,60 @@ const MAX_DIR_DEPTH: usize = 16;
 
 /// Reads and loads files and directories into one inventory
 /// (install-config + agent-config + a directory of manifests describe one
-/// cluster).
+/// cluster). NetworkManager keyfiles among them are refused with a
+/// finding: [`load_files_with`] reads them.
 pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
+    load_files_with(paths, None)
+}
+
+/// Reads NetworkManager keyfiles (told by content, as NetworkManager's
+/// keyfile plugin reads any file name) into the NMState they stand for;
+/// the import stage has the one reader, the inventory stage says where.
+pub trait ProfileReader: Sync {
+    /// The keyfiles (file id in `sources`, name, text), all one host's,
+    /// into one NMState state; findings located in them, secrets redacted
+    /// in `sources`. `None` when they cannot be read.
+    fn read(
+        &self,
+        files: &[(FileId, &str, &str)],
+        sources: &mut SourceMap,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Option<serde_json::Value>;
+}
+
+/// Whether a text is a NetworkManager keyfile (a GKeyFile): its first
+/// line that is not blank or a `#` comment is a `[group]` header, every
+/// other one is a header or `key=value`, and there is one `key=value` at
+/// least. No YAML or JSON document reads so.
+pub fn looks_like_keyfile(text: &str) -> bool {
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let header = |l: &str| l.starts_with('[') && l.ends_with(']') && !l.contains(',');
+    if !lines.next().is_some_and(header) {
+        return false;
+    }
+    let mut entries = 0;
+    for l in lines {
+        if header(l) {
+            continue;
+        }
+        match l.split_once('=') {
+            Some((key, _)) if !key.trim().is_empty() && !key.contains(':') => entries += 1,
+            _ => return false,
+        }
+    }
+    entries > 0
+}
+
+/// [`load_files`], with NetworkManager keyfiles among the inputs (or
+/// `*.nmconnection` files in their directories) read by `keyfiles`: each
+/// input's keyfiles are one host's profiles.
+pub fn load_files_with(
+    paths: &[impl AsRef<Path>],
+    keyfiles: Option<&dyn ProfileReader>,
+) -> Result<Loaded, LoadError> {
     let limit = max_input_bytes()?;
     let mut inputs = Vec::new();
     let mut dirs = Vec::new();
@@ -121,16 +173,20 @@ pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Loaded, LoadError> {
         if std::fs::metadata(p).map_err(io)?.is_dir() {
             let before = inputs.len();
             walk(p, 0, limit, &mut inputs)?;
+            // A profile directory (`system-connections/`): its keyfiles.
+            if inputs.len() == before && keyfiles.is_some() {
+                profile_dir(p, limit, &mut inputs)?;
+            }
             dirs.push((p.display().to_string(), before..inputs.len()));
         } else {
             inputs.push(read_input(p, limit, false)?);
         }
     }
-    let mut loaded = load_inputs(inputs);
+    let mut loaded = load_inputs(inputs, keyfiles);
     for (dir, _) in dirs.iter().filter(|(_, r)| r.is_empty()) {
         loaded.diagnostics.push(Diagnostic::error(
             Code::UnknownFormat,
-            format!("{dir} holds no .yaml, .yml or .json file"),
+            format!("{dir} holds no .yaml, .yml or .json file (nor a NetworkManager keyfile)"),
         ));
     }
     Ok(loaded)
@@ -210,6 +266,21 @@ fn classify(bytes: Vec<u8>) -> (String, Option<NotText>) {
     }
 }
 
+/// The entries of a directory, in name order.
+fn sorted_entries(dir: &Path) -> Result<Vec<std::path::PathBuf>, LoadError> {
+    let io = |source| LoadError::Io {
+        path: dir.display().to_string(),
+        source,
+    };
+    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    Ok(entries)
+}
+
 /// Manifest files under `dir`, in name order, as `kubectl apply -R -f`
 /// takes them: `.yaml`, `.yml` and `.json`, hidden files and directories
 /// left out.
@@ -223,13 +294,7 @@ fn walk(dir: &Path, depth: usize, limit: u64, out: &mut Vec<Input>) -> Result<()
             "directories nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)"
         ))));
     }
-    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(io)?;
-    entries.sort();
-    for path in entries {
+    for path in sorted_entries(dir)? {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         if name.as_deref().is_none_or(|n| n.starts_with('.')) {
             continue;
@@ -247,6 +312,25 @@ fn walk(dir: &Path, depth: usize, limit: u64, out: &mut Vec<Input>) -> Result<()
     Ok(())
 }
 
+/// The keyfiles of a directory with no manifest in it, as NetworkManager's
+/// keyfile plugin reads its profile directory: every regular file but
+/// hidden ones, told by content.
+fn profile_dir(dir: &Path, limit: u64, out: &mut Vec<Input>) -> Result<(), LoadError> {
+    for path in sorted_entries(dir)? {
+        let hidden = path
+            .file_name()
+            .is_none_or(|n| n.to_string_lossy().starts_with('.'));
+        if hidden || !path.is_file() {
+            continue;
+        }
+        let input = read_input(&path, limit, true)?;
+        if input.not_text.is_none() && looks_like_keyfile(&input.text) {
+            out.push(input);
+        }
+    }
+    Ok(())
+}
+
 /// Loads named texts as if they were files given on the command line.
 pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
     load_inputs(
@@ -259,6 +343,7 @@ pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
                 not_text: None,
             })
             .collect(),
+        None,
     )
 }
 
@@ -402,11 +487,10 @@ impl Loaded {
     }
 }
 
-fn load_inputs(inputs: Vec<Input>) -> Loaded {
+fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Loaded {
     use rayon::prelude::*;
     let mut sources = SourceMap::default();
     let mut diagnostics = Vec::new();
-    let mut docs = Vec::new();
     let mut not_text = Vec::new();
     let inputs: Vec<(FileId, bool)> = inputs
         .into_iter()
@@ -426,6 +510,10 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
         let at = span_of_offset(text, file, n.at.min(text.len()));
         diagnostics.push(Diagnostic::error(n.code, n.what).at(at));
     }
+    let (profiles, inputs): (Vec<_>, Vec<_>) = inputs
+        .into_iter()
+        .partition(|&(file, _)| looks_like_keyfile(&sources.get(file).expect("added").text));
+    let mut docs = read_keyfiles(&profiles, keyfiles, &mut sources, &mut diagnostics);
     // Files are parsed in parallel (a directory of 10,000 manifests).
     let parsed: Vec<Result<Vec<Node>, yaml::YamlError>> = inputs
         .par_iter()
@@ -674,6 +762,58 @@ fn load_inputs(inputs: Vec<Input>) -> Loaded {
     }
 }
 
+/// The keyfiles among the inputs as one bare NMState document (one host's
+/// profiles, named after the first file), or a finding when no reader
+/// was given.
+fn read_keyfiles(
+    files: &[(FileId, bool)],
+    reader: Option<&dyn ProfileReader>,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Document> {
+    let Some(&(first, in_dir)) = files.first() else {
+        return Vec::new();
+    };
+    let Some(reader) = reader else {
+        for &(file, _) in files {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::UnknownFormat,
+                    "a NetworkManager keyfile: this command reads NMState and the formats that carry it",
+                )
+                .at(file_start(file))
+                .help("`nodenet check` reads keyfiles as NetworkManager does; `nodenet import` turns them into NMState"),
+            );
+        }
+        return Vec::new();
+    };
+    let texts: Vec<(FileId, String, String)> = files
+        .iter()
+        .map(|&(f, _)| {
+            let src = sources.get(f).expect("added");
+            (f, src.name.clone(), src.text.clone())
+        })
+        .collect();
+    let views: Vec<(FileId, &str, &str)> = texts
+        .iter()
+        .map(|(f, n, t)| (*f, n.as_str(), t.as_str()))
+        .collect();
+    let Some(state) = reader.read(&views, sources, diagnostics) else {
+        return Vec::new();
+    };
+    let stem = Path::new(sources.name(first))
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    vec![Document {
+        root: Node::from_json(&state, file_start(first)),
+        file: first,
+        stem,
+        index: 0,
+        in_dir,
+    }]
+}
+
 /// Kinds nodenet renders beside the networking it reads back (a render's
 /// directory checks without a note about them).
 const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
@@ -707,7 +847,7 @@ fn load_document(
                 0 => stem,
                 i => format!("{stem}-{}", i + 1),
             };
-            nmstate::load(root, doc.file, name)
+            nmstate::load(root, doc.file, crate::names::host_name_from_file(&name))
         }
         InputKind::MachineConfig => machine_config::load(root, ctx, diags),
         InputKind::Nncp => nncp::load(root, diags),
@@ -723,12 +863,14 @@ fn load_document(
             } else {
                 doc.stem.clone()
             };
-            network_data::load(root, name, diags)
+            network_data::load(root, crate::names::host_name_from_file(&name), diags)
         }
         InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
         InputKind::Metal3DataTemplate => metal3_data_template::load(root, ctx, diags),
         // `netplan/<host>.yaml` (as render writes it) is that host's.
-        InputKind::Netplan => netplan::load(root, doc.stem.clone(), diags),
+        InputKind::Netplan => {
+            netplan::load(root, crate::names::host_name_from_file(&doc.stem), diags)
+        }
         InputKind::ClusterInstance | InputKind::SiteConfig => {
             unreachable!("sites are loaded as clusters of their own")
         }

@@ -233,7 +233,7 @@ pub(crate) fn read_state(
             diags.push(
                 Diagnostic::error(
                     Code::InvalidValue,
-                    format!("network on `{link}`, which no link defines"),
+                    format!("network on `{link}`, which no link defines: cloud-init drops the network without a word and the node comes up without it"),
                 )
                 .at(n.get("link").map_or(n.span, |l| l.span)),
             );

@@ -79,8 +79,22 @@ pub(crate) const SITE_CONFIG: &[&str] = &[
     "biosConfigRef",
     "clusters",
 ];
+/// A SiteConfig cluster: the generator's Go struct `Clusters`
+/// (openshift-kni/cnf-features-deploy@ac7d09f7
+/// `ztp/siteconfig-generator/siteConfig/siteConfig.go` L182-217), read
+/// with `yaml.Unmarshal` (not strict): `extraManifestPath`,
+/// `mergeDefaultMachineConfigs` and the untagged fields yaml.v3 names in
+/// lower case are the generator's though the CRD lacks them; what the CRD
+/// has and the struct does not is in [`SITE_CONFIG_CRD_ONLY`].
 const SITE_CONFIG_CLUSTER: &[&str] = &[
     "clusterName",
+    "extraManifestPath",
+    "mergeDefaultMachineConfigs",
+    "extramanifestonly",
+    "nummasters",
+    "numworkers",
+    "clustertype",
+    "manifestsconfigmaprefs",
     "holdInstallation",
     "biosConfigRef",
     "baseDomain",
@@ -108,8 +122,11 @@ const SITE_CONFIG_CLUSTER: &[&str] = &[
     "crSuppression",
     "nodes",
 ];
+/// A SiteConfig node: the Go struct `Nodes` (same file, L457-478), which
+/// has `diskPartition` (SNO only) and not the CRD's `hardwareProfile`.
 const SITE_CONFIG_NODE: &[&str] = &[
     "hostName",
+    "diskPartition",
     "biosConfigRef",
     "bmcAddress",
     "bmcCredentialsName",
@@ -131,13 +148,32 @@ const SITE_CONFIG_NODE: &[&str] = &[
     "ironicInspect",
 ];
 
+/// Fields of the SiteConfig CRD the generator's structs do not have: it
+/// drops them (`baseDomain` is read from `spec` only).
+const SITE_CONFIG_CRD_ONLY: &[(&str, &str)] = &[
+    ("baseDomain", "the generator reads `spec.baseDomain` only"),
+    ("manifestsConfig", "the generator has no such field"),
+    ("hardwareProfile", "the generator has no such field"),
+];
+
+/// What becomes of a key the SiteConfig generator does not know.
+const GENERATOR_DROPS: &str = "the ZTP SiteConfig generator reads the file with Go's `yaml.Unmarshal`, which drops it without a word";
+/// What becomes of a key the ClusterInstance CRD does not have.
+const API_SERVER_PRUNES: &str =
+    "the API server prunes it (the ClusterInstance CRD has no such field; `kubectl apply` warns)";
+
 /// One cluster per ClusterInstance.
 pub(crate) fn load_cluster_instance(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<Inventory> {
     let mut d = Decoder::new(diags);
     let Some(spec) = spec(&mut d, root, "the ClusterInstance") else {
         return Vec::new();
     };
-    d.check_fields(spec, "a ClusterInstance's spec", CLUSTER_INSTANCE);
+    d.dropped_fields(
+        spec,
+        "a ClusterInstance's spec",
+        CLUSTER_INSTANCE,
+        API_SERVER_PRUNES,
+    );
     vec![cluster(
         &mut d,
         root,
@@ -153,7 +189,7 @@ pub(crate) fn load_site_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<
     let Some(spec) = spec(&mut d, root, "the SiteConfig") else {
         return Vec::new();
     };
-    d.check_fields(spec, "a SiteConfig's spec", SITE_CONFIG);
+    d.dropped_fields(spec, "a SiteConfig's spec", SITE_CONFIG, GENERATOR_DROPS);
     let clusters = d.seq(spec, "clusters");
     if clusters.is_empty() {
         d.push(
@@ -163,7 +199,13 @@ pub(crate) fn load_site_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<
     }
     let mut out = Vec::new();
     for c in clusters {
-        if d.check_fields(c, "a SiteConfig cluster", SITE_CONFIG_CLUSTER) {
+        if d.dropped_fields(
+            c,
+            "a SiteConfig cluster",
+            SITE_CONFIG_CLUSTER,
+            GENERATOR_DROPS,
+        ) {
+            crd_only(&mut d, c);
             out.push(cluster(&mut d, root, c, Some(spec), InputKind::SiteConfig));
         }
     }
@@ -203,8 +245,12 @@ fn cluster(
     if cl.name.is_none() {
         d.push(Diagnostic::error(Code::MissingField, "a cluster without `clusterName`").at(c.span));
     }
+    let base_domain = match kind {
+        InputKind::SiteConfig => site.and_then(|s| s.get("baseDomain")),
+        _ => field("baseDomain"),
+    };
     cl.base_domain =
-        field("baseDomain").and_then(|v| v.as_str().map(|s| Located::new(s.to_string(), v.span)));
+        base_domain.and_then(|v| v.as_str().map(|s| Located::new(s.to_string(), v.span)));
     for n in d.seq(c, "machineNetwork") {
         match n.get("cidr") {
             Some(cidr) => cl.machine_networks.extend(d.network(cidr)),
@@ -243,21 +289,25 @@ fn cluster(
         site: defaults,
     });
     let nodes = d.seq(c, "nodes");
-    let known = match kind {
-        InputKind::SiteConfig => SITE_CONFIG_NODE,
-        _ => CLUSTER_INSTANCE_NODE,
+    let (known, drops) = match kind {
+        InputKind::SiteConfig => (SITE_CONFIG_NODE, GENERATOR_DROPS),
+        _ => (CLUSTER_INSTANCE_NODE, API_SERVER_PRUNES),
     };
     for (i, n) in nodes.iter().enumerate() {
-        if d.check_fields(n, "a node", known) {
+        if d.dropped_fields(n, "a node", known, drops) {
+            if kind == InputKind::SiteConfig {
+                crd_only(d, n);
+            }
             let host = node(d, n, i, kind);
             inv.hosts.push(host);
         }
         d.host = None;
     }
-    // A single node is the control plane (the generators make it one).
-    if let [only] = &mut inv.hosts[..] {
-        if only.role.value == Role::Unset {
-            only.role.value = Role::Master;
+    // A node without a role is a master: the generator's default
+    // (siteConfig.go L481-494) and the ClusterInstance CRD's.
+    for h in &mut inv.hosts {
+        if h.role.value == Role::Unset {
+            h.role.value = Role::Master;
         }
     }
     let masters = inv
@@ -265,9 +315,47 @@ fn cluster(
         .iter()
         .filter(|h| h.role.value == Role::Master)
         .count();
+    if kind == InputKind::SiteConfig && masters != 1 {
+        disk_partition_needs_sno(d, nodes, masters);
+    }
     inv.cluster.control_plane_replicas = Some(masters as u64);
     inv.cluster.compute_replicas = Some((inv.hosts.len() - masters) as u64);
     inv
+}
+
+/// SiteConfig fields of the CRD the generator ignores, each a warning.
+fn crd_only(d: &mut Decoder, n: &Node) {
+    for (key, why) in SITE_CONFIG_CRD_ONLY {
+        if let Some((k, _)) = n.entry(key) {
+            d.push(
+                Diagnostic::warning(
+                    Code::UnknownField,
+                    format!(
+                        "`{key}` is in the SiteConfig CRD but not read by the ZTP generator: {why}"
+                    ),
+                )
+                .at(k.span),
+            );
+        }
+    }
+}
+
+/// The generator partitions disks on a single-node cluster only
+/// (siteConfig.go L301-308: "ClusterType must be SNO to do disk
+/// partitioning using SiteConfig"), and then emits nothing for the file.
+fn disk_partition_needs_sno(d: &mut Decoder, nodes: &[Node], masters: usize) {
+    for n in nodes {
+        if let Some((k, _)) = n.entry("diskPartition") {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`diskPartition` on a cluster of {masters} masters: the ZTP generator refuses the whole file (\"ClusterType must be SNO to do disk partitioning using SiteConfig\")"),
+                )
+                .at(k.span)
+                .help("partition disks with a MachineConfig on a multi-node cluster, or make the site single-node"),
+            );
+        }
+    }
 }
 
 fn node(d: &mut Decoder, n: &Node, i: usize, kind: InputKind) -> Host {
@@ -300,9 +388,21 @@ fn node(d: &mut Decoder, n: &Node, i: usize, kind: InputKind) -> Host {
         }
     }
     if let Some(net) = n.get("nodeNetwork") {
-        d.check_fields(net, "nodeNetwork", &["interfaces", "config"]);
+        let drops = match kind {
+            InputKind::SiteConfig => GENERATOR_DROPS,
+            _ => API_SERVER_PRUNES,
+        };
+        d.dropped_fields(net, "nodeNetwork", &["interfaces", "config"], drops);
         let ifaces = d.seq(net, "interfaces");
-        if ifaces.is_empty() {
+        let config_empty = net
+            .get("config")
+            .is_none_or(|c| c.is_null() || c.as_map().is_some_and(<[_]>::is_empty));
+        // The generator leaves out the NMStateConfig of a node whose
+        // `interfaces` and `config` are both empty (siteConfigBuilder.go
+        // L185-188, its test `Test_nmstateConfig`): the host takes DHCP.
+        // The ClusterInstance CRD refuses `interfaces: []` (minItems 1).
+        let dhcp = kind == InputKind::SiteConfig && ifaces.is_empty() && config_empty;
+        if ifaces.is_empty() && !dhcp {
             d.push(
                 Diagnostic::error(
                     Code::InterfaceWithoutMac,
@@ -314,7 +414,24 @@ fn node(d: &mut Decoder, n: &Node, i: usize, kind: InputKind) -> Host {
         }
         host.nics = super::agent_config::nic_table(d, ifaces);
         host.nics_listed = !host.nics.is_empty();
-        host.network = net.get("config").filter(|c| !c.is_null()).cloned();
+        host.network = net.get("config").filter(|c| !c.is_null() && !dhcp).cloned();
+    }
+    // The generator's `installerArgs` is a string (a JSON list in it);
+    // yaml.v3 fails the file on a YAML list (the CRD says array).
+    if let Some(args) = n
+        .get("installerArgs")
+        .filter(|_| kind == InputKind::SiteConfig)
+    {
+        if args.as_seq().is_some() {
+            d.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    "`installerArgs` is a YAML list: the ZTP generator reads a string and refuses the whole file (yaml.v3: cannot unmarshal !!seq into string)",
+                )
+                .at(args.span)
+                .help("write the list as a JSON string: installerArgs: '[\"--append-karg\", \"nameserver=8.8.8.8\"]'"),
+            );
+        }
     }
     let mut entry = n.clone();
     entry.remove("nodeNetwork");
@@ -403,21 +520,28 @@ spec:
 "#;
 
     /// Each cluster of a SiteConfig is its own cluster, with the site's
-    /// defaults where it gives none; singular VIPs read as lists.
+    /// defaults where it gives none; singular VIPs read as lists. A
+    /// cluster's `baseDomain` is the CRD's, not the generator's: it reads
+    /// the site's, and says so.
     #[test]
     fn a_siteconfig_is_a_cluster_per_entry_with_the_site_defaults() {
         let loaded = load(SITE_CONFIG);
-        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let said: Vec<(crate::Severity, crate::Code, u32)> = loaded
+            .diagnostics
+            .iter()
+            .map(|d| (d.severity, d.code, d.span.unwrap().line))
+            .collect();
+        assert_eq!(
+            said,
+            vec![(crate::Severity::Warning, crate::Code::UnknownField, 19)]
+        );
         let clusters = loaded.clusters();
         assert_eq!(clusters.len(), 2);
         let (a, b) = (clusters[0], clusters[1]);
         assert_eq!(a.kind, Some(InputKind::SiteConfig));
         assert_eq!(a.cluster.name.as_ref().unwrap().value, "a");
         assert_eq!(a.cluster.base_domain.as_ref().unwrap().value, "example.com");
-        assert_eq!(
-            b.cluster.base_domain.as_ref().unwrap().value,
-            "other.example.com"
-        );
+        assert_eq!(b.cluster.base_domain.as_ref().unwrap().value, "example.com");
         assert_eq!(a.cluster.api_vips[0].value.to_string(), "192.0.2.5");
         assert_eq!(a.cluster.ingress_vips[0].value.to_string(), "192.0.2.6");
         assert_eq!(

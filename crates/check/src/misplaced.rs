@@ -1,0 +1,407 @@
+//! NMState keys nmstate cannot read (nested at the wrong level, nmstate
+//! 1's names), every one at its own line. nmstate's parser stops at the
+//! first unknown field; nmstate stays the oracle: each field it names is
+//! located, taken out, and the state handed back to it until it reads
+//! the rest, so every key it would refuse is found, with its own words
+//! and where the key belongs.
+
+use nmstate::NetworkState;
+use nodenet_model::{Code, Diagnostic, Node, Span, Value};
+
+/// Keys of an interface itself (nmstate 2's `Interface` and the sections
+/// of its types): found inside another section, they were indented one
+/// level too deep.
+const INTERFACE_KEYS: &[&str] = &[
+    "name",
+    "type",
+    "state",
+    "description",
+    "mtu",
+    "min-mtu",
+    "max-mtu",
+    "mac-address",
+    "copy-mac-from",
+    "accept-all-mac-addresses",
+    "controller",
+    "identifier",
+    "profile-name",
+    "ipv4",
+    "ipv6",
+    "ethtool",
+    "lldp",
+    "802.1x",
+    "mptcp",
+    "wait-ip",
+    "dispatch",
+    "link-aggregation",
+    "bridge",
+    "vlan",
+    "vxlan",
+    "ethernet",
+    "infiniband",
+    "mac-vlan",
+    "mac-vtap",
+    "vrf",
+    "team",
+    "veth",
+    "hsr",
+    "ipsec",
+    "loopback",
+    "macsec",
+    "patch",
+];
+
+/// The sections that make an interface of one type.
+const TYPE_SECTIONS: &[(&str, &[&str])] = &[
+    ("link-aggregation", &["bond"]),
+    ("vlan", &["vlan"]),
+    ("bridge", &["linux-bridge", "ovs-bridge"]),
+    ("vxlan", &["vxlan"]),
+    ("mac-vlan", &["mac-vlan"]),
+    ("mac-vtap", &["mac-vtap"]),
+    ("vrf", &["vrf"]),
+    ("infiniband", &["infiniband"]),
+    ("veth", &["veth", "ethernet"]),
+];
+
+/// A key nmstate refused, where it is.
+#[derive(Debug, Clone)]
+pub struct Misplaced {
+    pub key: String,
+    pub span: Span,
+    /// The section it was found in (`ipv6`, `link-aggregation`), or
+    /// `interface` for an interface's own level.
+    pub within: String,
+    /// The interface it belongs to, by name.
+    pub interface: Option<String>,
+}
+
+/// One key of the state: where it is in the JSON nmstate reads, its
+/// section, its siblings.
+struct Entry<'a> {
+    pointer: String,
+    key: &'a Node,
+    within: String,
+    interface: Option<String>,
+    siblings: Vec<String>,
+}
+
+fn entries<'a>(
+    node: &'a Node,
+    pointer: &str,
+    within: &str,
+    interface: Option<&str>,
+    out: &mut Vec<Entry<'a>>,
+) {
+    match &node.value {
+        Value::Map(map) => {
+            let siblings: Vec<String> = map.iter().filter_map(|(k, _)| k.scalar_text()).collect();
+            for (k, v) in map {
+                let Some(name) = k.scalar_text() else {
+                    continue;
+                };
+                let here = format!("{pointer}/{}", name.replace('~', "~0").replace('/', "~1"));
+                out.push(Entry {
+                    pointer: here.clone(),
+                    key: k,
+                    within: within.to_string(),
+                    interface: interface.map(str::to_string),
+                    siblings: siblings.clone(),
+                });
+                entries(v, &here, &name, interface, out);
+            }
+        }
+        Value::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let here = format!("{pointer}/{i}");
+                let (within, iface) = if within == "interfaces" && pointer == "/interfaces" {
+                    ("interface", item.get("name").and_then(Node::scalar_text))
+                } else {
+                    (within, interface.map(str::to_string))
+                };
+                entries(item, &here, within, iface.as_deref(), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The field serde names and the fields it expected there.
+fn refused_field(msg: &str) -> Option<(String, Vec<String>)> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    let (field, rest) = rest.split_once('`')?;
+    let expected = rest
+        .split_once("expected")
+        .map(|(_, list)| {
+            list.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((field.to_string(), expected))
+}
+
+/// Every key nmstate refuses in `network`, given its first complaint
+/// (`unknown field ...`): each with nmstate's message, in order.
+pub fn unknown_fields(network: &Node, first: &str) -> Vec<(Misplaced, String)> {
+    let all = {
+        let mut v = Vec::new();
+        entries(network, "", "", None, &mut v);
+        v
+    };
+    let mut json = network.to_json();
+    let mut found: Vec<(Misplaced, String)> = Vec::new();
+    let mut msg = first.to_string();
+    // Each round takes one key out; a state has few.
+    for _ in 0..32 {
+        let Some((field, expected)) = refused_field(&msg) else {
+            break;
+        };
+        let taken = |e: &&Entry| found.iter().any(|(m, _)| m.span == e.key.span);
+        let candidates: Vec<&Entry> = all
+            .iter()
+            .filter(|e| e.key.scalar_text().as_deref() == Some(field.as_str()))
+            .filter(|e| !taken(e))
+            .collect();
+        // Where the other keys are the ones serde expected there.
+        let fits = |e: &&&Entry| {
+            !expected.is_empty()
+                && e.siblings
+                    .iter()
+                    .all(|s| *s == field || expected.contains(s))
+        };
+        let Some(entry) = candidates.iter().find(fits).or(candidates.first()) else {
+            break;
+        };
+        repair(&mut json, &entry.pointer, &entry.within);
+        found.push((
+            Misplaced {
+                key: field.clone(),
+                span: entry.key.span,
+                within: entry.within.clone(),
+                interface: entry.interface.clone(),
+            },
+            strip_location(&msg),
+        ));
+        match serde_json::from_value::<NetworkState>(json.clone()) {
+            Err(e) => msg = e.to_string(),
+            Ok(_) => break,
+        }
+    }
+    found
+}
+
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Takes the key at `pointer` out and, where its place is known, puts it
+/// there (as the fix would), so that nmstate reads on to the next one
+/// rather than stopping at what the key's absence leaves missing.
+fn repair(json: &mut serde_json::Value, pointer: &str, within: &str) {
+    use serde_json::Value as J;
+    let Some((parent, key)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    let Some(value) = json
+        .pointer_mut(parent)
+        .and_then(J::as_object_mut)
+        .and_then(|m| m.remove(&key))
+    else {
+        return;
+    };
+    // `/interfaces/N`: the interface the key is in.
+    let iface: String = pointer.split('/').take(3).collect::<Vec<_>>().join("/");
+    match (key.as_str(), within) {
+        ("slaves", "link-aggregation") => {
+            if let Some(m) = json.pointer_mut(parent).and_then(J::as_object_mut) {
+                m.entry("port").or_insert(value);
+            }
+        }
+        ("ip" | "prefix-length", "ipv4" | "ipv6") => {
+            let addresses = json
+                .pointer_mut(&format!("{parent}/address"))
+                .and_then(J::as_array_mut);
+            for a in addresses.into_iter().flatten().filter_map(J::as_object_mut) {
+                a.entry(key.clone()).or_insert(value.clone());
+            }
+        }
+        (k, w)
+            if w != "interface"
+                && INTERFACE_KEYS.contains(&k)
+                && iface.starts_with("/interfaces/") =>
+        {
+            if let Some(m) = json.pointer_mut(&iface).and_then(J::as_object_mut) {
+                m.entry(k).or_insert(value);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Where a refused key belongs, when that can be told.
+pub fn belongs(m: &Misplaced, interface_type: Option<&str>) -> Option<String> {
+    let key = m.key.as_str();
+    let within = m.within.as_str();
+    if key == "slaves" && within == "link-aggregation" {
+        return Some("nmstate 2 names a bond's ports `port:` (`slaves` is nmstate 1's name, which nmstate 2 no longer reads)".into());
+    }
+    if matches!(key, "ip" | "prefix-length") && matches!(within, "ipv4" | "ipv6") {
+        return Some(format!("`{key}` belongs in an entry of `{within}.address` (`address: [{{ip: ..., prefix-length: ...}}]`)"));
+    }
+    if within == "interface" {
+        if let (Some((_, types)), Some(t)) = (
+            TYPE_SECTIONS.iter().find(|(s, _)| *s == key),
+            interface_type,
+        ) {
+            return Some(format!(
+                "a `{key}:` section is read for an interface of `type: {}`; this one is `type: {t}`",
+                types.join("` or `type: ")
+            ));
+        }
+        return None;
+    }
+    if INTERFACE_KEYS.contains(&key) {
+        let iface = m
+            .interface
+            .as_deref()
+            .map(|i| format!(" `{i}`"))
+            .unwrap_or_default();
+        return Some(format!(
+            "`{key}` belongs to the interface{iface} itself, at the level of its `name:` and `type:`, not under `{within}`: outdent it"
+        ));
+    }
+    None
+}
+
+/// The findings for the keys nmstate refuses: each at its line, nmstate's
+/// words, and where the key belongs.
+pub fn diagnostics(network: &Node, first: &str, host: &str) -> (Vec<Diagnostic>, Vec<Misplaced>) {
+    let found = unknown_fields(network, first);
+    let type_of = |iface: &Option<String>| {
+        let name = iface.as_deref()?;
+        network
+            .get("interfaces")?
+            .as_seq()?
+            .iter()
+            .find(|i| i.get("name").and_then(Node::scalar_text).as_deref() == Some(name))?
+            .get("type")?
+            .scalar_text()
+    };
+    let diags = found
+        .iter()
+        .map(|(m, msg)| {
+            let where_ = if m.within == "interface" {
+                String::new()
+            } else {
+                format!(" under `{}`", m.within)
+            };
+            let mut d = Diagnostic::error(
+                Code::UnknownField,
+                format!("nmstate cannot read `{}`{where_}: {msg}", m.key),
+            )
+            .at(m.span)
+            .host(host.to_string());
+            if let Some(hint) = belongs(m, type_of(&m.interface).as_deref()) {
+                d = d.help(hint);
+            }
+            d
+        })
+        .collect();
+    (diags, found.into_iter().map(|(m, _)| m).collect())
+}
+
+/// Findings that follow from a misplaced section rather than cause
+/// anything (a bond without ports because its `link-aggregation` was
+/// nested under `ipv6`): marked as such, pointing at the cause.
+pub fn mark_consequences(misplaced: &[Misplaced], diags: &mut [Diagnostic]) {
+    const FOLLOW: &[(&str, &[Code])] = &[
+        (
+            "link-aggregation",
+            &[Code::BondTooFewPorts, Code::PortUndefined],
+        ),
+        ("vlan", &[Code::VlanBaseMissing]),
+        ("bridge", &[Code::PortUndefined]),
+    ];
+    for m in misplaced.iter().filter(|m| m.within != "interface") {
+        let Some((_, codes)) = FOLLOW.iter().find(|(k, _)| *k == m.key) else {
+            continue;
+        };
+        let Some(iface) = &m.interface else {
+            continue;
+        };
+        let named = format!("`{iface}`");
+        for d in diags
+            .iter_mut()
+            .filter(|d| codes.contains(&d.code) && d.message.contains(&named))
+        {
+            let line = m.span.line;
+            d.message = format!(
+                "{} (a consequence of `{}` nested under `{}` at line {line})",
+                d.message, m.key, m.within
+            );
+            d.related = Some((m.span, "the cause".to_string()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(text: &str) -> Node {
+        nodenet_model::yaml::parse(text, 0).expect("yaml")
+    }
+
+    fn first_error(network: &Node) -> String {
+        serde_json::from_value::<NetworkState>(network.to_json())
+            .expect_err("nmstate refuses it")
+            .to_string()
+    }
+
+    #[test]
+    fn every_refused_key_is_found_at_its_own_line() {
+        let n = state(
+            "interfaces:\n- name: bond0\n  type: bond\n  ipv6:\n    enabled: false\n    link-aggregation:\n      mode: active-backup\n      port: [eth0, eth1]\n  ipv4:\n    enabled: true\n    prefix-length: 24\n    address:\n    - ip: 10.0.0.1\n      prefix-length: 24\n- name: bond1\n  type: bond\n  link-aggregation:\n    mode: active-backup\n    slaves: [eth2, eth3]\n",
+        );
+        let found = unknown_fields(&n, &first_error(&n));
+        let got: Vec<(String, u32, String)> = found
+            .iter()
+            .map(|(m, _)| (m.key.clone(), m.span.line, m.within.clone()))
+            .collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort_by_key(|g| g.1);
+        assert_eq!(
+            got_sorted,
+            vec![
+                ("link-aggregation".into(), 6, "ipv6".into()),
+                ("prefix-length".into(), 11, "ipv4".into()),
+                ("slaves".into(), 19, "link-aggregation".into()),
+            ]
+        );
+        let hints: Vec<Option<String>> = found
+            .iter()
+            .map(|(m, _)| belongs(m, Some("bond")))
+            .collect();
+        assert!(hints.iter().all(Option::is_some), "{hints:?}");
+    }
+
+    #[test]
+    fn a_key_legal_elsewhere_is_found_where_nmstate_refuses_it() {
+        // `mtu` is the interface's, refused under `vlan`; the interface's
+        // own `mtu` above it is fine.
+        let n = state(
+            "interfaces:\n- name: eth1.5\n  type: vlan\n  mtu: 1500\n  vlan:\n    base-iface: eth1\n    id: 5\n    mtu: 9000\n",
+        );
+        let found = unknown_fields(&n, &first_error(&n));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0.span.line, 8);
+        assert_eq!(found[0].0.within, "vlan");
+    }
+}
