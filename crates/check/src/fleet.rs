@@ -256,6 +256,11 @@ pub fn for_agent_installer(inv: &Inventory) -> bool {
 /// Secret without its password. Warnings here; `render` refuses those its
 /// output's consumer refuses ([`crate::Report::refuse_for_render`]).
 fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnostic>) {
+    // Hosts to add to a running cluster (nodes-config.yaml alone) make no
+    // install-config or agent-config: nothing here is theirs.
+    if !inv.hosts.is_empty() && inv.hosts.iter().all(|h| h.kind == InputKind::NodesConfig) {
+        return;
+    }
     let cluster = &inv.cluster;
     if inv.hosts.is_empty() {
         if let Some(span) = cluster.hosts_span {

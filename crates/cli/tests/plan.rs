@@ -640,3 +640,94 @@ fn node_network_states_show_drift_apart_from_the_change() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// A host added to a cluster the agent installer made is written as
+/// `oc adm node-image create` takes it (nodes-config.yaml: its MAC map,
+/// role and networkConfig), which reads back as that host; a cluster the
+/// installer provisioned gets none (its hosts join by BareMetalHost).
+#[test]
+fn a_host_added_to_an_agent_cluster_is_written_to_nodes_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    for d in [&old, &new] {
+        fs::create_dir(d).unwrap();
+        for f in ["install-config.yaml", "agent-config.yaml"] {
+            fs::copy(
+                repo().join("tests/cluster-inputs/agent-v1beta1").join(f),
+                d.join(f),
+            )
+            .unwrap();
+        }
+    }
+    let agent = fs::read_to_string(new.join("agent-config.yaml")).unwrap();
+    let worker = &agent[agent.find("- hostname: worker-1").unwrap()..];
+    let added = worker
+        .replace("worker-1", "worker-2")
+        .replace("52:54:00:aa:04:", "52:54:00:aa:05:")
+        .replace("192.168.111.31", "192.168.111.32")
+        .replace("192.168.120.31", "192.168.120.32");
+    fs::write(
+        new.join("agent-config.yaml"),
+        format!("{}\n{added}", agent.trim_end()),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = plan(&old, &new, &["-o", out.to_str().unwrap()]);
+    // A plan with changes exits 1.
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let written = fs::read_to_string(out.join("nodes-config.yaml")).unwrap();
+    let doc: serde_yaml::Value = serde_yaml::from_str(&written).unwrap();
+    let hosts = doc["hosts"].as_sequence().unwrap();
+    assert_eq!(hosts.len(), 1, "{written}");
+    assert_eq!(hosts[0]["hostname"], "worker-2");
+    assert_eq!(hosts[0]["role"], "worker");
+    assert_eq!(hosts[0]["interfaces"][0]["macAddress"], "52:54:00:aa:05:00");
+    // Its state is the one the new agent-config gives it.
+    let addresses = |state: &serde_yaml::Value| -> Vec<String> {
+        let mut v: Vec<String> = state["interfaces"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .flat_map(|i| {
+                i["ipv4"]["address"]
+                    .as_sequence()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|a| a["ip"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        addresses(&hosts[0]["networkConfig"]),
+        vec!["192.168.111.32", "192.168.120.32"]
+    );
+    // nodenet reads it back: one worker, clean.
+    let (code, found) = {
+        let o = run(nodenet()
+            .args(["check", "--format", "json"])
+            .arg(out.join("nodes-config.yaml")));
+        (o.status.code(), json(&o))
+    };
+    assert_eq!(code, Some(0), "{found}");
+    assert_eq!(found["diagnostics"].as_array().unwrap().len(), 0, "{found}");
+    // An installer-provisioned cluster's added host: no nodes-config.yaml.
+    let ipi_old = version(tmp.path(), "ipi-old.yaml", |t| t);
+    let ipi_new = version(tmp.path(), "ipi-new.yaml", |t| {
+        t.replace("count: 100", "count: 101")
+    });
+    let ipi_out = tmp.path().join("ipi-out");
+    let o = plan(&ipi_old, &ipi_new, &["-o", ipi_out.to_str().unwrap()]);
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!ipi_out.join("nodes-config.yaml").exists());
+}

@@ -63,6 +63,9 @@ pub enum InputKind {
     /// Cluster API Metal3's Metal3DataTemplate with the IPPools it draws
     /// addresses from: the hosts its pools hold addresses for.
     Metal3DataTemplate,
+    /// `oc adm node-image create`'s nodes-config.yaml: hosts to add to a
+    /// cluster the agent installer made.
+    NodesConfig,
 }
 
 impl InputKind {
@@ -89,6 +92,7 @@ impl InputKind {
             InputKind::Netplan => "netplan",
             InputKind::ClusterInstance => "ClusterInstance",
             InputKind::SiteConfig => "SiteConfig",
+            InputKind::NodesConfig => "nodes-config.yaml",
         }
     }
 

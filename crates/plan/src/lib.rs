@@ -101,6 +101,33 @@ fn whole_hosts(inv: &Inventory) -> Vec<&Host> {
 }
 
 /// Every host's change from `old` to `new`, matched by name.
+/// The hosts a change adds to a cluster the agent installer made, as
+/// `oc adm node-image create` takes them: `nodes-config.yaml` (none for
+/// an installer-provisioned cluster, whose hosts join by their
+/// BareMetalHosts, `scale-out/`).
+pub fn added_hosts_files(
+    plan: &Plan,
+    old: &Inventory,
+    new: &Inventory,
+) -> Vec<nodenet_render::OutFile> {
+    let agent_installed = |inv: &Inventory| {
+        nodenet_check::fleet::for_agent_installer(inv) || inv.cluster.agent_config.is_some()
+    };
+    if !(agent_installed(old) || agent_installed(new)) {
+        return Vec::new();
+    }
+    let added: Vec<&Host> = plan
+        .changes
+        .iter()
+        .filter(|c| c.change == HostChangeKind::Added)
+        .filter_map(|c| new.hosts.iter().find(|h| h.name.value == c.host))
+        .collect();
+    nodenet_render::artifacts::nodes_config(&added)
+        .map(|text| nodenet_render::OutFile::new("nodes-config.yaml", text, 0o644))
+        .into_iter()
+        .collect()
+}
+
 pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
     let old_hosts = whole_hosts(old);
     let new_hosts = whole_hosts(new);

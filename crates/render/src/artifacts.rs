@@ -607,21 +607,7 @@ pub fn agent_config(
         .collect();
     let hosts: Vec<J> = listed
         .iter()
-        .map(|(h, ifaces, text)| {
-            let mut m = Map::new();
-            m.insert("hostname".into(), json!(h.name.value));
-            if h.role.value != Role::Unset {
-                m.insert("role".into(), json!(h.role.value.as_str()));
-            }
-            m.insert("interfaces".into(), J::Array(ifaces.clone()));
-            if let Some(hints) = &h.root_device_hints {
-                m.insert("rootDeviceHints".into(), hints.to_json());
-            }
-            if text.is_some() {
-                m.insert("networkConfig".into(), json!(TOKEN));
-            }
-            J::Object(m)
-        })
+        .map(|(h, ifaces, text)| agent_host(h, ifaces.clone(), text.is_some()))
         .collect();
     // What the user gave first, in its order; nodenet's fields set in place.
     let mut doc = match inv.cluster.agent_config.as_ref().map(|n| n.to_json()) {
@@ -641,6 +627,52 @@ pub fn agent_config(
     set_at(&mut doc, &["hosts"], J::Array(hosts));
     let states: Vec<&str> = listed.iter().filter_map(|(_, _, t)| *t).collect();
     embed_all(&yaml(&J::Object(doc)), &states, Embed::Mapping)
+}
+
+/// A host as agent-config.yaml and nodes-config.yaml list one (the
+/// installer's `agent.Host`); its `networkConfig` is embedded after.
+fn agent_host(h: &Host, ifaces: Vec<J>, has_network: bool) -> J {
+    let mut m = Map::new();
+    m.insert("hostname".into(), json!(h.name.value));
+    if h.role.value != Role::Unset {
+        m.insert("role".into(), json!(h.role.value.as_str()));
+    }
+    m.insert("interfaces".into(), J::Array(ifaces));
+    if let Some(hints) = &h.root_device_hints {
+        m.insert("rootDeviceHints".into(), hints.to_json());
+    }
+    if has_network {
+        m.insert("networkConfig".into(), json!(TOKEN));
+    }
+    J::Object(m)
+}
+
+/// `oc adm node-image create`'s nodes-config.yaml for hosts added to a
+/// cluster the agent installer made: each host as agent-config.yaml
+/// lists it (a host with no MAC is left out, as there), with its intent
+/// as its `networkConfig`. `None` when no host can be listed.
+pub fn nodes_config(hosts: &[&Host]) -> Option<String> {
+    let listed: Vec<(&Host, Vec<J>, Option<String>)> = hosts
+        .iter()
+        .filter_map(|h| {
+            let ifaces = agent_interfaces(h);
+            (!ifaces.is_empty()).then(|| (*h, ifaces, intent(h).map(|j| yaml(&j))))
+        })
+        .collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let entries: Vec<J> = listed
+        .iter()
+        .map(|(h, ifaces, text)| agent_host(h, ifaces.clone(), text.is_some()))
+        .collect();
+    let doc = object([("hosts", J::Array(entries))]);
+    let states: Vec<&str> = listed.iter().filter_map(|(_, _, t)| t.as_deref()).collect();
+    let head = "# The hosts this change adds, for `oc adm node-image create --dir=DIR` (this\n# file in DIR): boot each from the ISO it writes; the node joins the cluster.\n";
+    Some(format!(
+        "{head}{}",
+        embed_all(&yaml(&doc), &states, Embed::Mapping)
+    ))
 }
 
 /// A host's interfaces for agent-config.yaml: its NICs with a MAC, else

@@ -85,7 +85,13 @@ pub fn run(args: Args) -> ExitCode {
         Err(code) => return code,
     };
     if args.output.is_some() {
-        if let Err(code) = write_plan(&args, &new.sources, rollout.files(&new.inventory)) {
+        let mut files = rollout.files(&new.inventory);
+        files.extend(nodenet_plan::added_hosts_files(
+            &plan,
+            &old.inventory,
+            &new.inventory,
+        ));
+        if let Err(code) = write_plan(&args, &new.sources, files) {
             return code;
         }
         phases.mark("write");

@@ -34,6 +34,38 @@ pub fn crd_schema(file: &str, version: &str) -> Value {
     schema
 }
 
+/// The openAPIV3Schema of `version` in a CRD file as the API server holds
+/// an object to it: types, enums, patterns and required fields refused,
+/// unknown fields left to pruning (not refused). `None` when the CRD does
+/// not serve that version.
+pub fn served_schema(file: &str, version: &str) -> Option<Value> {
+    let text = std::fs::read_to_string(shared_schema(file)).unwrap();
+    let crd: Value = serde_yaml::from_str(&text).unwrap();
+    let v = crd["spec"]["versions"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == version && v["served"] != false)?;
+    let mut schema = v["schema"]["openAPIV3Schema"].clone();
+    nullable(&mut schema);
+    Some(schema)
+}
+
+/// OpenAPI's `nullable` as a null type, everywhere in a schema.
+fn nullable(s: &mut Value) {
+    match s {
+        Value::Object(map) => {
+            if map.get("nullable") == Some(&Value::Bool(true)) {
+                if let Some(Value::String(t)) = map.get("type").cloned() {
+                    map.insert("type".into(), serde_json::json!([t, "null"]));
+                }
+            }
+            map.values_mut().for_each(nullable);
+        }
+        Value::Array(a) => a.iter_mut().for_each(nullable),
+        _ => {}
+    }
+}
+
 /// OpenAPI's structural schema as JSON Schema: unknown fields refused
 /// (the API server would prune them silently: a typo there is a setting
 /// lost), `nullable` as a null type.

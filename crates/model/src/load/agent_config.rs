@@ -18,7 +18,7 @@ const TOP: &[&str] = &[
     "hosts",
     "minimalISO",
 ];
-const HOST: &[&str] = &[
+pub(super) const HOST: &[&str] = &[
     "hostname",
     "role",
     "rootDeviceHints",

@@ -18,7 +18,9 @@ mod network_data;
 mod nmstate;
 mod nncp;
 pub mod node_network_state;
+mod nodes_config;
 mod ztp;
+mod ztp_refusals;
 
 pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
 pub use machine_config::{decode_data_url, NODENET_DIR};
@@ -818,7 +820,7 @@ fn read_keyfiles(
 /// directory checks without a note about them).
 const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
 
-const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, OpenStack network_data.json, Cluster API Metal3DataTemplates with their IPPools, and netplan YAML";
+const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, OpenStack network_data.json, Cluster API Metal3DataTemplates with their IPPools, netplan YAML, and `oc adm node-image create`'s nodes-config.yaml";
 
 fn load_document(
     kind: InputKind,
@@ -829,12 +831,15 @@ fn load_document(
     match kind {
         InputKind::InstallConfig => return install_config::load(&mut doc.root, diags),
         InputKind::AgentConfig => return agent_config::load(&mut doc.root, diags),
+        InputKind::NodesConfig => return nodes_config::load(&doc.root, diags),
         _ => {}
     }
     let root = &doc.root;
     match kind {
         InputKind::Inventory => native::load(root, diags),
-        InputKind::InstallConfig | InputKind::AgentConfig => unreachable!("loaded above"),
+        InputKind::InstallConfig | InputKind::AgentConfig | InputKind::NodesConfig => {
+            unreachable!("loaded above")
+        }
         InputKind::NmState => {
             // `<host>/nmstate.yml` (as render writes it) is that host's.
             let stem = if doc.stem == "nmstate" {
@@ -920,6 +925,7 @@ fn shape(root: &Node, file_name: &str) -> Shape {
         // openshift-install reads agent-config.yaml by its role; v1alpha1
         // files have no `kind:` line.
         None if agent_config::looks_like(root, &base) => Shape::Input(InputKind::AgentConfig),
+        None if nodes_config::looks_like(root, &base) => Shape::Input(InputKind::NodesConfig),
         // A config drive's metadata (`hostname:` and all) is no NMState.
         None if base == "meta_data.json" => Shape::Unknown,
         None if netplan::looks_like(root) => Shape::Input(InputKind::Netplan),

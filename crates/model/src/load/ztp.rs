@@ -190,6 +190,7 @@ pub(crate) fn load_site_config(root: &Node, diags: &mut Vec<Diagnostic>) -> Vec<
         return Vec::new();
     };
     d.dropped_fields(spec, "a SiteConfig's spec", SITE_CONFIG, GENERATOR_DROPS);
+    super::ztp_refusals::site_config(&mut d, root);
     let clusters = d.seq(spec, "clusters");
     if clusters.is_empty() {
         d.push(
@@ -315,8 +316,13 @@ fn cluster(
         .iter()
         .filter(|h| h.role.value == Role::Master)
         .count();
-    if kind == InputKind::SiteConfig && masters != 1 {
-        disk_partition_needs_sno(d, nodes, masters);
+    if kind == InputKind::SiteConfig {
+        if masters != 1 {
+            disk_partition_needs_sno(d, nodes, masters);
+        }
+        super::ztp_refusals::site_config_cluster(d, c, site, &inv.hosts);
+    } else {
+        super::ztp_refusals::cluster_instance(d, c, &inv.hosts);
     }
     inv.cluster.control_plane_replicas = Some(masters as u64);
     inv.cluster.compute_replicas = Some((inv.hosts.len() - masters) as u64);
@@ -365,7 +371,13 @@ fn node(d: &mut Decoder, n: &Node, i: usize, kind: InputKind) -> Host {
     d.host = Some(name.value.clone());
     let mut host = Host::new(name, kind);
     host.span = n.span;
-    host.role = super::role(d, n.get("role"), n.span);
+    host.role = match kind {
+        InputKind::SiteConfig => {
+            super::ztp_refusals::site_config_node(d, n);
+            super::ztp_refusals::site_config_role(d, n)
+        }
+        _ => super::role(d, n.get("role"), n.span),
+    };
     // The credentials Secret lives on the hub: only its name is known.
     if let Some(address) = d.string(n, "bmcAddress") {
         let cred = n
