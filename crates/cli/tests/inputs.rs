@@ -740,6 +740,15 @@ fn upstream_shaped_files_check_as_their_consumers_read_them() {
             ));
         }
     }
+    // A config drive's host is the one its meta_data.json names, as
+    // cloud-init sets it; a file name is never a finding.
+    let drive = root.join("network-data/config-drive/openstack/latest/network_data.json");
+    let o = run(nodenet().arg("hosts").arg(&drive));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("worker-7.example.com"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     println!("| reader | files | consumer ran | both accept | both refuse | disagree |");
     println!("|---|---:|---:|---:|---:|---:|");
     for (reader, [files, ran, accept, refuse, disagree]) in &table {

@@ -863,10 +863,15 @@ fn load_document(
             // `<host>/network_data.json` (as render writes it) and
             // `<host>/openstack/latest/network_data.json` (a config drive's
             // tree) are that host's.
-            let name = if doc.stem == "network_data" {
-                config_drive_host(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
-            } else {
+            let path = ctx.sources.name(doc.file);
+            let name = if doc.stem != "network_data" {
                 doc.stem.clone()
+            } else if let Some(host) = meta_data_hostname(path) {
+                host
+            } else {
+                // Its directory (`out/<host>/network_data.json`, several
+                // given at once), made a valid name: never a finding.
+                config_drive_host(path).unwrap_or_default()
             };
             network_data::load(root, crate::names::host_name_from_file(&name), diags)
         }
@@ -944,6 +949,31 @@ pub fn detect(root: &Node) -> Option<InputKind> {
         Shape::Input(kind) => Some(kind),
         _ => None,
     }
+}
+
+/// Whether a path is a config drive's `openstack/<version>/` file.
+fn in_config_drive(path: &str) -> bool {
+    let dirs: Vec<String> = Path::new(path)
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let version = |v: &str| v == "latest" || v.len() == 10 && v.as_bytes()[4] == b'-';
+    matches!(dirs.as_slice(), [v, os] if version(v) && os == "openstack")
+}
+
+/// The host name a config drive gives beside its `network_data.json`:
+/// `meta_data.json`'s `hostname`, which cloud-init sets.
+fn meta_data_hostname(path: &str) -> Option<String> {
+    if !in_config_drive(path) {
+        return None;
+    }
+    let meta = Path::new(path).parent()?.join("meta_data.json");
+    let text = std::fs::read_to_string(meta).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let name = json.get("hostname")?.as_str()?;
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// The host a `network_data.json` is named after: its directory, or the
