@@ -153,7 +153,44 @@ pub fn unknown_fields(network: &Node, first: &str) -> Vec<(Misplaced, String)> {
     };
     let mut json = network.to_json();
     let mut found: Vec<(Misplaced, String)> = Vec::new();
-    let mut msg = first.to_string();
+    // The sections whose fields nmstate lists: every key it would refuse
+    // there, whatever serde meets first (a `missing field` in an address
+    // the misplaced `prefix-length` belongs to stops it before).
+    for e in &all {
+        let Some(known) = section(&e.pointer).and_then(known_fields) else {
+            continue;
+        };
+        let key = e.key.scalar_text().unwrap_or_default();
+        if known.contains(&key) {
+            continue;
+        }
+        repair(&mut json, &e.pointer, &e.within);
+        let msg = format!(
+            "unknown field `{key}`, expected one of {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        found.push((
+            Misplaced {
+                key,
+                span: e.key.span,
+                within: e.within.clone(),
+                interface: e.interface.clone(),
+            },
+            msg,
+        ));
+    }
+    let mut msg = if found.is_empty() {
+        first.to_string()
+    } else {
+        match serde_json::from_value::<NetworkState>(json.clone()) {
+            Err(e) => e.to_string(),
+            Ok(_) => return found,
+        }
+    };
     // Each round takes one key out; a state has few.
     for _ in 0..32 {
         let Some((field, expected)) = refused_field(&msg) else {
@@ -191,6 +228,76 @@ pub fn unknown_fields(network: &Node, first: &str) -> Vec<(Misplaced, String)> {
         }
     }
     found
+}
+
+/// The section whose fields nmstate lists that a key's pointer is in:
+/// `/interfaces/N/<ipv4|ipv6|link-aggregation|vlan>/KEY`, or an address
+/// entry `/interfaces/N/<ipv4|ipv6>/address/M/KEY`.
+fn section(pointer: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+    match parts.as_slice() {
+        ["interfaces", i, s, _] if i.parse::<usize>().is_ok() => match *s {
+            "ipv4" => Some("ipv4"),
+            "ipv6" => Some("ipv6"),
+            "link-aggregation" => Some("link-aggregation"),
+            "vlan" => Some("vlan"),
+            _ => None,
+        },
+        ["interfaces", i, "ipv4" | "ipv6", "address", m, _]
+            if i.parse::<usize>().is_ok() && m.parse::<usize>().is_ok() =>
+        {
+            Some("address")
+        }
+        _ => None,
+    }
+}
+
+/// The fields nmstate reads in a section, in its own words: asked of the
+/// nmstate crate once, with a field it cannot know.
+fn known_fields(section: &str) -> Option<&'static [String]> {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    static KNOWN: OnceLock<HashMap<&'static str, Vec<String>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| {
+        const PROBE: &str = "__nodenet_probe__";
+        let ask = |iface: serde_json::Value| -> Vec<String> {
+            let state = serde_json::json!({ "interfaces": [iface] });
+            match serde_json::from_value::<NetworkState>(state) {
+                Err(e) => refused_field(&e.to_string())
+                    .map(|(_, expected)| expected)
+                    .unwrap_or_default(),
+                Ok(_) => Vec::new(),
+            }
+        };
+        let probe = serde_json::json!({ PROBE: 1 });
+        [
+            (
+                "ipv4",
+                serde_json::json!({"name": "p", "type": "ethernet", "ipv4": probe}),
+            ),
+            (
+                "ipv6",
+                serde_json::json!({"name": "p", "type": "ethernet", "ipv6": probe}),
+            ),
+            (
+                "link-aggregation",
+                serde_json::json!({"name": "p", "type": "bond", "link-aggregation": probe}),
+            ),
+            (
+                "vlan",
+                serde_json::json!({"name": "p", "type": "vlan", "vlan": probe}),
+            ),
+            (
+                "address",
+                serde_json::json!({"name": "p", "type": "ethernet", "ipv4": {"address": [probe]}}),
+            ),
+        ]
+        .into_iter()
+        .map(|(s, iface)| (s, ask(iface)))
+        .filter(|(_, fields)| !fields.is_empty())
+        .collect()
+    });
+    known.get(section).map(Vec::as_slice)
 }
 
 fn strip_location(msg: &str) -> String {
@@ -390,6 +497,30 @@ mod tests {
             .map(|(m, _)| belongs(m, Some("bond")))
             .collect();
         assert!(hints.iter().all(Option::is_some), "{hints:?}");
+    }
+
+    #[test]
+    fn keys_are_found_when_nmstate_first_misses_what_they_belong_to() {
+        // The address entry lacks the prefix length written beside it:
+        // nmstate says `missing field`, not the keys nested wrong.
+        let n = state(
+            "interfaces:\n- name: bond99\n  type: bond\n  state: up\n  ipv6:\n    address:\n    - ip: 2001:db8::4\n    prefix-length: 32\n    enabled: true\n    link-aggregation:\n      mode: balance-rr\n      slaves: [eth0, eth1]\n",
+        );
+        let first = first_error(&n);
+        assert!(first.starts_with("missing field"), "{first}");
+        let mut got: Vec<(String, u32)> = unknown_fields(&n, &first)
+            .into_iter()
+            .map(|(m, _)| (m.key, m.span.line))
+            .collect();
+        got.sort_by_key(|g| g.1);
+        assert_eq!(
+            got,
+            vec![
+                ("prefix-length".into(), 8),
+                ("link-aggregation".into(), 10),
+                ("slaves".into(), 12),
+            ]
+        );
     }
 
     #[test]

@@ -192,6 +192,12 @@ pub fn outcome(
                 .host(host.name.value.clone()),
         );
     }
+    // Keys nmstate cannot read, each at its line (its parser stops at
+    // the first thing it cannot read, and that may be their consequence).
+    let refused = match &result {
+        Err(msg) if !parsed => crate::misplaced::diagnostics(network, msg, &host.name.value),
+        _ => (Vec::new(), Vec::new()),
+    };
     match result {
         Ok(keyfiles) => Outcome {
             keyfiles: (!stand_in).then_some(keyfiles),
@@ -216,8 +222,8 @@ pub fn outcome(
                 misplaced: Vec::new(),
             }
         }
-        Err(msg) if !parsed && msg.starts_with("unknown field") => {
-            let (diags, misplaced) = crate::misplaced::diagnostics(network, &msg, &host.name.value);
+        Err(_) if !refused.0.is_empty() => {
+            let (diags, misplaced) = refused;
             out.extend(diags);
             Outcome {
                 keyfiles: None,
