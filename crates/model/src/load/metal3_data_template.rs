@@ -300,6 +300,13 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
             }
         }
     }
+    // Addresses of pools not among the inputs come at run time: such a
+    // host's state is not what it runs, and is not judged as if it were.
+    let unknown_pools: Vec<Span> = names
+        .iter()
+        .filter(|(p, _)| !pools.contains_key(p))
+        .map(|(_, at)| *at)
+        .collect();
     for (host, at) in hosts(root, &name, &static_pools, holdings) {
         let mut h = Host::new(
             Located::new(host.clone(), at),
@@ -309,8 +316,13 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
             .host_nics
             .get(&(namespace.clone(), host.clone()))
             .or_else(|| ctx.host_nics.get(&(String::new(), host.clone())));
-        let mut taken = HashSet::new();
-        let (data, spans) = render(nd, &host, nics.map(Vec::as_slice), &pools, &mut taken);
+        let (data, spans) = render(
+            nd,
+            &host,
+            nics.map(Vec::as_slice),
+            &pools,
+            &mut ctx.allocated,
+        );
         let data = spans.node(&data, root.span);
         let mut found = Vec::new();
         // A VLAN's MAC is the template's to give (the CRD requires one);
@@ -322,6 +334,7 @@ pub(crate) fn load(root: &Node, ctx: &mut Context, diags: &mut Vec<Diagnostic>) 
         }
         h.network = Some(state);
         h.projected_network = true;
+        h.unresolved.extend(&unknown_pools);
         inv.hosts.push(h);
     }
     inv
@@ -594,7 +607,13 @@ fn hosts(
             .get("metadata")
             .and_then(|m| m.get("name"))
             .map_or(root.span, |n| n.span);
-        return vec![(format!("{template}-0"), at)];
+        // CAPM3's first Metal3Data name (`<template>-0`), made a valid
+        // host name: a clusterctl template's `${CLUSTER_NAME}` is no
+        // finding.
+        return vec![(
+            crate::names::host_name_from_file(&format!("{template}-0")),
+            at,
+        )];
     }
     mine
 }

@@ -422,6 +422,10 @@ pub(crate) struct Context<'a> {
     /// The NICs of each BareMetalHost among the inputs as inspection found
     /// them (`status.hardware.nics`: name, MAC), by namespace and name.
     pub host_nics: &'a HashMap<(String, String), Vec<(String, String)>>,
+    /// Addresses IPAM hands out from IPPools to hosts without a
+    /// preallocation, across every template that draws from them (as
+    /// ip-address-manager allocates: never one address twice).
+    pub allocated: std::collections::HashSet<std::net::IpAddr>,
 }
 
 impl Context<'_> {
@@ -644,6 +648,7 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
         sources: &mut sources,
         objects: &objects,
         host_nics: &host_nics,
+        allocated: Default::default(),
     };
     let mut sites: Vec<Inventory> = Vec::new();
     let mut running = Vec::new();
