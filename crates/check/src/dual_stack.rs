@@ -329,7 +329,13 @@ fn rendezvous(
     let held = hosts
         .iter()
         .any(|(_, addrs)| addrs.iter().any(|a| a.ip == rv.value));
-    if all_static && !held {
+    // Only when every master is listed: an unlisted one (DHCP, or named
+    // later) may hold it.
+    let listed_all = inv
+        .cluster
+        .control_plane_replicas
+        .is_some_and(|r| masters.len() as u64 >= r);
+    if all_static && listed_all && !held {
         let ips: Vec<IpAddr> = masters
             .iter()
             .flat_map(|&i| hosts[i].1.iter().map(|a| a.ip))

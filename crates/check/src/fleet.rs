@@ -262,6 +262,9 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         return;
     }
     let cluster = &inv.cluster;
+    if for_agent_installer(inv) {
+        agent_single_node(inv, out);
+    }
     if inv.hosts.is_empty() {
         if let Some(span) = cluster.hosts_span {
             out.push(if for_agent_installer(inv) {
@@ -342,7 +345,14 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         may_rendezvous(h)
             && (faulty.contains(h.host.name.value.as_str()) || !h.host.unresolved.is_empty())
     });
-    if inv.rendezvous_ip.is_none() && !whole.is_empty() && !has_static_master && !master_faulty {
+    // A ZTP site installs through assisted-service, which needs no
+    // rendezvous host: render writes it no agent-config.yaml.
+    if inv.rendezvous_ip.is_none()
+        && !inv.is_site()
+        && !whole.is_empty()
+        && !has_static_master
+        && !master_faulty
+    {
         let first = whole
             .iter()
             .find(|h| h.host.role.value == Role::Master)
@@ -548,7 +558,10 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         // and not one that takes an address by DHCP or autoconf (the node
         // IP may be that one: the installer and assisted-service judge the
         // address the node has, not the state's static ones).
-        if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() {
+        if !cluster.machine_networks.is_empty()
+            && !h.addresses.is_empty()
+            && machine_network_required(inv)
+        {
             let inside = h.addresses.iter().any(|a| {
                 cluster
                     .machine_networks
@@ -569,7 +582,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
                     Diagnostic::error(
                         Code::IpOutsideMachineNetwork,
                         format!(
-                            "no static address of `{name}` is inside a machine network ({})",
+                            "no static address of `{name}` is inside a machine network ({}): assisted-service never starts the install (host validation `belongs-to-machine-cidr`)",
                             cluster
                                 .machine_networks
                                 .iter()
@@ -909,6 +922,70 @@ fn check_policies(inv: &Inventory, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// What the agent installer refuses of a single-node install-config
+/// (openshift/installer@782c0705 `pkg/asset/agent/installconfig.go`,
+/// its tests `sno_invalid_workers.txt`, `sno_invalid_network_type.txt`):
+/// compute replicas on platform none or external, a network type other
+/// than OVN-Kubernetes.
+fn agent_single_node(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    let Some(ic) = inv.cluster.install_config.as_ref() else {
+        return;
+    };
+    if inv.cluster.control_plane_replicas != Some(1) {
+        return;
+    }
+    let platform = ic
+        .get("platform")
+        .and_then(|p| p.as_map())
+        .and_then(|m| m.first())
+        .and_then(|(k, _)| k.as_str().map(str::to_string));
+    let workers = ic
+        .get("compute")
+        .and_then(|c| c.as_seq())
+        .and_then(|c| c.first())
+        .and_then(|w| w.get("replicas"));
+    if let Some(w) = workers.filter(|w| w.as_i64().is_some_and(|n| n > 0)) {
+        if matches!(platform.as_deref(), Some("none" | "external")) {
+            out.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("{} compute replicas beside one control-plane replica on platform {}: the agent installer refuses it (\"Total number of compute replicas must be 0 when controlPlane.replicas is 1 for platform none or external\")", w.as_i64().unwrap_or_default(), platform.as_deref().unwrap_or_default()),
+                )
+                .at(w.span)
+                .help("a single-node cluster has no workers at install; add them afterwards (nodes-config.yaml, `oc adm node-image create`)"),
+            );
+        }
+    }
+    if let Some(t) = ic.get("networking").and_then(|n| n.get("networkType")) {
+        if t.as_str().is_some_and(|t| t != "OVNKubernetes") {
+            out.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("networkType `{}` on a single-node cluster: the agent installer refuses it (\"Only OVNKubernetes network type is allowed for Single Node OpenShift (SNO) cluster\")", t.as_str().unwrap_or_default()),
+                )
+                .at(t.span),
+            );
+        }
+    }
+}
+
+/// Whether hosts must be in the machine network: not under user-managed
+/// networking (install-config platform `none` or `external`), unless the
+/// cluster is a single node (assisted-service@063b2579
+/// internal/network/utils.go L169-171, `IsMachineNetworkRequired`).
+fn machine_network_required(inv: &Inventory) -> bool {
+    let platform = inv
+        .cluster
+        .install_config
+        .as_ref()
+        .and_then(|ic| ic.get("platform"))
+        .and_then(|p| p.as_map())
+        .and_then(|m| m.first())
+        .and_then(|(k, _)| k.as_str().map(str::to_string));
+    let user_managed = matches!(platform.as_deref(), Some("none" | "external"));
+    !user_managed || inv.cluster.control_plane_replicas == Some(1)
 }
 
 /// A host's static address that is its own BMC's: the BMC (on a shared
