@@ -329,12 +329,13 @@ fn rendezvous(
     let held = hosts
         .iter()
         .any(|(_, addrs)| addrs.iter().any(|a| a.ip == rv.value));
-    // Only when every master is listed: an unlisted one (DHCP, or named
-    // later) may hold it.
-    let listed_all = inv
-        .cluster
-        .control_plane_replicas
-        .is_some_and(|r| masters.len() as u64 >= r);
+    // Only when every master is listed (an unlisted one, on DHCP or named
+    // later, may hold it): as many as install-config's replicas, or all
+    // of a nodenet inventory's, which is the whole cluster.
+    let listed_all = match inv.cluster.control_plane_replicas {
+        Some(r) => masters.len() as u64 >= r,
+        None => inv.kind == Some(nodenet_model::InputKind::Inventory),
+    };
     if all_static && listed_all && !held {
         let ips: Vec<IpAddr> = masters
             .iter()

@@ -10,6 +10,7 @@ mod install_config;
 mod machine_config;
 mod machine_configuration;
 mod merge;
+mod metal3_crd;
 mod metal3_data_template;
 mod native;
 mod native_fleet;
