@@ -936,11 +936,7 @@ fn agent_single_node(inv: &Inventory, out: &mut Vec<Diagnostic>) {
     if inv.cluster.control_plane_replicas != Some(1) {
         return;
     }
-    let platform = ic
-        .get("platform")
-        .and_then(|p| p.as_map())
-        .and_then(|m| m.first())
-        .and_then(|(k, _)| k.as_str().map(str::to_string));
+    let platform = install_platform(inv);
     let workers = ic
         .get("compute")
         .and_then(|c| c.as_seq())
@@ -976,16 +972,16 @@ fn agent_single_node(inv: &Inventory, out: &mut Vec<Diagnostic>) {
 /// cluster is a single node (assisted-service@063b2579
 /// internal/network/utils.go L169-171, `IsMachineNetworkRequired`).
 fn machine_network_required(inv: &Inventory) -> bool {
-    let platform = inv
-        .cluster
-        .install_config
-        .as_ref()
-        .and_then(|ic| ic.get("platform"))
-        .and_then(|p| p.as_map())
-        .and_then(|m| m.first())
-        .and_then(|(k, _)| k.as_str().map(str::to_string));
-    let user_managed = matches!(platform.as_deref(), Some("none" | "external"));
+    let user_managed = matches!(install_platform(inv).as_deref(), Some("none" | "external"));
     !user_managed || inv.cluster.control_plane_replicas == Some(1)
+}
+
+/// install-config's platform (`baremetal`, `none`, `external`, ...): the
+/// one key under `platform:`.
+fn install_platform(inv: &Inventory) -> Option<String> {
+    let ic = inv.cluster.install_config.as_ref()?;
+    let (key, _) = ic.get("platform")?.as_map()?.first()?;
+    key.as_str().map(str::to_string)
 }
 
 /// A host's static address that is its own BMC's: the BMC (on a shared

@@ -959,14 +959,23 @@ pub fn detect(root: &Node) -> Option<InputKind> {
 
 /// Whether a path is a config drive's `openstack/<version>/` file.
 fn in_config_drive(path: &str) -> bool {
-    let dirs: Vec<String> = Path::new(path)
+    matches!(drive_dirs(path, 2).as_slice(), [v, os] if drive_version(v) && os == "openstack")
+}
+
+/// The names of the `n` directories above a file, nearest first.
+fn drive_dirs(path: &str, n: usize) -> Vec<String> {
+    Path::new(path)
         .ancestors()
         .skip(1)
-        .take(2)
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
-    let version = |v: &str| v == "latest" || v.len() == 10 && v.as_bytes()[4] == b'-';
-    matches!(dirs.as_slice(), [v, os] if version(v) && os == "openstack")
+        .take(n)
+        .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect::<Option<_>>()
+        .unwrap_or_default()
+}
+
+/// A config drive's `openstack/<version>` directory: `latest` or a date.
+fn drive_version(v: &str) -> bool {
+    v == "latest" || v.len() == 10 && v.as_bytes()[4] == b'-'
 }
 
 /// The host name a config drive gives beside its `network_data.json`:
@@ -985,16 +994,8 @@ fn meta_data_hostname(path: &str) -> Option<String> {
 /// The host a `network_data.json` is named after: its directory, or the
 /// directory holding a config drive's `openstack/<version>/` tree.
 fn config_drive_host(path: &str) -> Option<String> {
-    let dirs: Vec<String> = Path::new(path)
-        .ancestors()
-        .skip(1)
-        .take(3)
-        .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect::<Option<_>>()
-        .unwrap_or_default();
-    let version = |v: &str| v == "latest" || v.len() == 10 && v.as_bytes()[4] == b'-';
-    match dirs.as_slice() {
-        [v, os, host] if version(v) && os == "openstack" => Some(host.clone()),
+    match drive_dirs(path, 3).as_slice() {
+        [v, os, host] if drive_version(v) && os == "openstack" => Some(host.clone()),
         _ => parent_dir_name(path),
     }
 }
