@@ -1,6 +1,9 @@
 # make install [PREFIX=/usr/local] [DESTDIR=]: the nodenet binary, its
 # manual pages and shell completions (bash, zsh, fish).
 # BIN=path/to/nodenet installs an already built binary instead of building.
+# make test: the tools the tests run (.ci/install-tools.sh, Debian 12, as
+# root; idempotent), then the whole suite. CI runs exactly this.
+# make test-tools: only the tools.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -14,12 +17,18 @@ bashdir = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 zshdir = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 fishdir = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: all build install uninstall
+.PHONY: all build install uninstall test test-tools
 
 all: build
 
 build:
 	$(CARGO) build --release --locked -p nodenet
+
+test: test-tools
+	PATH="$$HOME/.cargo/bin:$$PATH" $(CARGO) test --release --locked --workspace
+
+test-tools:
+	bash .ci/install-tools.sh
 
 install: $(if $(filter command line,$(origin BIN)),,build)
 	install -d $(bindir) $(mandir) $(bashdir) $(zshdir) $(fishdir)

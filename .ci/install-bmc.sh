@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redfish BMC emulator for the provisioning tests (crates/cli/tests/bmc*.rs):
+# Redfish BMC emulator for the provisioning tests (crates/cli/tests/cli/bmc*.rs, discover.rs):
 # sushy-tools 2.2.0 from PyPI in a venv, plus bcrypt for the htpasswd file
 # the tests write (the emulator's basic auth accepts bcrypt hashes only).
 # Idempotent: does nothing when the venv already holds sushy-tools 2.2.0

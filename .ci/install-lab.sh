@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lab's OpenShift node (crates/cli/tests/lab_openshift.rs) runs RHCOS's
+# The lab's OpenShift node (crates/cli/tests/lab/openshift.rs) runs RHCOS's
 # own network scripts, which make br-ex through NetworkManager's Open
 # vSwitch support. Debian builds NetworkManager without it (no
 # libnm-device-plugin-ovs.so), and the plugin needs the daemon it was

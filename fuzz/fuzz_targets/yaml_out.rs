@@ -5,7 +5,7 @@
 //! too: it matches none of PyYAML's implicit resolvers (the patterns of
 //! yaml/resolver.py) nor what go-yaml v2 resolves (its words, and numbers
 //! as Go parses them once every `_` is dropped). The real readers are
-//! run on many strings by crates/render/tests/yaml_out_readers.rs.
+//! run on many strings by crates/render/src/yaml_out_readers.rs.
 #![no_main]
 use std::sync::LazyLock;
 

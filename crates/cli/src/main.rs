@@ -110,12 +110,15 @@ enum Command {
     Man(cmd::install::ManArgs),
 }
 
-/// Whether the command line asks for JSON output (for errors clap finds
-/// before the arguments are parsed).
+/// Whether the command line asks for machine-read output (`--format json`
+/// or `sarif`): errors are then the JSON object on stdout.
 fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    let machine = |f: &std::ffi::OsStr| f == "json" || f == "sarif";
     args.windows(2)
-        .any(|w| w[0] == "--format" && w[1] == "json")
-        || args.iter().any(|a| a == "--format=json")
+        .any(|w| w[0] == "--format" && machine(&w[1]))
+        || args
+            .iter()
+            .any(|a| a == "--format=json" || a == "--format=sarif")
 }
 
 fn main() -> ExitCode {
@@ -143,8 +146,7 @@ fn main() -> ExitCode {
                 .next()
                 .unwrap_or_default()
                 .trim_start_matches("error: ");
-            println!("{}", report::error_json("usage", message, None));
-            return ExitCode::from(cmd::USAGE);
+            return cmd::CliError::usage(message).report(report::Format::Json);
         }
         Err(e) => {
             let _ = e.print();
@@ -163,7 +165,20 @@ fn main() -> ExitCode {
         ui::Verbosity::Normal
     });
     log::init();
-    match cli.command {
+    let format = if wants_json(&args) {
+        report::Format::Json
+    } else {
+        report::Format::Human
+    };
+    match run(cli.command) {
+        Ok(exit) => exit.into(),
+        Err(e) => e.report(format),
+    }
+}
+
+/// The command's work; how it ended is said by `main` alone.
+fn run(command: Command) -> cmd::Outcome {
+    match command {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),

@@ -502,8 +502,25 @@ pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
         }
     }
     let mut out = String::new();
+    // Past SHOWN_PER_CODE reports of one code, the rest are named only.
+    let mut shown_per_code: std::collections::HashMap<&str, usize> = Default::default();
+    let mut unshown: Vec<(&str, Vec<String>)> = Vec::new();
     for group in order {
         let d = &diags[group[0]];
+        let code = d.code.as_str();
+        let n = shown_per_code.entry(code).or_default();
+        *n += 1;
+        if *n > SHOWN_PER_CODE {
+            let at = match unshown.iter().position(|(c, _)| *c == code) {
+                Some(i) => i,
+                None => {
+                    unshown.push((code, Vec::new()));
+                    unshown.len() - 1
+                }
+            };
+            unshown[at].1.push(where_said(d, sources));
+            continue;
+        }
         let mut seen = std::collections::HashSet::new();
         let hosts: Vec<&str> = group
             .iter()
@@ -565,7 +582,35 @@ pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
             out.push('\n');
         }
     }
+    for (code, wheres) in unshown {
+        let named: Vec<&str> = wheres.iter().take(5).map(String::as_str).collect();
+        out.push_str(&format!(
+            "… and {} more `{code}`: {}{} (`--format json` lists every one)\n",
+            wheres.len(),
+            named.join(", "),
+            if wheres.len() > named.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
     out
+}
+
+/// Reports of one code shown in full; the rest are counted and named, so
+/// a fleet of copies of one mistake prints a screen, not a report per copy.
+const SHOWN_PER_CODE: usize = 20;
+
+/// Where an unshown finding is: its host, else its file and line.
+fn where_said(d: &Diagnostic, sources: &SourceMap) -> String {
+    if let Some(h) = &d.host {
+        return escape(h, false, 200).into_owned();
+    }
+    match d.span.and_then(|s| sources.get(s.file).map(|f| (f, s))) {
+        Some((f, s)) => format!("{}:{}", escape(&f.name, false, 200), s.line),
+        None => escape(&d.message, false, 80).into_owned(),
+    }
 }
 
 /// "2 errors, 1 warning" for the closing line.

@@ -61,3 +61,6 @@ impl ImageError {
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ImageError> {
     nodenet_model::write_atomic(path, data).map_err(ImageError::at(path))
 }
+
+#[cfg(test)]
+mod tests;

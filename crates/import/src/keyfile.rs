@@ -395,6 +395,23 @@ pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnos
             span: entry_span,
         });
     }
+    if groups.is_empty() {
+        // NetworkManager loads no profile from it; said as what it is
+        // rather than as a missing `type=`.
+        let what = if text.trim().is_empty() {
+            "the file is empty"
+        } else {
+            "the file has only comments"
+        };
+        return Err(syntax(
+            file,
+            1,
+            1,
+            0,
+            0,
+            format!("{what}: a keyfile has a [connection] group with `id=` and `type=`"),
+        ));
+    }
     merge_aliases(&mut groups, &mut warnings);
     Ok(Keyfile {
         name: name.to_string(),
@@ -455,6 +472,19 @@ fn truncate(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_or_comment_only_file_is_said_to_be_one() {
+        for (text, said) in [
+            ("", "the file is empty"),
+            ("\n  \n", "the file is empty"),
+            ("# nothing here\n", "the file has only comments"),
+        ] {
+            let d = parse("x", text.as_bytes(), 0).unwrap_err();
+            assert_eq!(d.code, Code::KeyfileSyntax);
+            assert!(d.message.starts_with(said), "{text:?}: {}", d.message);
+        }
+    }
 
     #[test]
     fn groups_keys_aliases_escapes_and_lists() {

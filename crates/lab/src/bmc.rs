@@ -372,7 +372,7 @@ struct Seen {
 /// The machine side of the lab's BMCs, until the lab is gone: polls each
 /// system and follows its power transitions with the VM (see the module's
 /// doc). Every event goes to stdout (`machines.log`).
-pub fn machines(dir: &Path) -> Result<(), LabError> {
+pub fn machines(dir: &Path, say: &dyn Fn(&str)) -> Result<(), LabError> {
     let st = LabState::load(dir)?;
     let bmcs = st
         .bmc
@@ -393,7 +393,7 @@ pub fn machines(dir: &Path) -> Result<(), LabError> {
         })
         .collect();
     let mut last: Vec<Option<Seen>> = vec![None; hosts.len()];
-    println!("machines: following {} BMC(s)", hosts.len());
+    say(&format!("machines: following {} BMC(s)", hosts.len()));
     loop {
         // Ends with its lab (down, or another lab in the directory).
         match LabState::load(dir) {
@@ -409,16 +409,15 @@ pub fn machines(dir: &Path) -> Result<(), LabError> {
             }
             let result = match seen.power.as_str() {
                 "Off" => {
-                    println!("{}: powered off: VM stopped", sys.host);
+                    say(&format!("{}: powered off: VM stopped", sys.host));
                     state::stop_vm(dir, &sys.host)
                 }
-                "On" => power_on(dir, &img, sys, host, &seen),
+                "On" => power_on(dir, &img, sys, host, &seen, say),
                 _ => Ok(()),
             };
             if let Err(e) = result {
-                println!("{}: {e}", sys.host);
+                say(&format!("{}: {e}", sys.host));
             }
-            let _ = std::io::stdout().flush();
         }
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -432,12 +431,13 @@ fn power_on(
     sys: &BmcSystem,
     host: &RedfishHost,
     seen: &Seen,
+    say: &dyn Fn(&str),
 ) -> Result<(), LabError> {
     let cdrom = match &seen.cd_boot {
         Some((enabled, url)) => {
             let iso = dir.join(format!("{}-cd.iso", sys.host));
             RedfishHost::fetch(url, &iso)?;
-            println!("{}: powered on: booting its CD {url}", sys.host);
+            say(&format!("{}: powered on: booting its CD {url}", sys.host));
             if enabled == "Once" {
                 host.patch(
                     &host.system,
@@ -447,7 +447,7 @@ fn power_on(
             Some(iso)
         }
         None => {
-            println!("{}: powered on: booting its disk", sys.host);
+            say(&format!("{}: powered on: booting its disk", sys.host));
             None
         }
     };

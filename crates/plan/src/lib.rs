@@ -508,3 +508,6 @@ pub(crate) fn load_clean(text: String) -> Inventory {
     );
     l.inventory
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,6 +12,8 @@ pub mod output;
 pub mod topology;
 pub mod views;
 pub mod yaml_out;
+#[cfg(test)]
+mod yaml_out_readers;
 pub mod ztp;
 
 use std::path::{Path, PathBuf};

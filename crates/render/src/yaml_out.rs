@@ -556,7 +556,7 @@ mod tests {
     /// libyaml breaks lines at, did not read back inside a mapping.
     /// A plain scalar with a quote inside that YAML 1.1 reads as a
     /// timestamp: quoting it must double the quote (found by
-    /// tests/yaml_out_readers.rs).
+    /// yaml_out_readers.rs).
     #[test]
     fn quotes_inside_strings_quoted_for_yaml11_are_doubled() {
         let s = "2001-12-14t21:59:43.10-05:000b'null>!+";

@@ -457,7 +457,7 @@ impl LinkGuard {
 impl Drop for LinkGuard {
     fn drop(&mut self) {
         for e in self.restore() {
-            eprintln!("warning: {e}");
+            tracing::warn!("{e}");
         }
     }
 }

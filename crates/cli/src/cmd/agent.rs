@@ -1,10 +1,10 @@
 //! On the node: `nodenet show`, `apply`, `commit`, `rollback`.
 
 use nodenet_agent::ApplyPath;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
 use crate::ui::info;
 
@@ -20,45 +20,26 @@ enum ShowFormat {
     Json,
 }
 
-/// The exit code and message of an agent error: 2 when NetworkManager
-/// cannot be reached (nothing was tried), else 1.
-fn agent_failed(e: nodenet_agent::AgentError) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(if e.is_unreachable() {
+/// An agent error: exit 2 when NetworkManager cannot be reached (nothing
+/// was tried), else 1.
+fn agent_failed(e: nodenet_agent::AgentError) -> CliError {
+    let exit = if e.is_unreachable() {
         super::USAGE
     } else {
         super::PROBLEMS
-    })
+    };
+    CliError::usage(&e).code(e.code()).exit(exit)
 }
 
-pub fn show(args: ShowArgs) -> ExitCode {
+pub fn show(args: ShowArgs) -> Outcome {
     nodenet_check::nmstate_bridge::install_logger();
     nodenet_agent::library_logs_only_if_asked();
-    match nodenet_agent::show() {
-        Ok(v) => {
-            match args.format {
-                ShowFormat::Yaml => {
-                    print!("{}", serde_yaml::to_string(&v).expect("JSON serialises"))
-                }
-                ShowFormat::Json => println!("{v}"),
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => match args.format {
-            ShowFormat::Json => super::Failure {
-                code: e.code(),
-                message: e.to_string(),
-                file: None,
-                exit: if e.is_unreachable() {
-                    super::USAGE
-                } else {
-                    super::PROBLEMS
-                },
-            }
-            .report(Format::Json),
-            ShowFormat::Yaml => agent_failed(e),
-        },
+    let v = nodenet_agent::show().map_err(agent_failed)?;
+    match args.format {
+        ShowFormat::Yaml => print!("{}", serde_yaml::to_string(&v).expect("JSON serialises")),
+        ShowFormat::Json => println!("{v}"),
     }
+    Ok(Exit::Success)
 }
 
 /// How a change is guarded: checkpoint timeout and probes. The defaults
@@ -100,16 +81,6 @@ pub struct ApplyArgs {
     /// In memory only (lost at reboot).
     #[arg(long)]
     ephemeral: bool,
-}
-
-/// The desired state in `file`, if `nodenet check` accepts it as a clean
-/// NMState file; otherwise the diagnostics are printed and the exit code
-/// returned.
-fn desired_state(file: &Path) -> Result<serde_json::Value, ExitCode> {
-    nodenet_agent::service::desired_state(file).map_err(|refusal| {
-        print_refusal(&refusal);
-        super::problems()
-    })
 }
 
 fn print_refusal(refusal: &nodenet_agent::service::Refusal) {
@@ -156,23 +127,23 @@ fn print_applied(a: &nodenet_agent::Applied, timeout: Duration) {
     }
 }
 
-pub fn apply(args: ApplyArgs) -> ExitCode {
+pub fn apply(args: ApplyArgs) -> Outcome {
     nodenet_check::nmstate_bridge::install_logger();
-    let desired = match desired_state(&args.file) {
+    // Applied only if `nodenet check` accepts it as a clean NMState file.
+    let desired = match nodenet_agent::service::desired_state(&args.file) {
         Ok(d) => d,
-        Err(code) => return code,
+        Err(refusal) => {
+            print_refusal(&refusal);
+            return Ok(Exit::Problems);
+        }
     };
     let opts = args.guard.options(args.no_commit, args.ephemeral);
     // nmstate's and nispor's own log lines only when NODENET_LOG asks (the
     // check above has taken nmstate's warnings about the state already).
     nodenet_agent::library_logs_only_if_asked();
-    match nodenet_agent::apply(&desired, &opts) {
-        Ok(a) => {
-            print_applied(&a, opts.timeout);
-            ExitCode::SUCCESS
-        }
-        Err(e) => agent_failed(e),
-    }
+    let a = nodenet_agent::apply(&desired, &opts).map_err(agent_failed)?;
+    print_applied(&a, opts.timeout);
+    Ok(Exit::Success)
 }
 
 #[derive(clap::Args)]
@@ -197,7 +168,7 @@ pub struct ServiceArgs {
 /// restart by the Machine Config Operator: the node's file is applied
 /// when its content changed; a run that rolled back exits 1, so the MCO
 /// degrades the node and stops the pool.
-pub fn service(args: ServiceArgs) -> ExitCode {
+pub fn service(args: ServiceArgs) -> super::Outcome {
     use nodenet_agent::service::{self as svc, Outcome};
     nodenet_check::nmstate_bridge::install_logger();
     nodenet_agent::library_logs_only_if_asked();
@@ -210,8 +181,8 @@ pub fn service(args: ServiceArgs) -> ExitCode {
     let timeout = opts.apply.timeout;
     let report = match svc::run(&mut svc::System, opts) {
         Ok(r) => r,
-        Err(svc::ServiceError::Unreachable(e)) => return agent_failed(e),
-        Err(e) => return super::usage_error(e),
+        Err(svc::ServiceError::Unreachable(e)) => return Err(agent_failed(e)),
+        Err(e) => return Err(CliError::usage(e)),
     };
     if report.rolled_back_left_open {
         info!("rolled back the change an earlier run left open");
@@ -237,18 +208,19 @@ pub fn service(args: ServiceArgs) -> ExitCode {
             }
             info!("recorded in {}", args.status.display());
         }
-        Outcome::RolledBack | Outcome::Failed => {
-            if let Some(e) = &report.error {
-                eprintln!("error: {e}");
-            }
-        }
+        Outcome::RolledBack | Outcome::Failed => {}
     }
-    if report.unreachable() {
-        ExitCode::from(super::USAGE)
-    } else if run.outcome.ok() {
-        ExitCode::SUCCESS
+    let exit = if report.unreachable() {
+        super::USAGE
     } else {
-        super::problems()
+        super::PROBLEMS
+    };
+    let failed = matches!(run.outcome, Outcome::RolledBack | Outcome::Failed);
+    match &report.error {
+        Some(e) if failed || report.unreachable() => {
+            Err(CliError::usage(e).code("apply-failed").exit(exit))
+        }
+        _ => Ok(Exit::problems_if(!run.outcome.ok())),
     }
 }
 
@@ -263,12 +235,9 @@ pub struct StatusArgs {
 
 /// The service's record; exit 1 when its last run did not leave the
 /// node in its desired state.
-pub fn status(args: StatusArgs) -> ExitCode {
+pub fn status(args: StatusArgs) -> Outcome {
     use nodenet_agent::service::Status;
-    let status = match Status::read(&args.status) {
-        Ok(s) => s,
-        Err(e) => return super::usage_error(e),
-    };
+    let status = Status::read(&args.status).map_err(CliError::usage)?;
     match args.format {
         Format::Json => println!(
             "{}",
@@ -303,20 +272,16 @@ pub fn status(args: StatusArgs) -> ExitCode {
             }
         }
     }
-    if status.last.as_ref().is_none_or(|r| r.outcome.ok()) {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Ok(Exit::problems_if(
+        !status.last.as_ref().is_none_or(|r| r.outcome.ok()),
+    ))
 }
 
-pub fn commit() -> ExitCode {
+pub fn commit() -> Outcome {
     nodenet_check::nmstate_bridge::install_logger();
     nodenet_agent::library_logs_only_if_asked();
-    match nodenet_agent::commit() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => super::usage_error(e),
-    }
+    nodenet_agent::commit().map_err(CliError::usage)?;
+    Ok(Exit::Success)
 }
 
 #[derive(clap::Args)]
@@ -328,21 +293,15 @@ pub struct RollbackArgs {
     if_pending: bool,
 }
 
-pub fn rollback(args: RollbackArgs) -> ExitCode {
+pub fn rollback(args: RollbackArgs) -> Outcome {
     nodenet_check::nmstate_bridge::install_logger();
     nodenet_agent::library_logs_only_if_asked();
     if args.if_pending {
-        return match nodenet_agent::rollback_if_pending() {
-            Ok(true) => {
-                info!("rolled back the change left open");
-                ExitCode::SUCCESS
-            }
-            Ok(false) => ExitCode::SUCCESS,
-            Err(e) => agent_failed(e),
-        };
+        if nodenet_agent::rollback_if_pending().map_err(agent_failed)? {
+            info!("rolled back the change left open");
+        }
+        return Ok(Exit::Success);
     }
-    match nodenet_agent::rollback() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => super::usage_error(e),
-    }
+    nodenet_agent::rollback().map_err(CliError::usage)?;
+    Ok(Exit::Success)
 }

@@ -1,12 +1,12 @@
 //! `nodenet bmc status|power|media`: one Redfish operation per host.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nodenet_bmc::{Power, Select, Status};
 
+use super::{CliError, Exit, Outcome};
 use crate::report::Format;
 use crate::ui::{self, info};
 
@@ -96,13 +96,13 @@ pub struct Destructive {
 impl Destructive {
     /// The selection, or the usage error when there is none (`command` as
     /// typed, e.g. `bmc power off`).
-    pub fn select(&self, command: &str) -> Result<Select, super::Failure> {
+    pub fn select(&self, command: &str) -> Result<Select, CliError> {
         if self.all {
             Ok(Select::All)
         } else if !self.host.is_empty() {
             Ok(Select::Hosts(self.host.clone()))
         } else {
-            Err(super::Failure::usage(format!(
+            Err(CliError::usage(format!(
                 "`nodenet {command}` changes machines: name them with --host H (repeat for more) or give --all"
             )))
         }
@@ -125,32 +125,24 @@ impl Destructive {
 }
 
 /// Loads and checks the inventory, then resolves the selected hosts' BMCs.
-pub fn targets(
-    inventory: &PathBuf,
-    select: &Select,
-    format: Format,
-) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
-    let loaded = load_checked(inventory, format)?;
-    targets_in(&loaded, inventory, select, format)
+pub fn targets(inventory: &PathBuf, select: &Select) -> Result<Vec<nodenet_bmc::Target>, CliError> {
+    let loaded = load_checked(inventory)?;
+    targets_in(&loaded, inventory, select)
 }
 
 /// The inventory, loaded and checked: nothing goes to a BMC from one with
 /// errors (they are printed).
-pub fn load_checked(
-    inventory: &PathBuf,
-    format: Format,
-) -> Result<nodenet_model::Loaded, ExitCode> {
-    let mut loaded = super::load_files(std::slice::from_ref(inventory))
-        .map_err(|e| super::Failure::from(e).report(format))?;
-    super::one_cluster(&loaded, "bmc").map_err(|f| f.report(format))?;
+pub fn load_checked(inventory: &PathBuf) -> Result<nodenet_model::Loaded, CliError> {
+    let mut loaded = super::load_files(std::slice::from_ref(inventory))?;
+    super::one_cluster(&loaded, "bmc")?;
     // Its findings are the check's now.
     let report = nodenet_check::check(&loaded.inventory, std::mem::take(&mut loaded.diagnostics));
     if report.has_errors() {
-        crate::report::print(&loaded.sources, &report.diagnostics, format);
-        if format == Format::Human {
-            eprintln!("failed: the inventory has errors; nothing was sent to any BMC");
-        }
-        return Err(super::problems());
+        return Err(CliError::input(
+            "check-failed",
+            "the inventory has errors; nothing was sent to any BMC",
+        )
+        .with_findings(loaded.sources, report.diagnostics));
     }
     Ok(loaded)
 }
@@ -160,16 +152,11 @@ pub fn targets_in(
     loaded: &nodenet_model::Loaded,
     inventory: &std::path::Path,
     select: &Select,
-    format: Format,
-) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
+) -> Result<Vec<nodenet_bmc::Target>, CliError> {
     let targets = nodenet_bmc::targets(&loaded.inventory, select).map_err(|(host, f)| {
-        super::Failure {
-            code: "bmc-target",
-            message: format!("{host}: {f}"),
-            file: Some(inventory.display().to_string()),
-            exit: super::PROBLEMS,
-        }
-        .report(format)
+        CliError::io(inventory.display().to_string(), format!("{host}: {f}"))
+            .code("bmc-target")
+            .exit(super::PROBLEMS)
     })?;
     for t in targets.iter().filter(|t| t.insecure) {
         eprintln!(
@@ -240,7 +227,7 @@ where
 }
 
 /// The summary every BMC command ends with.
-pub fn print_results(results: &Results, format: Format) -> ExitCode {
+pub fn print_results(results: &Results, format: Format) -> Exit {
     match format {
         Format::Json => {
             let rows: Vec<serde_json::Value> = results
@@ -272,51 +259,37 @@ pub fn print_results(results: &Results, format: Format) -> ExitCode {
             }
         }
     }
-    if results.iter().all(|(_, r)| r.is_ok()) {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Exit::problems_if(!results.iter().all(|(_, r)| r.is_ok()))
 }
 
-fn status(inventory: &PathBuf, host: Vec<String>, limits: Limits, format: Format) -> ExitCode {
+fn status(inventory: &PathBuf, host: Vec<String>, limits: Limits, format: Format) -> Outcome {
     let select = if host.is_empty() {
         Select::All
     } else {
         Select::Hosts(host)
     };
-    let targets = match targets(inventory, &select, format) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
+    let targets = targets(inventory, &select)?;
     let timeout = Duration::from_secs(limits.timeout);
     let results = run_with_progress(targets, limits.parallel, move |t, p| async move {
         nodenet_bmc::status(&t, timeout, &*p).await
     });
-    print_results(&results, format)
+    Ok(print_results(&results, format))
 }
 
 /// `command` as typed (`bmc power off`), `what` as asked (`power off`).
-fn act(command: &str, what: &str, sel: Destructive, action: Action) -> ExitCode {
-    let select = match sel.select(command) {
-        Ok(s) => s,
-        Err(f) => return f.report(Format::Human),
-    };
-    let targets = match targets(&sel.inventory, &select, Format::Human) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
+fn act(command: &str, what: &str, sel: Destructive, action: Action) -> Outcome {
+    let select = sel.select(command)?;
+    let targets = targets(&sel.inventory, &select)?;
     if sel.dry_run {
         let plan = match action {
             Action::Power(p) => p.plan().to_string(),
             Action::Eject => nodenet_bmc::EJECT_PLAN.to_string(),
         };
         print_plan(&targets, &|_| plan.clone(), Format::Human);
-        return ExitCode::SUCCESS;
+        return Ok(Exit::Success);
     }
     if !sel.confirmed(what, &targets) {
-        eprintln!("aborted: nothing was sent to any BMC");
-        return ExitCode::from(super::USAGE);
+        return Err(CliError::usage("aborted: nothing was sent to any BMC").code("aborted"));
     }
     info!("{what}: {} host(s)", targets.len());
     let timeout = Duration::from_secs(sel.limits.timeout);
@@ -330,7 +303,7 @@ fn act(command: &str, what: &str, sel: Destructive, action: Action) -> ExitCode 
             nodenet_bmc::eject(&t, timeout, &*pr).await
         }),
     };
-    print_results(&results, Format::Human)
+    Ok(print_results(&results, Format::Human))
 }
 
 #[derive(Clone, Copy)]
@@ -339,7 +312,7 @@ enum Action {
     Eject,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     match args.op {
         Op::Status {
             inventory,

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::{Exit, Outcome};
 use crate::report::{self, Format};
 use crate::ui::{info, Phases};
 
@@ -35,7 +35,7 @@ enum CheckFormat {
     Sarif,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     let sarif = args.format == CheckFormat::Sarif;
     // What cannot be checked at all is said as JSON in SARIF mode too.
     let format = match args.format {
@@ -43,19 +43,11 @@ pub fn run(args: Args) -> ExitCode {
         CheckFormat::Json | CheckFormat::Sarif => Format::Json,
     };
     let mut phases = Phases::start();
-    let mut loaded = match super::load_files(&args.files) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(format),
-    };
+    let mut loaded = super::load_files(&args.files)?;
     if !args.observed.is_empty() {
-        if let Err(f) = super::one_cluster(&loaded, "check --observed") {
-            return f.report(format);
-        }
+        super::one_cluster(&loaded, "check --observed")?;
     }
-    let observed = match super::wires::read_observed(&args.observed, &mut loaded.sources) {
-        Ok(o) => o,
-        Err(f) => return f.report(format),
-    };
+    let observed = super::wires::read_observed(&args.observed, &mut loaded.sources)?;
     phases.mark("load");
     let loading = std::mem::take(&mut loaded.diagnostics);
     let clusters = loaded.clusters();
@@ -129,16 +121,8 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     let failed = report.has_errors();
-    // As in render: the kernel frees a 10,000-host inventory faster at
-    // exit than dropping it node by node.
-    std::mem::forget(loaded.inventory);
-    std::mem::forget(loaded.fleet);
-    std::mem::forget(report.clusters);
-    if failed {
-        super::problems()
-    } else {
-        ExitCode::SUCCESS
-    }
+    super::drop_at_exit((loaded, report));
+    Ok(Exit::problems_if(failed))
 }
 
 /// "5 host(s)", or "5 host(s) and 2 change(s)" when partial states (NNCPs,

@@ -1,11 +1,12 @@
 //! `nodenet diff DESIRED ACTUAL`: what would change, per interface.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use nodenet_import::diff::Actual;
 
-use crate::report::{self, Format};
+use super::{CliError, Exit, Outcome};
+use crate::report::Format;
+use crate::ui::info;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,52 +33,28 @@ pub struct Args {
 /// One host's state from any input `check` reads, or keyfiles imported
 /// on the fly, or a node's reported state; with how to hold a desired
 /// state against it.
-fn read_state(
-    path: &Path,
-    host: Option<&str>,
-    format: Format,
-) -> Result<(serde_json::Value, Actual), ExitCode> {
+fn read_state(path: &Path, host: Option<&str>) -> Result<(serde_json::Value, Actual), CliError> {
     let is_keyfiles = path.is_dir()
         || path.extension().is_some_and(|e| e == "nmconnection")
         || std::fs::read_to_string(path).is_ok_and(|t| nodenet_model::load::looks_like_keyfile(&t));
     if is_keyfiles && !holds_yaml(path) {
-        let imported = nodenet_import::import_paths(&[path], false)
-            .map_err(|e| super::Failure::from(e).report(format))?;
+        let imported = nodenet_import::import_paths(&[path], false)?;
         if imported.has_errors() {
-            report::print(&imported.sources, &imported.diagnostics, format);
-            return Err(super::problems());
+            return Err(CliError::input(
+                "keyfile-error",
+                format!("{}: the keyfiles cannot be read", path.display()),
+            )
+            .with_findings(imported.sources, imported.diagnostics));
         }
         return Ok((imported.state, Actual::Complete));
     }
-    let loaded = super::load_files(&[path]).map_err(|e| super::Failure::from(e).report(format))?;
-    let refuse = |message: String| {
-        super::Failure {
-            code: "not-a-state",
-            message,
-            file: Some(path.display().to_string()),
-            exit: super::USAGE,
-        }
-        .report(format)
-    };
+    let loaded = super::load_files(&[path])?;
+    let refuse =
+        |message: String| CliError::io(path.display().to_string(), message).code("not-a-state");
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
-        if format == Format::Json {
-            // One object: the file's own findings, then why it is refused.
-            let mut v = report::to_json(&loaded.sources, &loaded.diagnostics);
-            let e = report::error_json(
-                "not-a-state",
-                &format!("{} cannot be read", path.display()),
-                Some(&path.display().to_string()),
-            );
-            if let (Some(list), Some(err)) =
-                (v["diagnostics"].as_array_mut(), e["diagnostics"].get(0))
-            {
-                list.push(err.clone());
-            }
-            println!("{v}");
-            return Err(ExitCode::from(super::USAGE));
-        }
-        report::print(&loaded.sources, &loaded.diagnostics, format);
-        return Err(refuse(format!("{} cannot be read", path.display())));
+        // The file's own findings, then why it is refused.
+        return Err(refuse(format!("{} cannot be read", path.display()))
+            .with_findings(loaded.sources, loaded.diagnostics));
     }
     // What nodes report (NodeNetworkStates): `--host` picks one by its
     // node name.
@@ -154,45 +131,25 @@ fn holds_yaml(path: &Path) -> bool {
         })
 }
 
-pub fn run(args: Args) -> ExitCode {
-    let desired = match read_state(&args.desired, args.host.as_deref(), args.format) {
-        Ok((s, _)) => s,
-        Err(code) => return code,
-    };
+pub fn run(args: Args) -> Outcome {
+    let (desired, _) = read_state(&args.desired, args.host.as_deref())?;
     let (actual, how) = match &args.actual {
-        Some(path) => match read_state(path, args.host.as_deref(), args.format) {
-            Ok(read) => read,
-            Err(code) => return code,
-        },
-        None => match nodenet_import::live::current_state() {
-            Ok(s) => (s, Actual::Live),
-            Err(e) => return super::Failure::usage(e).report(args.format),
-        },
+        Some(path) => read_state(path, args.host.as_deref())?,
+        None => (
+            nodenet_import::live::current_state().map_err(CliError::usage)?,
+            Actual::Live,
+        ),
     };
-    let d = match nodenet_import::diff::diff_with(&desired, &actual, how) {
-        Ok(d) => d,
-        Err(e) => {
-            return super::Failure {
-                code: "nmstate-error",
-                message: e.to_string(),
-                file: None,
-                exit: super::PROBLEMS,
-            }
-            .report(args.format)
-        }
-    };
+    let d = nodenet_import::diff::diff_with(&desired, &actual, how)
+        .map_err(|e| CliError::input("nmstate-error", e))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string(&d).expect("diff serialises")),
         Format::Human => {
             print!("{}", nodenet_import::diff::render_text(&d));
             if d.equal {
-                eprintln!("no differences");
+                info!("no differences");
             }
         }
     }
-    if d.equal {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Ok(Exit::problems_if(!d.equal))
 }

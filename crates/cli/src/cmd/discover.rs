@@ -4,12 +4,12 @@
 //! the discovery for `check --observed`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use nodenet_bmc::discovery::{self, DiscoveryFile, Fill};
 use nodenet_bmc::Select;
 
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
 use crate::ui::info;
 
@@ -34,20 +34,14 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     let select = if args.host.is_empty() {
         Select::All
     } else {
         Select::Hosts(args.host.clone())
     };
-    let loaded = match super::bmc::load_checked(&args.inventory, args.format) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    let targets = match super::bmc::targets_in(&loaded, &args.inventory, &select, args.format) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+    let loaded = super::bmc::load_checked(&args.inventory)?;
+    let targets = super::bmc::targets_in(&loaded, &args.inventory, &select)?;
     let timeout = Duration::from_secs(args.limits.timeout);
     let results =
         super::bmc::run_with_progress(targets, args.limits.parallel, move |t, p| async move {
@@ -65,16 +59,14 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(path) = &args.output {
         let text = serde_json::to_string_pretty(&DiscoveryFile::new(found.clone()))
             .expect("a discovery serialises");
-        if let Err(e) = nodenet_model::write_atomic(path, format!("{text}\n").as_bytes()) {
-            return super::Failure::io(path.display().to_string(), e).report(args.format);
-        }
+        nodenet_model::write_atomic(path, format!("{text}\n").as_bytes())
+            .map_err(|e| CliError::io(path.display().to_string(), e))?;
     }
     let edit = fill_in(&args.inventory, &findings.fills);
     let mut wrote = false;
     if let (true, Ok(Some(edited))) = (args.write, &edit.result) {
-        if let Err(e) = nodenet_model::write_atomic(&args.inventory, edited.as_bytes()) {
-            return super::Failure::io(args.inventory.display().to_string(), e).report(args.format);
-        }
+        nodenet_model::write_atomic(&args.inventory, edited.as_bytes())
+            .map_err(|e| CliError::io(args.inventory.display().to_string(), e))?;
         wrote = true;
     }
     let errors = findings.diagnostics.iter().any(|d| d.is_error());
@@ -129,10 +121,10 @@ pub fn run(args: Args) -> ExitCode {
                     );
                 }
                 Ok(None) => {}
-                Err(e) => eprintln!("warning: {e}"),
+                Err(e) => info!("warning: {e}"),
             }
             for (fill, why) in &edit.skipped {
-                eprintln!(
+                info!(
                     "warning: {} of {} ({}) not written: {why}",
                     fill.nic, fill.host, fill.mac
                 );
@@ -150,11 +142,7 @@ pub fn run(args: Args) -> ExitCode {
             );
         }
     }
-    if errors || !failed.is_empty() {
-        super::problems()
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(Exit::problems_if(errors || !failed.is_empty()))
 }
 
 /// The inventory with the fills written in, and what it changes.

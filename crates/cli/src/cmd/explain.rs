@@ -3,8 +3,7 @@
 //! `nodenet check` says about that input, and the input fixed (the
 //! file's `# fix: N: TEXT` lines applied; see crates/cli/build.rs).
 
-use std::process::ExitCode;
-
+use super::{CliError, Exit, Outcome};
 use nodenet_model::Code;
 
 /// `(code, catalogue file, its text, its text fixed or "", the fixes)`,
@@ -20,16 +19,18 @@ pub struct Args {
     code: Option<String>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     let Some(c) = args.code else {
         println!("| code | meaning |\n|---|---|");
         for code in Code::ALL {
             println!("| `{}` | {} |", code.as_str(), code.explain());
         }
-        return ExitCode::SUCCESS;
+        return Ok(Exit::Success);
     };
     let Some(code) = Code::parse(&c.trim().to_ascii_lowercase().replace('_', "-")) else {
-        return super::usage_error(format!("unknown code `{c}` (`nodenet explain` lists them)"));
+        return Err(CliError::usage(format!(
+            "unknown code `{c}` (`nodenet explain` lists them)"
+        )));
     };
     println!("{}: {}", code.as_str(), code.explain());
     let Some((_, file, text, fixed, fixes)) = catalogue::EXAMPLES
@@ -37,7 +38,7 @@ pub fn run(args: Args) -> ExitCode {
         .find(|(name, ..)| *name == code.as_str())
     else {
         println!("\n(no example input in the catalogue for this code)");
-        return ExitCode::SUCCESS;
+        return Ok(Exit::Success);
     };
     // What check reports on it, this very code only; the text as snippets
     // show it (passwords masked).
@@ -63,10 +64,10 @@ pub fn run(args: Args) -> ExitCode {
     );
     if fixes.is_empty() {
         println!("\n(no fixed example in the catalogue for this code)");
-        return ExitCode::SUCCESS;
+        return Ok(Exit::Success);
     }
     show_fix(code, file, text, fixed, fixes);
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
 /// The fixed input as a before/after of the changed lines (`-` with the

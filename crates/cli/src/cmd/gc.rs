@@ -1,9 +1,8 @@
 //! `nodenet gc`: nmstatectl gc's output, byte for byte, plus `-o DIR`.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,11 +14,8 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> ExitCode {
-    let loaded = match super::load_files(&[&args.file]) {
-        Ok(l) => l,
-        Err(e) => return super::usage_error(e),
-    };
+pub fn run(args: Args) -> Outcome {
+    let loaded = super::load_files(&[&args.file]).map_err(CliError::usage)?;
     let mut diags = loaded.diagnostics;
     let Some(host) = loaded
         .inventory
@@ -27,11 +23,14 @@ pub fn run(args: Args) -> ExitCode {
         .first()
         .filter(|_| loaded.inventory.kind == Some(nodenet_model::InputKind::NmState))
     else {
-        if diags.is_empty() {
-            eprintln!("error: {} is not an NMState file", args.file.display());
-        }
         report::print(&loaded.sources, &diags, Format::Human);
-        return super::problems();
+        if diags.is_empty() {
+            return Err(CliError::input(
+                "not-nmstate",
+                format!("{} is not an NMState file", args.file.display()),
+            ));
+        }
+        return Ok(Exit::Problems);
     };
     let network = host
         .network
@@ -44,7 +43,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     report::print(&loaded.sources, &diags, Format::Human);
     let Some(keyfiles) = keyfiles else {
-        return super::problems();
+        return Ok(Exit::Problems);
     };
     match args.output {
         None => {
@@ -59,12 +58,10 @@ pub fn run(args: Args) -> ExitCode {
                 .into_iter()
                 .map(|(name, content)| nodenet_render::OutFile::new(name, content, 0o600))
                 .collect();
-            if let Err(e) = nodenet_render::output::write_tree(&dir, files, None) {
-                return super::usage_error(e);
-            }
+            nodenet_render::output::write_tree(&dir, files, None).map_err(CliError::usage)?;
         }
     }
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
 /// What `nodenet check` finds in a state nmstate accepts (a VLAN id past

@@ -5,10 +5,10 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use nodenet_model::Loaded;
 
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
 use crate::ui::info;
 
@@ -43,12 +43,8 @@ pub struct ShowArgs {
 }
 
 /// Loads and checks as `check` does.
-fn load(
-    files: &[PathBuf],
-    format: Format,
-) -> Result<(Loaded, nodenet_check::FleetReport), ExitCode> {
-    let mut loaded =
-        super::load_files(files).map_err(|e| super::Failure::from(e).report(format))?;
+fn load(files: &[PathBuf]) -> Result<(Loaded, nodenet_check::FleetReport), CliError> {
+    let mut loaded = super::load_files(files)?;
     let diagnostics = std::mem::take(&mut loaded.diagnostics);
     let report = nodenet_check::check_clusters(&loaded.clusters(), diagnostics);
     Ok((loaded, report))
@@ -73,14 +69,14 @@ fn cluster_views(
 
 /// After a view on stdout: the errors (people read the view knowing the
 /// input is wrong), or a note that `check` has warnings to show.
-fn tell_problems(loaded: &Loaded, report: &nodenet_check::FleetReport) -> ExitCode {
+fn tell_problems(loaded: &Loaded, report: &nodenet_check::FleetReport) -> Exit {
     if report.has_errors() {
         report::print(&loaded.sources, &report.diagnostics, Format::Human);
         eprintln!(
             "failed: the input has errors ({}); shown as written",
             report::summary(&report.diagnostics)
         );
-        return super::problems();
+        return Exit::Problems;
     }
     if !report.diagnostics.is_empty() {
         info!(
@@ -88,22 +84,15 @@ fn tell_problems(loaded: &Loaded, report: &nodenet_check::FleetReport) -> ExitCo
             report::summary(&report.diagnostics)
         );
     }
-    ExitCode::SUCCESS
+    Exit::Success
 }
 
 fn out(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-pub fn run(args: Args) -> ExitCode {
-    let diag_format = match args.format {
-        ViewFormat::Json => Format::Json,
-        _ => Format::Human,
-    };
-    let (loaded, report) = match load(&args.files, diag_format) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+pub fn run(args: Args) -> Outcome {
+    let (loaded, report) = load(&args.files)?;
     let views = cluster_views(&loaded, &report);
     let code = match args.format {
         ViewFormat::Json => {
@@ -123,11 +112,7 @@ pub fn run(args: Args) -> ExitCode {
             v["hosts"] = serde_json::Value::Array(hosts);
             v["changes"] = serde_json::Value::Array(changes);
             out(&format!("{v}\n"));
-            if report.has_errors() {
-                super::problems()
-            } else {
-                ExitCode::SUCCESS
-            }
+            Exit::problems_if(report.has_errors())
         }
         ViewFormat::Table => {
             for (cluster, view) in &views {
@@ -157,17 +142,13 @@ pub fn run(args: Args) -> ExitCode {
             tell_problems(&loaded, &report)
         }
     };
-    // As in check: the kernel frees a large inventory faster at exit.
-    std::mem::forget(loaded);
-    std::mem::forget(report);
-    code
+    drop(views);
+    super::drop_at_exit((loaded, report));
+    Ok(code)
 }
 
-pub fn show(args: ShowArgs) -> ExitCode {
-    let (loaded, report) = match load(&args.files, Format::Human) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+pub fn show(args: ShowArgs) -> Outcome {
+    let (loaded, report) = load(&args.files)?;
     let clusters = loaded.clusters();
     let found = clusters.iter().zip(&report.clusters).find_map(|(inv, r)| {
         let i = inv.hosts.iter().position(|h| h.name.value == args.host)?;
@@ -190,22 +171,25 @@ pub fn show(args: ShowArgs) -> ExitCode {
         } else {
             format!("hosts: {list}")
         };
-        return super::Failure::usage(format!("no host named `{}` ({known})", args.host))
-            .report(Format::Human);
+        return Err(CliError::usage(format!(
+            "no host named `{}` ({known})",
+            args.host
+        )));
     };
-    let code = match nodenet_render::views::host_state_yaml(host, host_report) {
+    let outcome = match nodenet_render::views::host_state_yaml(host, host_report) {
         Some(yaml) => {
             out(&yaml);
-            tell_problems(&loaded, &report)
+            Ok(tell_problems(&loaded, &report))
         }
         None => {
-            let _ = tell_problems(&loaded, &report);
-            eprintln!("error: host `{}` has no network state", args.host);
-            super::problems()
+            tell_problems(&loaded, &report);
+            Err(CliError::input(
+                "no-network-state",
+                format!("host `{}` has no network state", args.host),
+            ))
         }
     };
     drop(clusters);
-    std::mem::forget(loaded);
-    std::mem::forget(report);
-    code
+    super::drop_at_exit((loaded, report));
+    outcome
 }

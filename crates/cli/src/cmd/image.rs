@@ -1,10 +1,10 @@
 //! `nodenet image iso|disk|pxe`: a host's keyfiles into its boot media.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 
 use nodenet_image::{iso, pxe, ImageError};
 
+use super::{CliError, Exit, Outcome};
 use crate::ui::{self, info};
 
 /// The inventory comes first, as in check/render/bmc/provision:
@@ -113,10 +113,10 @@ struct Payload {
     ignition: Option<Vec<u8>>,
 }
 
-fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode> {
+fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, CliError> {
     let inventory = match (inventory, &source.inventory_flag) {
         (Some(_), Some(_)) => {
-            return Err(super::usage_error(
+            return Err(CliError::usage(
                 "the inventory is given twice (as an argument and with -c)",
             ))
         }
@@ -124,7 +124,7 @@ fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode
         (None, flag) => flag.clone(),
     };
     if inventory.is_some() && !source.keyfile.is_empty() {
-        return Err(super::usage_error(
+        return Err(CliError::usage(
             "give an inventory and --host, or --keyfile F…, not both",
         ));
     }
@@ -137,12 +137,9 @@ fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode
                     b.keyfiles
                 }
                 Err(nodenet_render::HostKeyfilesError::Load(e)) => {
-                    return Err(super::usage_error(e))
+                    return Err(CliError::usage(e))
                 }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return Err(super::problems());
-                }
+                Err(e) => return Err(CliError::input("host-keyfiles", e)),
             }
         }
         _ if !source.keyfile.is_empty() => {
@@ -153,7 +150,7 @@ fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let data = std::fs::read(p)
-                    .map_err(|e| super::usage_error(format!("{}: {e}", p.display())))?;
+                    .map_err(|e| CliError::usage(format!("{}: {e}", p.display())))?;
                 v.push((name, data));
             }
             // What goes into boot media must be a keyfile NetworkManager
@@ -170,33 +167,35 @@ fn load(inventory: Option<PathBuf>, source: &Source) -> Result<Payload, ExitCode
                     .filter(|d| d.is_error())
                     .cloned()
                     .collect();
-                crate::report::print(&imported.sources, &errors, crate::report::Format::Human);
-                eprintln!("failed: not a keyfile NetworkManager would load; nothing written");
-                return Err(super::problems());
+                return Err(CliError::input(
+                    "keyfile-error",
+                    "not a keyfile NetworkManager would load; nothing written",
+                )
+                .with_findings(imported.sources, errors));
             }
             v
         }
         (Some(_), None) => {
-            return Err(super::usage_error(
+            return Err(CliError::usage(
                 "--host names a host of an inventory: give the inventory first (`nodenet image iso INVENTORY --host H …`)",
             ))
         }
         (None, Some(inv)) => {
-            return Err(super::usage_error(format!(
+            return Err(CliError::usage(format!(
                 "which host of {}? give --host H",
                 inv.display()
             )))
         }
         _ => {
-            return Err(super::usage_error(
+            return Err(CliError::usage(
                 "give an inventory and --host H, or --keyfile F…",
             ))
         }
     };
     let ignition = match &source.ignition {
-        Some(p) => Some(
-            std::fs::read(p).map_err(|e| super::usage_error(format!("{}: {e}", p.display())))?,
-        ),
+        Some(p) => {
+            Some(std::fs::read(p).map_err(|e| CliError::usage(format!("{}: {e}", p.display())))?)
+        }
         None => None,
     };
     Ok(Payload {
@@ -222,22 +221,23 @@ fn split(mut paths: Vec<PathBuf>) -> (Option<PathBuf>, PathBuf) {
 }
 
 /// The input media must be readable: said with its name before any work.
-fn readable(path: &std::path::Path) -> Result<(), ExitCode> {
+fn readable(path: &std::path::Path) -> Result<(), CliError> {
     std::fs::File::open(path)
         .map(drop)
-        .map_err(|e| super::usage_error(format!("{}: {e}", path.display())))
+        .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
 }
 
-fn fail(e: ImageError) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(if e.is_input_problem() {
+/// Exit 1 when the media given is at fault, else 2.
+fn failed(e: ImageError) -> CliError {
+    let exit = if e.is_input_problem() {
         super::PROBLEMS
     } else {
         super::USAGE
-    })
+    };
+    CliError::usage(e).code("image").exit(exit)
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     match args.kind {
         Kind::Iso {
             paths,
@@ -245,164 +245,147 @@ pub fn run(args: Args) -> ExitCode {
             output,
             in_place,
             drop_ignition,
-        } => {
-            let (inventory, input) = split(paths);
-            if let Err(c) = readable(&input) {
-                return c;
-            }
-            let Payload {
-                keyfiles,
-                links,
-                ignition,
-            } = match load(inventory, &source) {
-                Ok(x) => x,
-                Err(c) => return c,
-            };
-            let e = iso::Embed {
-                keyfiles: &keyfiles,
-                links: &links,
-                ignition: ignition.as_deref(),
-                drop_ignition,
-            };
-            let (result, target) = if in_place {
-                (iso::embed_in_place(&input, &e), input.clone())
-            } else {
-                let out = output.expect("clap requires -o without --in-place");
-                (iso::embed_to(&input, &out, &e), out)
-            };
-            match result {
-                Ok(n) => {
-                    info!(
-                        "embedded {} keyfile(s){}{} ({n} bytes) into {}",
-                        keyfiles.len(),
-                        pinned(&links),
-                        if ignition.is_some() {
-                            " and an Ignition config"
-                        } else {
-                            ""
-                        },
-                        target.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(e),
-            }
-        }
+        } => iso(paths, &source, output, in_place, drop_ignition),
         Kind::Disk {
             paths,
             source,
             output,
             url_base,
-        } => {
-            let (inventory, image) = split(paths);
-            if let Err(c) = readable(&image) {
-                return c;
-            }
-            let Payload {
-                keyfiles,
-                links,
-                ignition,
-            } = match load(inventory, &source) {
-                Ok(x) => x,
-                Err(c) => return c,
-            };
-            if !links.is_empty() {
-                // The boot partition's firstboot network is keyfiles only.
-                info!(
-                    "note: the {} .link file(s) pinning NIC names are not written into a disk image: the installed system gets them from Ignition (openshift/10-nodenet-nic-names-*.yaml)",
-                    links.len()
-                );
-            }
-            // A spinner on a terminal, nothing when stderr is redirected.
-            let bar = if ui::chatty() {
-                indicatif::ProgressBar::new_spinner()
-            } else {
-                indicatif::ProgressBar::hidden()
-            };
-            bar.enable_steady_tick(std::time::Duration::from_millis(120));
-            let progress = |step: &str| bar.set_message(step.to_string());
-            let result = nodenet_image::disk::inject(
-                &image,
-                &output,
-                &keyfiles,
-                ignition.as_deref(),
-                &progress,
-            );
-            bar.finish_and_clear();
-            match result {
-                Ok(w) => {
-                    let name = output.file_name().unwrap_or_default().to_string_lossy();
-                    info!(
-                        "wrote {} keyfile(s) into the boot partition (offset {}) of {}",
-                        keyfiles.len(),
-                        w.partition.offset,
-                        output.display()
-                    );
-                    match &w.method {
-                        nodenet_image::disk::Method::Patched {
-                            changed,
-                            appended,
-                            recompressed,
-                        } => info!(
-                            "patched: {changed} bytes changed in place, {appended} appended, {recompressed} compressed anew"
-                        ),
-                        nodenet_image::disk::Method::Rewritten { reason } => {
-                            info!("rewrote the whole image ({reason})")
-                        }
-                    }
-                    println!("sha256: {}", w.sha256);
-                    println!(
-                        "clusterOSImage: {}/{name}?sha256={}",
-                        url_base.trim_end_matches('/'),
-                        w.sha256
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(e),
-            }
-        }
+        } => disk(paths, &source, &output, &url_base),
         Kind::Pxe {
             inventory,
             source,
             output,
             append_to,
-        } => {
-            let Payload {
-                keyfiles,
-                links,
-                ignition,
-            } = match load(inventory, &source) {
-                Ok(x) => x,
-                Err(c) => return c,
-            };
-            let payload =
-                nodenet_image::initrd::network_payload(&keyfiles, &links, ignition.as_deref());
-            let data = match append_to {
-                None => payload,
-                Some(base) => {
-                    let initramfs = match std::fs::read(&base) {
-                        Ok(b) => b,
-                        Err(e) => return super::usage_error(format!("{}: {e}", base.display())),
-                    };
-                    match pxe::append(&base, &initramfs, &payload) {
-                        Ok(d) => d,
-                        Err(e) => return fail(e),
-                    }
-                }
-            };
-            match nodenet_image::write_atomic(&output, &data) {
-                Ok(()) => {
-                    info!(
-                        "wrote {} ({} bytes, {} keyfile(s){})",
-                        output.display(),
-                        data.len(),
-                        keyfiles.len(),
-                        pinned(&links)
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(e),
-            }
+        } => pxe(inventory, &source, &output, append_to),
+    }
+}
+/// `nodenet image iso`: the payload into a live ISO's embed area.
+fn iso(
+    paths: Vec<PathBuf>,
+    source: &Source,
+    output: Option<PathBuf>,
+    in_place: bool,
+    drop_ignition: bool,
+) -> Outcome {
+    let (inventory, input) = split(paths);
+    readable(&input)?;
+    let Payload {
+        keyfiles,
+        links,
+        ignition,
+    } = load(inventory, source)?;
+    let e = iso::Embed {
+        keyfiles: &keyfiles,
+        links: &links,
+        ignition: ignition.as_deref(),
+        drop_ignition,
+    };
+    let (result, target) = if in_place {
+        (iso::embed_in_place(&input, &e), input.clone())
+    } else {
+        let out = output.expect("clap requires -o without --in-place");
+        (iso::embed_to(&input, &out, &e), out)
+    };
+    let n = result.map_err(failed)?;
+    info!(
+        "embedded {} keyfile(s){}{} ({n} bytes) into {}",
+        keyfiles.len(),
+        pinned(&links),
+        if ignition.is_some() {
+            " and an Ignition config"
+        } else {
+            ""
+        },
+        target.display()
+    );
+    Ok(Exit::Success)
+}
+
+/// `nodenet image disk`: the payload into a disk image's boot partition.
+fn disk(paths: Vec<PathBuf>, source: &Source, output: &Path, url_base: &str) -> Outcome {
+    let (inventory, image) = split(paths);
+    readable(&image)?;
+    let Payload {
+        keyfiles,
+        links,
+        ignition,
+    } = load(inventory, source)?;
+    if !links.is_empty() {
+        // The boot partition's firstboot network is keyfiles only.
+        info!(
+            "note: the {} .link file(s) pinning NIC names are not written into a disk image: the installed system gets them from Ignition (openshift/10-nodenet-nic-names-*.yaml)",
+            links.len()
+        );
+    }
+    // A spinner on a terminal, nothing when stderr is redirected.
+    let bar = if ui::chatty() {
+        indicatif::ProgressBar::new_spinner()
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let progress = |step: &str| bar.set_message(step.to_string());
+    let result =
+        nodenet_image::disk::inject(&image, output, &keyfiles, ignition.as_deref(), &progress);
+    bar.finish_and_clear();
+    let w = result.map_err(failed)?;
+    let name = output.file_name().unwrap_or_default().to_string_lossy();
+    info!(
+        "wrote {} keyfile(s) into the boot partition (offset {}) of {}",
+        keyfiles.len(),
+        w.partition.offset,
+        output.display()
+    );
+    match &w.method {
+        nodenet_image::disk::Method::Patched {
+            changed,
+            appended,
+            recompressed,
+        } => info!(
+            "patched: {changed} bytes changed in place, {appended} appended, {recompressed} compressed anew"
+        ),
+        nodenet_image::disk::Method::Rewritten { reason } => {
+            info!("rewrote the whole image ({reason})")
         }
     }
+    println!("sha256: {}", w.sha256);
+    println!(
+        "clusterOSImage: {}/{name}?sha256={}",
+        url_base.trim_end_matches('/'),
+        w.sha256
+    );
+    Ok(Exit::Success)
+}
+
+/// `nodenet image pxe`: the payload as an initramfs, alone or appended.
+fn pxe(
+    inventory: Option<PathBuf>,
+    source: &Source,
+    output: &Path,
+    append_to: Option<PathBuf>,
+) -> Outcome {
+    let Payload {
+        keyfiles,
+        links,
+        ignition,
+    } = load(inventory, source)?;
+    let payload = nodenet_image::initrd::network_payload(&keyfiles, &links, ignition.as_deref());
+    let data = match append_to {
+        None => payload,
+        Some(base) => {
+            let initramfs = std::fs::read(&base)
+                .map_err(|e| CliError::usage(format!("{}: {e}", base.display())))?;
+            pxe::append(&base, &initramfs, &payload).map_err(failed)?
+        }
+    };
+    nodenet_image::write_atomic(output, &data).map_err(failed)?;
+    info!(
+        "wrote {} ({} bytes, {} keyfile(s){})",
+        output.display(),
+        data.len(),
+        keyfiles.len(),
+        pinned(&links)
+    );
+    Ok(Exit::Success)
 }

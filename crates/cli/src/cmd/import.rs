@@ -1,9 +1,9 @@
 //! `nodenet import`: NetworkManager keyfiles → NMState YAML.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
+use crate::ui::info;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,11 +27,8 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: Args) -> ExitCode {
-    let imported = match nodenet_import::import_paths(&args.paths, args.strict) {
-        Ok(i) => i,
-        Err(e) => return super::Failure::from(e).report(args.format),
-    };
+pub fn run(args: Args) -> Outcome {
+    let imported = nodenet_import::import_paths(&args.paths, args.strict)?;
     if args.format == Format::Human || imported.has_errors() {
         report::print(&imported.sources, &imported.diagnostics, args.format);
     } else if !imported.diagnostics.is_empty() {
@@ -41,34 +38,34 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     if imported.has_errors() {
-        eprintln!("failed: {}", report::summary(&imported.diagnostics));
-        return super::problems();
+        info!("failed: {}", report::summary(&imported.diagnostics));
+        return Ok(Exit::Problems);
     }
     let yaml = serde_yaml::to_string(&imported.state).expect("JSON serialises to YAML");
     match (args.into, args.host) {
         (Some(inventory), Some(host)) => {
             match nodenet_import::into::add_host(&inventory, &host, &imported.state) {
                 Ok(added) => {
-                    eprintln!(
+                    info!(
                         "{} host `{host}` in {}",
                         if added.replaced { "updated" } else { "added" },
                         inventory.display()
                     );
                     if let Some(backup) = added.rewritten {
-                        eprintln!(
+                        info!(
                             "warning: the host is written as a flow map (or in a flow list), which cannot be edited in place: {} was rewritten whole, without its comments and layout; the original is {}",
                             inventory.display(),
                             backup.display()
                         );
                     }
-                    ExitCode::SUCCESS
+                    Ok(Exit::Success)
                 }
-                Err(e) => super::Failure::usage(e).report(args.format),
+                Err(e) => Err(CliError::usage(e)),
             }
         }
         _ => {
             print!("{yaml}");
-            ExitCode::SUCCESS
+            Ok(Exit::Success)
         }
     }
 }

@@ -1,10 +1,9 @@
 //! `nodenet completions SHELL` and `nodenet man`: what `make install`
 //! puts beside the binary (shell completion, manual pages).
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
+use super::{CliError, Exit, Outcome};
 use clap::CommandFactory;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct CompletionsArgs {
@@ -13,10 +12,10 @@ pub struct CompletionsArgs {
     shell: clap_complete::Shell,
 }
 
-pub fn completions(args: CompletionsArgs) -> ExitCode {
+pub fn completions(args: CompletionsArgs) -> Outcome {
     let mut cmd = crate::Cli::command();
     clap_complete::generate(args.shell, &mut cmd, "nodenet", &mut std::io::stdout());
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
 #[derive(clap::Args)]
@@ -27,20 +26,20 @@ pub struct ManArgs {
     output: Option<PathBuf>,
 }
 
-pub fn man(args: ManArgs) -> ExitCode {
+pub fn man(args: ManArgs) -> Outcome {
     let cmd = crate::Cli::command();
     let result = match &args.output {
         None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout()),
         Some(dir) => std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(cmd, dir)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => super::usage_error(format!(
+        Ok(()) => Ok(Exit::Success),
+        Err(e) => Err(CliError::usage(format!(
             "{}: {e}",
             args.output
                 .as_deref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "stdout".into())
-        )),
+        ))),
     }
 }

@@ -3,13 +3,14 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use nodenet_lab::state::{self, LabState, NodeFiles, REHEARSE_JSON, REPORT_HTML, REPORT_JSON};
 use nodenet_lab::{report, switch, topology, LabError};
 
+use super::{CliError, Exit, Outcome};
 use crate::report::Format;
+use crate::ui::info;
 
 #[derive(clap::Subcommand)]
 pub enum LabCommand {
@@ -117,13 +118,15 @@ fn dir(d: &DirArgs) -> PathBuf {
     p.canonicalize().unwrap_or(p)
 }
 
-fn fail(e: LabError) -> ExitCode {
-    let exit = match e {
-        LabError::Input(_) => super::PROBLEMS,
-        _ => super::USAGE,
-    };
-    eprintln!("error: {e}");
-    ExitCode::from(exit)
+/// Exit 1 when the inventory asks for what the lab cannot build, else 2.
+impl From<LabError> for CliError {
+    fn from(e: LabError) -> CliError {
+        let exit = match e {
+            LabError::Input(_) => super::PROBLEMS,
+            _ => super::USAGE,
+        };
+        CliError::usage(e).code("lab").exit(exit)
+    }
 }
 
 /// One cluster's inventory, loaded and checked. With errors, they are
@@ -134,17 +137,14 @@ fn load_checked(
     path: &PathBuf,
     command: &str,
     allow_errors: Option<bool>,
-    format: Format,
-) -> Result<(nodenet_model::Loaded, nodenet_check::Report), ExitCode> {
-    let loaded = super::load_files(std::slice::from_ref(path))
-        .map_err(|e| super::Failure::from(e).report(format))?;
-    super::one_cluster(&loaded, command).map_err(|f| f.report(format))?;
+) -> Result<(nodenet_model::Loaded, nodenet_check::Report), CliError> {
+    let loaded = super::load_files(std::slice::from_ref(path))?;
+    super::one_cluster(&loaded, command)?;
     let checked = nodenet_check::check(&loaded.inventory, loaded.diagnostics.clone());
     if checked.has_errors() {
-        crate::report::print(&loaded.sources, &checked.diagnostics, Format::Human);
         if allow_errors != Some(true) {
-            eprintln!(
-                "error: {} has errors; `nodenet {command}` takes only what check accepts{}",
+            let message = format!(
+                "{} has errors; `nodenet {command}` takes only what check accepts{}",
                 path.display(),
                 if allow_errors.is_some() {
                     " (--allow-errors to watch them fail)"
@@ -152,58 +152,50 @@ fn load_checked(
                     ""
                 }
             );
-            return Err(super::problems());
+            return Err(CliError::input("check-failed", message)
+                .with_findings(loaded.sources, checked.diagnostics));
         }
-        eprintln!("note: building despite the errors above (--allow-errors)");
+        crate::report::print(&loaded.sources, &checked.diagnostics, Format::Human);
+        info!("note: building despite the errors above (--allow-errors)");
     }
     Ok((loaded, checked))
 }
 
-pub fn run(cmd: LabCommand) -> ExitCode {
+pub fn run(cmd: LabCommand) -> Outcome {
     match cmd {
         LabCommand::Up(a) => up(a),
         LabCommand::Verify(a) => verify(a),
         LabCommand::Rehearse(a) => rehearse(a),
         LabCommand::Status(a) => status(&dir(&a)),
-        LabCommand::Machines(a) => match nodenet_lab::bmc::machines(&dir(&a)) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(e),
-        },
+        LabCommand::Machines(a) => {
+            // What the lab's BMCs did, a line each, as it happens.
+            nodenet_lab::bmc::machines(&dir(&a), &|line| {
+                println!("{line}");
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(Exit::Success)
+        }
         LabCommand::Console(a) => console(&dir(&a.dir), &a.vm),
-        LabCommand::Down(a) => match state::down(&dir(&a)) {
-            Ok(stopped) => {
-                println!("stopped {}: {}", stopped.len(), stopped.join(", "));
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(e),
-        },
+        LabCommand::Down(a) => {
+            let stopped = state::down(&dir(&a))?;
+            println!("stopped {}: {}", stopped.len(), stopped.join(", "));
+            Ok(Exit::Success)
+        }
     }
 }
 
-fn up(a: UpArgs) -> ExitCode {
+fn up(a: UpArgs) -> Outcome {
     // The lab builds what check accepts, from what render writes.
-    let (loaded, checked) =
-        match load_checked(&a.inventory, "lab up", Some(a.allow_errors), Format::Human) {
-            Ok(l) => l,
-            Err(code) => return code,
-        };
+    let (loaded, checked) = load_checked(&a.inventory, "lab up", Some(a.allow_errors))?;
     let inv = &loaded.inventory;
-    let chosen = match topology::choose(inv, &a.hosts, a.per_shape) {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let mut topo = match topology::plan(inv, &chosen) {
-        Ok(t) => t,
-        Err(e) => return fail(e),
-    };
+    let chosen = topology::choose(inv, &a.hosts, a.per_shape)?;
+    let mut topo = topology::plan(inv, &chosen)?;
     if a.nic_names == NicNames::Kernel {
         topo.kernel_nic_names = true;
         topo.notes.push("NICs named by the kernel (--nic-names kernel): profiles bound by name find only NICs the kernel happens to name alike; LLDP and VLAN checks of `lab verify` look for the inventory's names".into());
     }
-    let me = match std::env::current_exe() {
-        Ok(p) => p,
-        Err(e) => return super::usage_error(format!("finding nodenet's own binary: {e}")),
-    };
+    let me = std::env::current_exe()
+        .map_err(|e| CliError::usage(format!("finding nodenet's own binary: {e}")))?;
     let mut files: Vec<NodeFiles> = Vec::new();
     for node in &topo.nodes {
         let i = inv
@@ -213,10 +205,11 @@ fn up(a: UpArgs) -> ExitCode {
             .expect("chosen from the inventory");
         let hr = &checked.hosts[i];
         if inv.hosts[i].network.is_some() && hr.keyfiles.is_none() {
-            return fail(LabError::Input(format!(
+            return Err(LabError::Input(format!(
                 "{}: nmstate rejects its state, so it has no keyfiles to boot with",
                 node.name
-            )));
+            ))
+            .into());
         }
         let mut f: NodeFiles = Vec::new();
         for (name, content) in hr.keyfiles.iter().flatten() {
@@ -253,24 +246,21 @@ fn up(a: UpArgs) -> ExitCode {
         .image_cache
         .clone()
         .unwrap_or_else(state::default_image_cache);
-    eprintln!(
+    info!(
         "lab image in {} (built once: debootstrap and a kernel, a few minutes)",
         cache.display()
     );
     let started = std::time::Instant::now();
-    let img = match nodenet_lab::image(&cache) {
-        Ok(i) => i,
-        Err(e) => return fail(e),
-    };
+    let img = nodenet_lab::image(&cache)?;
     let image_s = started.elapsed().as_secs_f64();
     let d = a.dir.dir.clone().unwrap_or_else(state::default_dir);
     let inventory = a.inventory.canonicalize().unwrap_or(a.inventory.clone());
-    eprintln!(
+    info!(
         "starting {} node VM(s) and the switch in {}",
         topo.nodes.len(),
         d.display()
     );
-    let mut st = match state::up(
+    let mut st = state::up(
         &img,
         &inventory,
         topo,
@@ -279,30 +269,22 @@ fn up(a: UpArgs) -> ExitCode {
         &script,
         &d,
         Duration::from_secs(a.timeout),
-    ) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+    )?;
     let vms_s = started.elapsed().as_secs_f64() - image_s;
     let d = d.canonicalize().unwrap_or(d);
     match nodenet_lab::bmc::sushy() {
         Some(sushy) => {
-            eprintln!("starting a BMC per host ({}), the image server and the live ISO", sushy.display());
-            match nodenet_lab::bmc::start(&st, &d, inv, &me, &sushy) {
-                Ok(b) => {
-                    st.bmc = Some(b);
-                    if let Err(e) = st.save(&d) {
-                        let _ = state::down(&d);
-                        return fail(e);
-                    }
-                }
-                Err(e) => {
-                    let _ = state::down(&d);
-                    return fail(e);
-                }
+            info!("starting a BMC per host ({}), the image server and the live ISO", sushy.display());
+            let started = nodenet_lab::bmc::start(&st, &d, inv, &me, &sushy).and_then(|b| {
+                st.bmc = Some(b);
+                st.save(&d)
+            });
+            if let Err(e) = started {
+                let _ = state::down(&d);
+                return Err(e.into());
             }
         }
-        None => eprintln!(
+        None => info!(
             "note: no BMCs: sushy-emulator not found (install sushy-tools, or set NODENET_SUSHY); `nodenet provision --lab` needs them"
         ),
     }
@@ -318,7 +300,7 @@ fn up(a: UpArgs) -> ExitCode {
         st.accel,
         d.display()
     );
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
 fn print_topology(st: &LabState) {
@@ -371,40 +353,30 @@ fn print_topology(st: &LabState) {
         );
     }
     for n in &t.notes {
-        eprintln!("note: {n}");
+        info!("note: {n}");
     }
 }
 
-fn verify(a: VerifyArgs) -> ExitCode {
+fn verify(a: VerifyArgs) -> Outcome {
     let d = dir(&a.dir);
     // VMs their BMC is booting again (`provision --lab`) are waited for.
     let waited = std::time::Instant::now();
-    let st = match state::wait_ready(&d, Duration::from_secs(a.timeout)) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+    let st = state::wait_ready(&d, Duration::from_secs(a.timeout))?;
     if waited.elapsed() > Duration::from_secs(1) {
-        eprintln!(
+        info!(
             "waited {:.1} s for VMs still booting",
             waited.elapsed().as_secs_f64()
         );
     }
-    let loaded = match super::load_files(std::slice::from_ref(&st.inventory)) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(a.format),
-    };
-    let rep = match nodenet_lab::verify::verify(&st, &d, &loaded.inventory) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
+    let loaded = super::load_files(std::slice::from_ref(&st.inventory))?;
+    let rep = nodenet_lab::verify::verify(&st, &d, &loaded.inventory)?;
     let json = serde_json::to_vec_pretty(&rep).expect("report serialises");
     for (name, data) in [
         (REPORT_JSON, json.clone()),
         (REPORT_HTML, report::html(&rep, &st.topology).into_bytes()),
     ] {
-        if let Err(e) = nodenet_model::write_atomic(&d.join(name), &data) {
-            return super::Failure::io(d.join(name).display().to_string(), e).report(a.format);
-        }
+        nodenet_model::write_atomic(&d.join(name), &data)
+            .map_err(|e| CliError::io(d.join(name).display().to_string(), e))?;
     }
     match a.format {
         Format::Json => println!("{}", String::from_utf8_lossy(&json)),
@@ -413,18 +385,11 @@ fn verify(a: VerifyArgs) -> ExitCode {
             println!("report: {}", d.join(REPORT_HTML).display());
         }
     }
-    if rep.ok() {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Ok(Exit::problems_if(!rep.ok()))
 }
 
-fn status(d: &Path) -> ExitCode {
-    let (st, rows) = match state::status(d) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+fn status(d: &Path) -> Outcome {
+    let (st, rows) = state::status(d)?;
     println!(
         "lab in {} from {} ({})",
         d.display(),
@@ -465,34 +430,28 @@ fn status(d: &Path) -> ExitCode {
         }
         println!("images {}", b.image_url);
     }
-    if rows.iter().all(|(_, running, _)| *running) {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Ok(Exit::problems_if(
+        !rows.iter().all(|(_, running, _)| *running),
+    ))
 }
 
-fn console(d: &Path, vm: &str) -> ExitCode {
-    let st = match LabState::load(d) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+fn console(d: &Path, vm: &str) -> Outcome {
+    let st = LabState::load(d)?;
     if !st.vms.iter().any(|v| v.name == vm) {
-        return fail(LabError::Input(format!(
+        return Err(LabError::Input(format!(
             "no VM `{vm}` in the lab (it has {})",
             st.vms
                 .iter()
                 .map(|v| v.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )));
+        ))
+        .into());
     }
     let sock = d.join(format!("{vm}-serial.sock"));
-    let mut stream = match std::os::unix::net::UnixStream::connect(&sock) {
-        Ok(s) => s,
-        Err(e) => return super::Failure::io(sock.display().to_string(), e).report(Format::Human),
-    };
-    eprintln!("{vm}'s console (Ctrl-D leaves it; the VM keeps running)");
+    let mut stream = std::os::unix::net::UnixStream::connect(&sock)
+        .map_err(|e| CliError::io(sock.display().to_string(), e))?;
+    info!("{vm}'s console (Ctrl-D leaves it; the VM keeps running)");
     let mut out = stream.try_clone().expect("socket clone");
     std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
@@ -506,50 +465,34 @@ fn console(d: &Path, vm: &str) -> ExitCode {
     });
     let _ = stream.write_all(b"\n");
     let _ = std::io::copy(&mut std::io::stdin(), &mut stream);
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
-fn rehearse(a: RehearseArgs) -> ExitCode {
+fn rehearse(a: RehearseArgs) -> Outcome {
     let d = dir(&a.dir);
-    let mut st = match LabState::load(&d) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let load = |p: &PathBuf| load_checked(p, "lab rehearse", None, a.format).map(|(l, _)| l);
-    let (old, new) = match (load(&a.old), load(&a.new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(c), _) | (_, Err(c)) => return c,
-    };
+    let mut st = LabState::load(&d)?;
+    let load = |p: &PathBuf| load_checked(p, "lab rehearse", None).map(|(l, _)| l);
+    let (old, new) = (load(&a.old)?, load(&a.new)?);
     let names = (a.old.display().to_string(), a.new.display().to_string());
-    let r = match nodenet_lab::rehearse::rehearse(
+    let r = nodenet_lab::rehearse::rehearse(
         &st,
         &d,
         &old.inventory,
         &new.inventory,
         (&names.0, &names.1),
-    ) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
+    )?;
     // The lab now runs the new inventory: `lab verify` checks that.
     if let Some(t) = &r.topology {
         st.topology = t.clone();
         st.inventory = a.new.canonicalize().unwrap_or(a.new.clone());
-        if let Err(e) = st.save(&d) {
-            return fail(e);
-        }
+        st.save(&d)?;
     }
     let json = serde_json::to_vec_pretty(&r).expect("rehearsal serialises");
-    if let Err(e) = nodenet_model::write_atomic(&d.join(REHEARSE_JSON), &json) {
-        return super::Failure::io(d.join(REHEARSE_JSON).display().to_string(), e).report(a.format);
-    }
+    nodenet_model::write_atomic(&d.join(REHEARSE_JSON), &json)
+        .map_err(|e| CliError::io(d.join(REHEARSE_JSON).display().to_string(), e))?;
     match a.format {
         Format::Json => println!("{}", String::from_utf8_lossy(&json)),
         Format::Human => print!("{}", nodenet_lab::rehearse::text(&r)),
     }
-    if r.ok() {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    Ok(Exit::problems_if(!r.ok()))
 }

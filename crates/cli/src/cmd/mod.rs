@@ -27,6 +27,38 @@ use crate::report::Format;
 pub const PROBLEMS: u8 = 1;
 pub const USAGE: u8 = 2;
 
+/// How every command ends: it ran to its end ([`Exit`]), or it stopped
+/// ([`CliError`], which `main` says once).
+pub type Outcome = Result<Exit, CliError>;
+
+/// How a command that ran to its end exits: 0, or 1 when what it read
+/// has problems (its output has already said which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success,
+    Problems,
+}
+
+impl Exit {
+    /// `Problems` when `failed`.
+    pub fn problems_if(failed: bool) -> Exit {
+        if failed {
+            Exit::Problems
+        } else {
+            Exit::Success
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        match e {
+            Exit::Success => ExitCode::SUCCESS,
+            Exit::Problems => ExitCode::from(PROBLEMS),
+        }
+    }
+}
+
 /// Loads inputs as every command that reads them does: the formats the
 /// inventory stage reads, and NetworkManager keyfiles (told by content)
 /// read by the import stage.
@@ -36,114 +68,162 @@ pub fn load_files(
     nodenet_model::load::load_files_with(paths, Some(&nodenet_import::KeyfileReader))
 }
 
-pub fn problems() -> ExitCode {
-    ExitCode::from(PROBLEMS)
+/// Freed as the process ends, not node by node: the kernel reclaims a
+/// 10,000-host inventory and its report at exit faster than their drop
+/// walks them, so a command hands them to a thread the exit does not wait
+/// for.
+pub fn drop_at_exit<T: Send + 'static>(value: T) {
+    std::thread::spawn(move || drop(value));
 }
 
-pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!(
-        "error: {}",
-        crate::report::escape(&msg.to_string(), false, 2000)
-    );
-    ExitCode::from(USAGE)
-}
-
-/// A failure that stops a command (exit 2 unless said otherwise): `error:
-/// MESSAGE` on stderr, or in JSON mode the one object on stdout,
+/// A failure that stops a command (exit 2 unless said otherwise). `main`
+/// says it, once: `error: MESSAGE` on stderr, or with `--format json` the
+/// one object on stdout,
 /// `{"diagnostics":[{"severity":"error","code":CODE,"message":...,"file":...}]}`.
-pub struct Failure {
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CliError {
     pub code: &'static str,
     pub message: String,
     pub file: Option<String>,
     pub exit: u8,
+    /// The input's own findings, said before the error (in JSON, the
+    /// error is the last of the one object's diagnostics).
+    pub findings: Option<Box<(nodenet_model::SourceMap, Vec<nodenet_model::Diagnostic>)>>,
 }
 
 /// Commands about one cluster refuse a fleet (several ZTP sites) rather
 /// than work on one of its clusters and stay silent about the others.
-pub fn one_cluster(loaded: &nodenet_model::Loaded, command: &str) -> Result<(), Failure> {
+pub fn one_cluster(loaded: &nodenet_model::Loaded, command: &str) -> Result<(), CliError> {
     match loaded.clusters().len() {
         0 | 1 => Ok(()),
-        n => Err(Failure::usage(format!(
+        n => Err(CliError::usage(format!(
             "the inputs hold {n} clusters (ZTP sites); `nodenet {command}` works on one: give one site's file (`nodenet check` and `nodenet render` take the fleet)"
         ))),
     }
 }
 
-impl Failure {
-    pub fn usage(message: impl std::fmt::Display) -> Failure {
-        Failure {
+impl CliError {
+    pub fn usage(message: impl std::fmt::Display) -> CliError {
+        CliError {
             code: "usage",
             message: message.to_string(),
             file: None,
             exit: USAGE,
+            findings: None,
         }
     }
 
-    pub fn io(file: impl Into<String>, message: impl std::fmt::Display) -> Failure {
-        Failure {
+    pub fn io(file: impl Into<String>, message: impl std::fmt::Display) -> CliError {
+        CliError {
             code: "io",
             message: message.to_string(),
             file: Some(file.into()),
             exit: USAGE,
+            findings: None,
         }
     }
 
-    pub fn exit(mut self, code: u8) -> Failure {
+    /// A problem in the input that stops the command (exit 1).
+    pub fn input(code: &'static str, message: impl std::fmt::Display) -> CliError {
+        CliError {
+            code,
+            message: message.to_string(),
+            file: None,
+            exit: PROBLEMS,
+            findings: None,
+        }
+    }
+
+    /// With another code than its constructor's.
+    pub fn code(mut self, code: &'static str) -> CliError {
+        self.code = code;
+        self
+    }
+
+    pub fn exit(mut self, code: u8) -> CliError {
         self.exit = code;
         self
     }
 
+    /// With the input's findings that led to it.
+    pub fn with_findings(
+        mut self,
+        sources: nodenet_model::SourceMap,
+        diagnostics: Vec<nodenet_model::Diagnostic>,
+    ) -> CliError {
+        self.findings = Some(Box::new((sources, diagnostics)));
+        self
+    }
+
+    /// Says the error (only `main` calls this) and gives the exit code.
     pub fn report(self, format: Format) -> ExitCode {
-        match format {
-            Format::Human => eprintln!(
-                "error: {}",
-                crate::report::escape(&self.message, false, 2000)
-            ),
-            Format::Json => println!(
-                "{}",
-                crate::report::error_json(self.code, &self.message, self.file.as_deref())
-            ),
+        let error = crate::report::error_json(self.code, &self.message, self.file.as_deref());
+        match (format, self.findings) {
+            (Format::Human, findings) => {
+                if let Some((sources, diagnostics)) = findings.as_deref() {
+                    crate::report::print(sources, diagnostics, Format::Human);
+                }
+                eprintln!(
+                    "error: {}",
+                    crate::report::escape(&self.message, false, 2000)
+                );
+            }
+            (Format::Json, None) => println!("{error}"),
+            (Format::Json, Some(findings)) => {
+                let (sources, diagnostics) = &*findings;
+                let mut v = crate::report::to_json(sources, diagnostics);
+                if let (Some(list), Some(e)) =
+                    (v["diagnostics"].as_array_mut(), error["diagnostics"].get(0))
+                {
+                    list.push(e.clone());
+                }
+                println!("{v}");
+            }
         }
         ExitCode::from(self.exit)
     }
 }
 
-impl From<nodenet_model::LoadError> for Failure {
-    fn from(e: nodenet_model::LoadError) -> Failure {
+impl From<nodenet_model::LoadError> for CliError {
+    fn from(e: nodenet_model::LoadError) -> CliError {
         match &e {
-            nodenet_model::LoadError::Io { path, .. } => Failure::io(path.clone(), &e),
-            nodenet_model::LoadError::TooLarge { path, .. } => Failure {
+            nodenet_model::LoadError::Io { path, .. } => CliError::io(path.clone(), &e),
+            nodenet_model::LoadError::TooLarge { path, .. } => CliError {
                 code: "input-too-large",
                 file: Some(path.clone()),
                 message: e.to_string(),
                 exit: USAGE,
+                findings: None,
             },
-            nodenet_model::LoadError::BadLimit { .. } => Failure::usage(&e),
+            nodenet_model::LoadError::BadLimit { .. } => CliError::usage(&e),
         }
     }
 }
 
-impl From<nodenet_import::ImportError> for Failure {
-    fn from(e: nodenet_import::ImportError) -> Failure {
+impl From<nodenet_import::ImportError> for CliError {
+    fn from(e: nodenet_import::ImportError) -> CliError {
         match &e {
-            nodenet_import::ImportError::Io { path, .. } => Failure::io(path.clone(), &e),
-            nodenet_import::ImportError::Empty(path) => Failure {
+            nodenet_import::ImportError::Io { path, .. } => CliError::io(path.clone(), &e),
+            nodenet_import::ImportError::Empty(path) => CliError {
                 code: "no-keyfiles",
                 file: Some(path.clone()),
                 message: e.to_string(),
                 exit: USAGE,
+                findings: None,
             },
         }
     }
 }
 
-impl From<nodenet_render::RenderError> for Failure {
-    fn from(e: nodenet_render::RenderError) -> Failure {
-        Failure {
+impl From<nodenet_render::RenderError> for CliError {
+    fn from(e: nodenet_render::RenderError) -> CliError {
+        CliError {
             code: e.code(),
             file: Some(e.path().to_string()),
             message: e.to_string(),
             exit: USAGE,
+            findings: None,
         }
     }
 }

@@ -2,9 +2,9 @@
 //! host, how risky each change is, and the rollout it implies.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use crate::report::{self, Format};
+use super::{CliError, Exit, Outcome};
+use crate::report::Format;
 use crate::ui::{info, Phases};
 
 #[derive(clap::Args)]
@@ -37,7 +37,7 @@ pub struct Args {
     running: Vec<PathBuf>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     let mut phases = Phases::start();
     let load = |path: &PathBuf| super::load_files(&[rendered_carrier(path)]);
     // The two versions are read side by side (each a large file, often).
@@ -46,25 +46,17 @@ pub fn run(args: Args) -> ExitCode {
         let new = load(&args.new);
         (old.join().expect("loading does not panic"), new)
     });
-    let old = match old {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(args.format),
-    };
-    let new = match new {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(args.format),
-    };
+    let (old, new) = (old?, new?);
     phases.mark("load");
     // The old version is what runs: read as it is. The new one must be
     // sound before anything is rolled out.
     if let Some(e) = old.diagnostics.iter().find(|d| d.is_error()) {
-        report::print(&old.sources, &old.diagnostics, args.format);
-        return super::Failure::usage(format!(
+        let message = format!(
             "{} cannot be read as an inventory: {}",
             args.old.display(),
             e.message
-        ))
-        .report(args.format);
+        );
+        return Err(CliError::usage(message).with_findings(old.sources, old.diagnostics));
     }
     if old.clusters().len() > 1 || new.clusters().len() > 1 {
         return plan_sites(&args, old, new, phases);
@@ -72,18 +64,12 @@ pub fn run(args: Args) -> ExitCode {
     let report = nodenet_check::check(&new.inventory, new.diagnostics);
     phases.mark("check");
     if report.has_errors() {
-        return not_clean(&args, &new.sources, &report.diagnostics);
+        return Err(not_clean(&args, new.sources, report.diagnostics));
     }
-    let plan = match nodenet_plan::plan(&old.inventory, &new.inventory) {
-        Ok(p) => p,
-        Err(e) => return super::Failure::usage(e).report(args.format),
-    };
+    let plan = nodenet_plan::plan(&old.inventory, &new.inventory).map_err(CliError::usage)?;
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
     phases.mark("plan");
-    let drift = match running(&args, &old.inventory) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
+    let drift = running(&args, &old.inventory)?;
     if args.output.is_some() {
         let mut files = rollout.files(&new.inventory);
         files.extend(nodenet_plan::added_hosts_files(
@@ -91,23 +77,18 @@ pub fn run(args: Args) -> ExitCode {
             &old.inventory,
             &new.inventory,
         ));
-        if let Err(code) = write_plan(&args, &new.sources, files) {
-            return code;
-        }
+        write_plan(&args, &new.sources, files)?;
         phases.mark("write");
     }
     let measured = match &args.measured {
         None => None,
-        Some(p) => match std::fs::read_to_string(p) {
-            Ok(t) => match nodenet_lab::rehearse::read_measured(&t) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    return super::Failure::usage(format!("{}: {e}", p.display()))
-                        .report(args.format)
-                }
-            },
-            Err(e) => return super::Failure::io(p.display().to_string(), e).report(args.format),
-        },
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| CliError::io(p.display().to_string(), e))?;
+            let m = nodenet_lab::rehearse::read_measured(&text)
+                .map_err(|e| CliError::usage(format!("{}: {e}", p.display())))?;
+            Some(m)
+        }
     };
     phases.print();
     match args.format {
@@ -162,16 +143,9 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
-    // Both inventories are dropped by the kernel at exit, faster than node
-    // by node.
-    std::mem::forget(old);
-    std::mem::forget(new.inventory);
-    std::mem::forget(report.hosts);
-    if plan.is_empty() && drift.as_ref().is_none_or(|d| d.is_empty()) {
-        ExitCode::SUCCESS
-    } else {
-        super::problems()
-    }
+    let changed = !plan.is_empty() || drift.as_ref().is_some_and(|d| !d.is_empty());
+    super::drop_at_exit((old, new.inventory, report.hosts));
+    Ok(Exit::problems_if(changed))
 }
 
 /// `--running`: the NodeNetworkStates read and held against OLD; their
@@ -180,47 +154,43 @@ pub fn run(args: Args) -> ExitCode {
 fn running(
     args: &Args,
     old: &nodenet_model::Inventory,
-) -> Result<Option<nodenet_plan::drift::Drift>, ExitCode> {
+) -> Result<Option<nodenet_plan::drift::Drift>, CliError> {
     if args.running.is_empty() {
         return Ok(None);
     }
-    let loaded = super::load_files(&args.running)
-        .map_err(|e| super::Failure::from(e).report(args.format))?;
-    let refuse = |diags: &[nodenet_model::Diagnostic]| {
-        report::print(&loaded.sources, diags, args.format);
-        super::Failure::usage(format!(
+    let loaded = super::load_files(&args.running)?;
+    let refuse = |diags: Vec<nodenet_model::Diagnostic>| {
+        CliError::usage(format!(
             "{} cannot be read as what the nodes run: nothing planned",
             args.running[0].display()
         ))
-        .report(args.format)
+        .with_findings(loaded.sources.clone(), diags)
     };
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
-        return Err(refuse(&loaded.diagnostics));
+        return Err(refuse(loaded.diagnostics.clone()));
     }
     if loaded.running.is_empty() || !loaded.inventory.hosts.is_empty() {
-        return Err(super::Failure::usage(format!(
+        return Err(CliError::usage(format!(
             "{}: --running takes NodeNetworkStates (`oc get nns -o yaml`) and nothing else",
             args.running[0].display()
-        ))
-        .report(args.format));
+        )));
     }
     nodenet_plan::drift::drift(old, &loaded.running)
         .map(Some)
-        .map_err(|diags| refuse(&diags))
+        .map_err(refuse)
 }
 
 /// NEW has errors: they are said, nothing is planned (exit 2).
 fn not_clean(
     args: &Args,
-    sources: &nodenet_model::SourceMap,
-    diags: &[nodenet_model::Diagnostic],
-) -> ExitCode {
-    report::print(sources, diags, args.format);
-    super::Failure::usage(format!(
+    sources: nodenet_model::SourceMap,
+    diags: Vec<nodenet_model::Diagnostic>,
+) -> CliError {
+    CliError::usage(format!(
         "{} does not check clean: nothing planned",
         args.new.display()
     ))
-    .report(args.format)
+    .with_findings(sources, diags)
 }
 
 /// The rollout's manifests into `-o DIR`, with a manifest as render's:
@@ -230,7 +200,7 @@ fn write_plan(
     args: &Args,
     sources: &nodenet_model::SourceMap,
     files: Vec<nodenet_render::OutFile>,
-) -> Result<(), ExitCode> {
+) -> Result<(), CliError> {
     let Some(dir) = &args.output else {
         return Ok(());
     };
@@ -244,7 +214,7 @@ fn write_plan(
     nodenet_render::output::guard_provenance(dir, &provenance, args.force)
         .and_then(|()| nodenet_render::output::write_tree(dir, files, Some(&provenance)))
         .map(drop)
-        .map_err(|e| super::Failure::from(e).report(args.format))
+        .map_err(CliError::from)
 }
 
 /// A fleet of sites (ZTP): sites matched by cluster name, each planned as
@@ -255,14 +225,14 @@ fn plan_sites(
     old: nodenet_model::Loaded,
     mut new: nodenet_model::Loaded,
     mut phases: Phases,
-) -> ExitCode {
+) -> Outcome {
     use nodenet_render::ztp::site_name;
     let loading = std::mem::take(&mut new.diagnostics);
     let new_clusters = new.clusters();
     let report = nodenet_check::check_clusters(&new_clusters, loading);
     phases.mark("check");
     if report.has_errors() {
-        return not_clean(args, &new.sources, &report.diagnostics);
+        return Err(not_clean(args, new.sources.clone(), report.diagnostics));
     }
     let old_clusters = old.clusters();
     let before: std::collections::HashMap<String, &nodenet_model::Inventory> =
@@ -281,12 +251,8 @@ fn plan_sites(
             );
             continue;
         };
-        let plan = match nodenet_plan::plan(was, inv) {
-            Ok(p) => p,
-            Err(e) => {
-                return super::Failure::usage(format!("site `{name}`: {e}")).report(args.format)
-            }
-        };
+        let plan = nodenet_plan::plan(was, inv)
+            .map_err(|e| CliError::usage(format!("site `{name}`: {e}")))?;
         let rollout = nodenet_plan::rollout::rollout(&plan, inv);
         if args.output.is_some() {
             for mut f in rollout.files(inv) {
@@ -315,9 +281,7 @@ fn plan_sites(
     }
     phases.mark("plan");
     if args.output.is_some() {
-        if let Err(code) = write_plan(args, &new.sources, files) {
-            return code;
-        }
+        write_plan(args, &new.sources, files)?;
         phases.mark("write");
     }
     phases.print();
@@ -348,14 +312,8 @@ fn plan_sites(
     }
     drop(old_clusters);
     drop(new_clusters);
-    std::mem::forget(old);
-    std::mem::forget(new);
-    std::mem::forget(report.clusters);
-    if changed {
-        super::problems()
-    } else {
-        ExitCode::SUCCESS
-    }
+    super::drop_at_exit((old, new, report.clusters));
+    Ok(Exit::problems_if(changed))
 }
 
 /// A render's output directory is read through its install-config.yaml:

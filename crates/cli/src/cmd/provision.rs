@@ -2,9 +2,9 @@
 //! BMC (Redfish virtual media), in parallel.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
+use super::{CliError, Exit, Outcome};
 use crate::report::Format;
 use crate::ui::info;
 
@@ -34,49 +34,37 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> Outcome {
     let format = args.format;
-    let select = match args.sel.select("provision") {
-        Ok(s) => s,
-        Err(f) => return f.report(format),
-    };
+    let select = args.sel.select("provision")?;
     let lab = if args.lab {
         let dir = args
             .lab_dir
             .clone()
             .unwrap_or_else(nodenet_lab::state::default_dir);
-        match lab_bmcs(&dir) {
-            Ok((dir, bmcs)) => {
-                args.image_url_base.get_or_insert(bmcs.image_url.clone());
-                args.build_from
-                    .get_or_insert(dir.join(nodenet_lab::bmc::LIVE_ISO));
-                args.image_dir
-                    .get_or_insert(dir.join(nodenet_lab::bmc::IMAGES_DIR));
-                Some((dir, bmcs))
-            }
-            Err(f) => return f.report(format),
-        }
+        let (dir, bmcs) = lab_bmcs(&dir)?;
+        args.image_url_base.get_or_insert(bmcs.image_url.clone());
+        args.build_from
+            .get_or_insert(dir.join(nodenet_lab::bmc::LIVE_ISO));
+        args.image_dir
+            .get_or_insert(dir.join(nodenet_lab::bmc::IMAGES_DIR));
+        Some((dir, bmcs))
     } else {
         None
     };
     // The live ISO is read for every host: a wrong path is said at once,
     // before any BMC is touched.
     if let Some(base) = &args.build_from {
-        if let Err(e) = std::fs::File::open(base) {
-            return super::Failure::io(
+        std::fs::File::open(base).map_err(|e| {
+            CliError::io(
                 base.display().to_string(),
                 format!("--build-from {}: {e}", base.display()),
             )
-            .report(format);
-        }
+        })?;
     }
     let targets = match &lab {
-        Some((dir, bmcs)) => lab_targets(&args.sel.inventory, &select, dir, bmcs, format),
-        None => super::bmc::targets(&args.sel.inventory, &select, format),
-    };
-    let targets = match targets {
-        Ok(t) => t,
-        Err(c) => return c,
+        Some((dir, bmcs)) => lab_targets(&args.sel.inventory, &select, dir, bmcs)?,
+        None => super::bmc::targets(&args.sel.inventory, &select)?,
     };
     let base = args
         .image_url_base
@@ -101,35 +89,24 @@ pub fn run(mut args: Args) -> ExitCode {
             )
         };
         super::bmc::print_plan(&targets, &plan, format);
-        return ExitCode::SUCCESS;
+        return Ok(Exit::Success);
     }
     if !args
         .sel
         .confirmed("provision (power off, boot from new media)", &targets)
     {
-        eprintln!("aborted: nothing was sent to any BMC");
-        return ExitCode::from(super::USAGE);
+        return Err(CliError::usage("aborted: nothing was sent to any BMC").code("aborted"));
     }
     if let (Some(live), Some(dir)) = (&args.build_from, &args.image_dir) {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return super::Failure::io(
-                dir.display().to_string(),
-                format!("{}: {e}", dir.display()),
-            )
-            .report(format);
-        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::io(dir.display().to_string(), format!("{}: {e}", dir.display()))
+        })?;
         for t in &targets {
-            let boot = match nodenet_render::boot_network_for_host(
+            let boot = nodenet_render::boot_network_for_host(
                 std::slice::from_ref(&args.sel.inventory),
                 &t.host,
-            ) {
-                Ok(b) => b,
-                Err(e) => {
-                    return super::Failure::usage(format!("{}: {e}", t.host))
-                        .exit(super::PROBLEMS)
-                        .report(format)
-                }
-            };
+            )
+            .map_err(|e| CliError::usage(format!("{}: {e}", t.host)).exit(super::PROBLEMS))?;
             let e = nodenet_image::iso::Embed {
                 keyfiles: &boot.keyfiles,
                 links: &boot.links,
@@ -143,7 +120,7 @@ pub fn run(mut args: Args) -> ExitCode {
                 } else {
                     super::USAGE
                 };
-                return super::Failure::io(
+                return Err(CliError::io(
                     live.display().to_string(),
                     format!(
                         "{}: building {} from {}: {err}",
@@ -152,8 +129,7 @@ pub fn run(mut args: Args) -> ExitCode {
                         live.display()
                     ),
                 )
-                .exit(code)
-                .report(format);
+                .exit(code));
             }
             info!("{}: built {}", t.host, out.display());
         }
@@ -163,17 +139,17 @@ pub fn run(mut args: Args) -> ExitCode {
         let url = format!("{base}/{}.iso", t.host);
         async move { nodenet_bmc::provision(&t, &url, timeout, &*p).await }
     });
-    super::bmc::print_results(&results, format)
+    Ok(super::bmc::print_results(&results, format))
 }
 
 /// The lab in `dir` and its BMCs; none (no lab, a lab without BMCs) is a
 /// usage error.
-fn lab_bmcs(dir: &std::path::Path) -> Result<(PathBuf, nodenet_lab::bmc::LabBmcs), super::Failure> {
+fn lab_bmcs(dir: &std::path::Path) -> Result<(PathBuf, nodenet_lab::bmc::LabBmcs), CliError> {
     let dir = dir.canonicalize().unwrap_or(dir.to_path_buf());
     let st = nodenet_lab::state::LabState::load(&dir)
-        .map_err(|e| super::Failure::usage(format!("--lab: {e}")))?;
+        .map_err(|e| CliError::usage(format!("--lab: {e}")))?;
     let bmcs = st.bmc.ok_or_else(|| {
-        super::Failure::usage(format!(
+        CliError::usage(format!(
             "--lab: the lab in {} has no BMCs (sushy-emulator was not found when it came up)",
             dir.display()
         ))
@@ -190,12 +166,11 @@ fn lab_targets(
     select: &nodenet_bmc::Select,
     dir: &std::path::Path,
     bmcs: &nodenet_lab::bmc::LabBmcs,
-    format: Format,
-) -> Result<Vec<nodenet_bmc::Target>, ExitCode> {
-    let loaded = super::bmc::load_checked(inventory, format)?;
+) -> Result<Vec<nodenet_bmc::Target>, CliError> {
+    let loaded = super::bmc::load_checked(inventory)?;
     let password = nodenet_lab::bmc::password(dir)
-        .map_err(|e| super::Failure::io(dir.display().to_string(), e.to_string()).report(format))?;
-    let usage = |m: String| Err(super::Failure::usage(m).report(format));
+        .map_err(|e| CliError::io(dir.display().to_string(), e.to_string()))?;
+    let usage = |m: String| Err(CliError::usage(m));
     let hosts = &loaded.inventory.hosts;
     if let nodenet_bmc::Select::Hosts(named) = select {
         for name in named {

@@ -1,8 +1,8 @@
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use nodenet_render::{Provenance, Replace};
 
+use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
 use crate::ui::{info, Phases};
 
@@ -67,20 +67,19 @@ fn example_may_write(dir: &std::path::Path) -> bool {
     !dir.exists() || dir.join("manifest.json").is_file()
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     let mut phases = Phases::start();
     let builtin = args.files.is_empty();
     if builtin {
         if !args.example && !args.force && !example_may_write(&args.output) {
-            return super::Failure::usage(format!(
+            return Err(CliError::usage(format!(
                 "no inventory given: nodenet would render its built-in example cluster into {}, which exists and is no render; name your inventory file (nodenet render cluster.yaml -o {}), or pass --example to write the example there",
                 args.output.display(),
                 args.output.display()
-            ))
-            .report(args.format);
+            )));
         }
         if args.format == Format::Human {
-            eprintln!(
+            info!(
                 "note: no inventory given: rendering nodenet's built-in example cluster (examples/lacp-vlan.yaml), not yours; name your inventory file to render it"
             );
         }
@@ -94,25 +93,21 @@ pub fn run(args: Args) -> ExitCode {
             vec![BUILTIN_EXAMPLE.0.to_string()],
         )
     } else {
-        match super::load_files(&args.files) {
-            Ok(l) => (
-                l,
-                args.files
-                    .iter()
-                    .map(|p| Provenance::input_name(p))
-                    .collect(),
-            ),
-            Err(e) => return super::Failure::from(e).report(args.format),
-        }
+        (
+            super::load_files(&args.files)?,
+            args.files
+                .iter()
+                .map(|p| Provenance::input_name(p))
+                .collect(),
+        )
     };
     phases.mark("load");
     let provenance = Provenance::new(inputs, &loaded.sources);
     if loaded.clusters().iter().any(|c| c.is_site()) {
         if !args.with.is_empty() {
-            return super::Failure::usage(
+            return Err(CliError::usage(
                 "`--with` writes outputs for hosts of one cluster; ZTP sites are rendered as ClusterInstances only",
-            )
-            .report(args.format);
+            ));
         }
         return render_sites(loaded, &args, &provenance, phases);
     }
@@ -141,7 +136,7 @@ pub fn run(args: Args) -> ExitCode {
             nodenet_model::diag::sort(&mut diags);
             return nothing_written(&loaded.sources, &diags, args.format);
         }
-        Err(e) => return super::Failure::from(e).report(args.format),
+        Err(e) => return Err(e.into()),
     };
     phases.mark("render");
     phases.print();
@@ -185,16 +180,9 @@ pub fn run(args: Args) -> ExitCode {
             report::summary(&diags)
         );
     }
-    // The process ends here: freeing a 10,000-host inventory and its report
-    // node by node costs more than the kernel takes to drop them at exit.
-    std::mem::forget(loaded.inventory);
-    std::mem::forget(loaded.sources);
-    std::mem::forget(report.hosts);
-    if unsupported {
-        // Written, but without what an output could not carry.
-        return super::problems();
-    }
-    ExitCode::SUCCESS
+    super::drop_at_exit((loaded.inventory, loaded.sources, report.hosts));
+    // With `unsupported`: written, but without what an output could not carry.
+    Ok(Exit::problems_if(unsupported))
 }
 
 /// The check found errors: they are said, nothing is written (exit 1).
@@ -202,12 +190,12 @@ fn nothing_written(
     sources: &nodenet_model::SourceMap,
     diags: &[nodenet_model::Diagnostic],
     format: Format,
-) -> ExitCode {
+) -> Outcome {
     report::print(sources, diags, format);
     if format == Format::Human {
-        eprintln!("failed: nothing written: {}", report::summary(diags));
+        info!("failed: nothing written: {}", report::summary(diags));
     }
-    super::problems()
+    Ok(Exit::Problems)
 }
 
 fn replace(args: &Args) -> Replace {
@@ -234,14 +222,13 @@ fn render_sites(
     args: &Args,
     provenance: &Provenance,
     mut phases: Phases,
-) -> ExitCode {
+) -> Outcome {
     let loading = std::mem::take(&mut loaded.diagnostics);
     let clusters = loaded.clusters();
     if !clusters.iter().all(|c| c.is_site()) {
-        return super::Failure::usage(
+        return Err(CliError::usage(
             "the inputs mix ZTP sites (ClusterInstance, SiteConfig) with another cluster's files (install-config, inventory, manifests): render them separately",
-        )
-        .report(args.format);
+        ));
     }
     let report = nodenet_check::check_clusters(&clusters, loading);
     phases.mark("check");
@@ -250,10 +237,7 @@ fn render_sites(
     }
     let pairs: Vec<_> = clusters.iter().copied().zip(&report.clusters).collect();
     let rendered =
-        match nodenet_render::ztp::render_sites(&pairs, &args.output, provenance, replace(args)) {
-            Ok(r) => r,
-            Err(e) => return super::Failure::from(e).report(args.format),
-        };
+        nodenet_render::ztp::render_sites(&pairs, &args.output, provenance, replace(args))?;
     phases.mark("render");
     phases.print();
     let mut diags = report.diagnostics;
@@ -281,7 +265,6 @@ fn render_sites(
         );
     }
     drop(clusters);
-    std::mem::forget(loaded);
-    std::mem::forget(report.clusters);
-    ExitCode::SUCCESS
+    super::drop_at_exit((loaded, report.clusters));
+    Ok(Exit::Success)
 }

@@ -1,9 +1,8 @@
 //! `nodenet serve DIR`: the image server.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
+use super::{CliError, Exit, Outcome};
 use crate::ui::info;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,14 +13,14 @@ pub struct Args {
     listen: String,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(args: Args) -> Outcome {
     if !args.dir.is_dir() {
-        return super::usage_error(format!("{} is not a directory", args.dir.display()));
+        return Err(CliError::usage(format!(
+            "{} is not a directory",
+            args.dir.display()
+        )));
     }
-    let server = match nodenet_image::serve::bind(&args.dir, &args.listen) {
-        Ok(s) => s,
-        Err(e) => return super::usage_error(e),
-    };
+    let server = nodenet_image::serve::bind(&args.dir, &args.listen).map_err(CliError::usage)?;
     let addr = server.addr;
     println!("serving {} on http://{addr}/", args.dir.display());
     // Requests are answered at once; each file's URL follows when its
@@ -35,11 +34,11 @@ pub fn run(args: Args) -> ExitCode {
                     println!("http://{addr}/{name}?sha256={sha}");
                     listed += 1;
                 }
-                Err(e) => eprintln!("warning: {}: {e}", path.display()),
+                Err(e) => info!("warning: {}: {e}", path.display()),
             }
         }
         info!("listed {listed} file(s)");
     });
     server.run(|access| info!("{access}"));
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }

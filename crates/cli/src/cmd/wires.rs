@@ -3,7 +3,6 @@
 //! (`crates/wires`).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -13,7 +12,9 @@ use nodenet_wires::listen::{self, ListenOptions};
 use nodenet_wires::netverify::{self, probe, report, PlanOptions};
 use nodenet_wires::observation::Observation;
 
+use super::{CliError, Exit, Outcome};
 use crate::report::Format;
+use crate::ui::info;
 
 /// Set by SIGINT/SIGTERM: listening and probing stop, links are put back.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -39,10 +40,10 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-fn write_or_print(output: Option<&Path>, text: &str) -> Result<(), super::Failure> {
+fn write_or_print(output: Option<&Path>, text: &str) -> Result<(), CliError> {
     match output {
         Some(p) => nodenet_model::write_atomic(p, format!("{text}\n").as_bytes())
-            .map_err(|e| super::Failure::io(p.display().to_string(), e)),
+            .map_err(|e| CliError::io(p.display().to_string(), e)),
         None => {
             println!("{text}");
             Ok(())
@@ -77,24 +78,14 @@ pub struct LldpArgs {
     output: Option<PathBuf>,
 }
 
-pub fn lldp(args: LldpArgs) -> ExitCode {
+pub fn lldp(args: LldpArgs) -> Outcome {
     let host = args.host.clone().unwrap_or_else(hostname);
     let obs = match &args.pcap {
         Some(file) => {
-            let bytes = match std::fs::read(file) {
-                Ok(b) => b,
-                Err(e) => {
-                    return super::Failure::io(file.display().to_string(), e).report(args.format)
-                }
-            };
-            match listen::from_pcap(&bytes, &file.display().to_string(), &host, &args.nic) {
-                Ok(o) => o,
-                Err(e) => {
-                    return super::Failure::usage(e)
-                        .exit(super::PROBLEMS)
-                        .report(args.format)
-                }
-            }
+            let bytes =
+                std::fs::read(file).map_err(|e| CliError::io(file.display().to_string(), e))?;
+            listen::from_pcap(&bytes, &file.display().to_string(), &host, &args.nic)
+                .map_err(|e| CliError::usage(e).exit(super::PROBLEMS))?
         }
         None => {
             let opts = ListenOptions {
@@ -103,20 +94,15 @@ pub fn lldp(args: LldpArgs) -> ExitCode {
                 host,
                 bring_up: true,
             };
-            match listen::listen(&opts, stop_on_signals()) {
-                Ok(o) => o,
-                Err(e) => return super::Failure::usage(e).report(args.format),
-            }
+            listen::listen(&opts, stop_on_signals()).map_err(CliError::usage)?
         }
     };
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&obs).expect("an observation serialises"),
         Format::Human => obs.table().trim_end().to_string(),
     };
-    match write_or_print(args.output.as_deref(), &text) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => f.report(args.format),
-    }
+    write_or_print(args.output.as_deref(), &text)?;
+    Ok(Exit::Success)
 }
 
 /// Reads `--observed` files into the source map (so findings about them
@@ -134,11 +120,11 @@ pub struct ObservedFiles {
 pub fn read_observed(
     files: &[PathBuf],
     sources: &mut SourceMap,
-) -> Result<ObservedFiles, super::Failure> {
+) -> Result<ObservedFiles, CliError> {
     let mut read = ObservedFiles::default();
     for path in expand_dirs(files)? {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| super::Failure::io(&name, e))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| CliError::io(&name, e))?;
         let (line, column, offset) = position_of(&text, "\"host\"");
         let id = sources.add(name.clone(), text);
         let span = Span {
@@ -165,12 +151,12 @@ pub fn read_observed(
 }
 
 /// Directories stand for the `.json` files in them.
-fn expand_dirs(files: &[PathBuf]) -> Result<Vec<PathBuf>, super::Failure> {
+fn expand_dirs(files: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let mut out = Vec::new();
     for f in files {
         if f.is_dir() {
             let mut inner: Vec<PathBuf> = std::fs::read_dir(f)
-                .map_err(|e| super::Failure::io(f.display().to_string(), e))?
+                .map_err(|e| CliError::io(f.display().to_string(), e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .collect();
@@ -252,7 +238,7 @@ pub struct ReportArgs {
     format: Format,
 }
 
-pub fn netverify(cmd: NetverifyCommand) -> ExitCode {
+pub fn netverify(cmd: NetverifyCommand) -> Outcome {
     match cmd {
         NetverifyCommand::Plan(a) => plan(a),
         NetverifyCommand::Run(a) => run(a),
@@ -260,17 +246,12 @@ pub fn netverify(cmd: NetverifyCommand) -> ExitCode {
     }
 }
 
-fn plan(args: PlanArgs) -> ExitCode {
-    let loaded = match super::load_files(&args.inputs) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(Format::Human),
-    };
-    if let Err(f) = super::one_cluster(&loaded, "netverify plan") {
-        return f.report(Format::Human);
-    }
+fn plan(args: PlanArgs) -> Outcome {
+    let loaded = super::load_files(&args.inputs)?;
+    super::one_cluster(&loaded, "netverify plan")?;
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
         crate::report::print(&loaded.sources, &loaded.diagnostics, Format::Human);
-        return super::problems();
+        return Ok(Exit::Problems);
     }
     let opts = PlanOptions {
         all_vlans: args.all_vlans,
@@ -278,14 +259,9 @@ fn plan(args: PlanArgs) -> ExitCode {
         rate: args.rate,
         mtu: args.mtu,
     };
-    let plan = match netverify::plan(&loaded.inventory, &opts) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error(e),
-    };
+    let plan = netverify::plan(&loaded.inventory, &opts).map_err(CliError::usage)?;
     let text = serde_json::to_string_pretty(&plan).expect("a plan serialises");
-    if let Err(f) = write_or_print(args.output.as_deref(), &text) {
-        return f.report(Format::Human);
-    }
+    write_or_print(args.output.as_deref(), &text)?;
     let nics: usize = plan.hosts.iter().map(|h| h.nics.len()).sum();
     let vlans: usize = plan
         .hosts
@@ -293,111 +269,73 @@ fn plan(args: PlanArgs) -> ExitCode {
         .flat_map(|h| &h.nics)
         .map(|n| n.vlans.len())
         .sum();
-    eprintln!(
+    info!(
         "plan {}: {} host(s), {nics} NIC(s), {vlans} tagged VLAN(s) in all; {} s window, {} frames/s per NIC",
         plan.run,
         plan.hosts.len(),
         plan.window_s,
         plan.rate
     );
-    ExitCode::SUCCESS
+    Ok(Exit::Success)
 }
 
-fn run(args: RunArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.plan) {
-        Ok(t) => t,
-        Err(e) => {
-            return super::Failure::io(args.plan.display().to_string(), e).report(Format::Human)
-        }
-    };
-    let plan = match netverify::Plan::from_json(&text) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.plan.display());
-            return super::problems();
-        }
-    };
+fn run(args: RunArgs) -> Outcome {
+    let text = std::fs::read_to_string(&args.plan)
+        .map_err(|e| CliError::io(args.plan.display().to_string(), e))?;
+    let plan = netverify::Plan::from_json(&text)
+        .map_err(|e| CliError::input("netverify-plan", format!("{}: {e}", args.plan.display())))?;
     let opts = probe::RunOptions {
         host: args.host.unwrap_or_else(hostname),
         window: args.window.map(Duration::from_secs),
     };
-    let result = match probe::run(&plan, &opts, stop_on_signals()) {
-        Ok(r) => r,
-        Err(e) => return super::usage_error(e),
-    };
+    let result = probe::run(&plan, &opts, stop_on_signals()).map_err(CliError::usage)?;
     let sent: u32 = result.nics.iter().flat_map(|n| n.sent.values()).sum();
     let heard: u32 = result
         .nics
         .iter()
         .flat_map(|n| n.heard.iter().map(|h| h.frames))
         .sum();
-    eprintln!(
+    info!(
         "{}: {} NIC(s), {sent} probe frames sent, {heard} heard in {:.1} s",
         result.host,
         result.nics.len(),
         result.window_ms as f64 / 1000.0
     );
     let text = serde_json::to_string_pretty(&result).expect("a result serialises");
-    match write_or_print(args.output.as_deref(), &text) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => f.report(Format::Human),
-    }
+    write_or_print(args.output.as_deref(), &text)?;
+    Ok(Exit::Success)
 }
 
-fn report_cmd(args: ReportArgs) -> ExitCode {
+fn report_cmd(args: ReportArgs) -> Outcome {
     let mut results = Vec::new();
     let mut inputs = Vec::new();
-    let files = match expand_dirs(&args.files) {
-        Ok(f) => f,
-        Err(f) => return f.report(args.format),
-    };
+    let files = expand_dirs(&args.files)?;
     for f in files {
         let is_json = f.extension().is_some_and(|x| x == "json");
         if !is_json {
             inputs.push(f);
             continue;
         }
-        let text = match std::fs::read_to_string(&f) {
-            Ok(t) => t,
-            Err(e) => return super::Failure::io(f.display().to_string(), e).report(args.format),
-        };
-        match probe::RunResult::from_json(&text) {
-            Ok(r) => results.push(r),
-            Err(e) => {
-                return super::Failure::usage(format!("{}: {e}", f.display()))
-                    .exit(super::PROBLEMS)
-                    .report(args.format)
-            }
-        }
+        let text =
+            std::fs::read_to_string(&f).map_err(|e| CliError::io(f.display().to_string(), e))?;
+        let result = probe::RunResult::from_json(&text)
+            .map_err(|e| CliError::usage(format!("{}: {e}", f.display())).exit(super::PROBLEMS))?;
+        results.push(result);
     }
     if inputs.is_empty() {
-        return super::Failure::usage(
+        return Err(CliError::usage(
             "give the inventory too: `netverify report results/*.json INVENTORY`",
-        )
-        .report(args.format);
+        ));
     }
-    let loaded = match super::load_files(&inputs) {
-        Ok(l) => l,
-        Err(e) => return super::Failure::from(e).report(args.format),
-    };
-    if let Err(f) = super::one_cluster(&loaded, "netverify report") {
-        return f.report(args.format);
-    }
-    let rep = match report::report(&results, &loaded.inventory) {
-        Ok(r) => r,
-        Err(e) => {
-            return super::Failure::usage(e)
-                .exit(super::PROBLEMS)
-                .report(args.format)
-        }
-    };
+    let loaded = super::load_files(&inputs)?;
+    super::one_cluster(&loaded, "netverify report")?;
+    let rep = report::report(&results, &loaded.inventory)
+        .map_err(|e| CliError::usage(e).exit(super::PROBLEMS))?;
     if args.format == Format::Human {
         print!("{}", rep.matrix_text());
     }
     crate::report::print(&loaded.sources, &rep.diagnostics, args.format);
-    if rep.diagnostics.iter().any(|d| d.is_error()) {
-        super::problems()
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(Exit::problems_if(
+        rep.diagnostics.iter().any(|d| d.is_error()),
+    ))
 }

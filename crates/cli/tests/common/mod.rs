@@ -49,22 +49,51 @@ pub fn run(cmd: &mut Command) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
-/// A consumer tool the test needs; missing tools fail loudly (CI installs
-/// them) rather than skipping the proof.
-pub fn tool(name: &str) -> PathBuf {
-    let candidates = [
-        PathBuf::from(format!("/usr/bin/{name}")),
-        PathBuf::from(format!("/usr/local/bin/{name}")),
-        PathBuf::from(format!("/usr/sbin/{name}")),
-        PathBuf::from(format!("/sbin/{name}")),
-        PathBuf::from(std::env::var("HOME").unwrap_or_default())
-            .join(".cargo/bin")
-            .join(name),
-    ];
-    candidates
-        .into_iter()
+/// Where a tool is installed, if it is: the places Debian's packages,
+/// `cargo install` and `.ci/install-bmc.sh` put it.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    if name == "sushy-emulator" {
+        return Some(sushy::sushy()).filter(|p| p.is_file());
+    }
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_default());
+    ["/usr/bin", "/usr/local/bin", "/usr/sbin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .chain([home.join(".cargo/bin").join(name)])
         .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is required (see .ci/run for how CI installs it)"))
+}
+
+/// A consumer tool the test needs (declared first with [`skip_without`]).
+pub fn tool(name: &str) -> PathBuf {
+    find_tool(name).unwrap_or_else(|| panic!("{name} is required: `make test-tools` installs it"))
+}
+
+/// Whether the test stops here for want of a tool. Under `CI=true` a
+/// missing tool fails the test (CI installs every one); elsewhere the
+/// test is reported skipped, with the tools' names, on the terminal (past
+/// the harness's output capture), and passes without proving anything.
+pub fn skip_without(tools: &[&str]) -> bool {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| find_tool(t).is_none())
+        .collect();
+    if missing.is_empty() {
+        return false;
+    }
+    let list = missing.join(", ");
+    if std::env::var_os("CI").is_some_and(|v| v == "true") {
+        panic!("{list}: required under CI=true (`make test-tools` installs every tool)");
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: needs {list} (`make test-tools` installs it)"
+    );
+    true
 }
 
 pub fn examples() -> Vec<PathBuf> {

@@ -6,6 +6,11 @@
 mod agent_config;
 mod agent_manifests;
 mod baremetal_host;
+#[cfg(test)]
+mod cluster_inputs_tests;
+mod context;
+mod files;
+mod format;
 mod install_config;
 mod machine_config;
 mod machine_configuration;
@@ -23,14 +28,17 @@ mod nodes_config;
 mod ztp;
 mod ztp_refusals;
 
+pub(crate) use context::{Context, Referenced};
+pub use files::{max_input_bytes, LoadError, DEFAULT_MAX_INPUT_MIB, MAX_INPUT_ENV};
+use files::{profile_dir, read_input, walk, Input};
 pub use install_config::{OWNED as INSTALL_CONFIG_OWNED, ROOT_DEVICE_HINTS};
 pub use machine_config::{decode_data_url, NODENET_DIR};
 pub use metal3_data_template::HOSTS_ANNOTATION as METAL3_HOSTS_ANNOTATION;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::diag::{Code, Diagnostic, Embedding, SourceMap};
+use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::fields::Decoder;
 use crate::inventory::*;
 use crate::yaml::{self, FileId, Node, Span};
@@ -51,62 +59,6 @@ pub struct Loaded {
     pub running: Vec<node_network_state::RunningNode>,
     pub diagnostics: Vec<Diagnostic>,
 }
-
-/// Fatal problems: nothing can be checked.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is {} MiB; nodenet reads inputs of up to {} MiB (set {MAX_INPUT_ENV} to read larger ones)", .size.div_ceil(MIB), .limit / MIB)]
-    TooLarge { path: String, size: u64, limit: u64 },
-    #[error("{MAX_INPUT_ENV}={value} is not a size in MiB (a whole number, at least 1)")]
-    BadLimit { value: String },
-}
-
-/// The environment variable that sets the largest input read, in MiB.
-pub const MAX_INPUT_ENV: &str = "NODENET_MAX_INPUT_MIB";
-/// Inputs larger than this are refused unless [`MAX_INPUT_ENV`] says
-/// otherwise: a 10,000-host install-config is 15 MiB, and a file is held
-/// some twenty times over once parsed.
-pub const DEFAULT_MAX_INPUT_MIB: u64 = 64;
-const MIB: u64 = 1024 * 1024;
-
-/// The largest input file read, in bytes.
-pub fn max_input_bytes() -> Result<u64, LoadError> {
-    match std::env::var(MAX_INPUT_ENV) {
-        Err(_) => Ok(DEFAULT_MAX_INPUT_MIB * MIB),
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n >= 1 => Ok(n.saturating_mul(MIB)),
-            _ => Err(LoadError::BadLimit { value: v }),
-        },
-    }
-}
-
-/// One text to load.
-struct Input {
-    name: String,
-    text: String,
-    /// Found by walking a directory: documents nodenet does not read are
-    /// skipped there, not reported.
-    in_dir: bool,
-    /// Why the text is not YAML at all (binary, not UTF-8): reported at
-    /// that place instead of parsing it.
-    not_text: Option<NotText>,
-}
-
-/// A file that is no text: what it is and where that shows (byte offset).
-struct NotText {
-    what: String,
-    code: Code,
-    at: usize,
-}
-
-/// Directories are walked this deep at most (a symlink loop ends here).
-const MAX_DIR_DEPTH: usize = 16;
 
 /// Reads and loads files and directories into one inventory
 /// (install-config + agent-config + a directory of manifests describe one
@@ -195,145 +147,6 @@ pub fn load_files_with(
     Ok(loaded)
 }
 
-/// Reads one file of at most `limit` bytes (checked before reading, and
-/// while reading: a pipe or a device has no size), and tells binary or
-/// non-UTF-8 content before anything parses it.
-fn read_input(p: &Path, limit: u64, in_dir: bool) -> Result<Input, LoadError> {
-    use std::io::Read;
-    let path = p.display().to_string();
-    let io = |source| LoadError::Io {
-        path: path.clone(),
-        source,
-    };
-    let file = std::fs::File::open(p).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
-    if size > limit {
-        return Err(LoadError::TooLarge { path, size, limit });
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(LoadError::TooLarge {
-            path,
-            size: bytes.len() as u64,
-            limit,
-        });
-    }
-    let (text, not_text) = classify(bytes);
-    Ok(Input {
-        name: path,
-        text,
-        in_dir,
-        not_text,
-    })
-}
-
-/// The file's text, and why it is no YAML text when it is not: a NUL
-/// byte (binary, or UTF-16/32 text) or bytes that are not UTF-8. YAML is
-/// Unicode text; nothing else is worth a parser's time or a snippet.
-fn classify(bytes: Vec<u8>) -> (String, Option<NotText>) {
-    let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
-    if let Some(at) = bytes.iter().position(|b| *b == 0) {
-        let what = if utf16 {
-            "the file is UTF-16 text: nodenet reads UTF-8 (convert it, e.g. `iconv -f UTF-16 -t UTF-8`)".to_string()
-        } else {
-            "the file is binary (a NUL byte here), not YAML".to_string()
-        };
-        // Only the text before the NUL is kept: the finding is at its end.
-        let text = String::from_utf8_lossy(&bytes[..at]).into_owned();
-        let at = text.len();
-        return (
-            text,
-            Some(NotText {
-                what,
-                code: Code::UnknownFormat,
-                at,
-            }),
-        );
-    }
-    match String::from_utf8(bytes) {
-        Ok(s) => (s, None),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            let byte = e.as_bytes()[at];
-            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            (
-                text,
-                Some(NotText {
-                    what: format!("the file is not UTF-8 text: byte 0x{byte:02x} here is no UTF-8 character (YAML is Unicode; save the file as UTF-8)"),
-                    code: Code::YamlSyntax,
-                    at,
-                }),
-            )
-        }
-    }
-}
-
-/// The entries of a directory, in name order.
-fn sorted_entries(dir: &Path) -> Result<Vec<std::path::PathBuf>, LoadError> {
-    let io = |source| LoadError::Io {
-        path: dir.display().to_string(),
-        source,
-    };
-    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(io)?;
-    entries.sort();
-    Ok(entries)
-}
-
-/// Manifest files under `dir`, in name order, as `kubectl apply -R -f`
-/// takes them: `.yaml`, `.yml` and `.json`, hidden files and directories
-/// left out.
-fn walk(dir: &Path, depth: usize, limit: u64, out: &mut Vec<Input>) -> Result<(), LoadError> {
-    let io = |source| LoadError::Io {
-        path: dir.display().to_string(),
-        source,
-    };
-    if depth > MAX_DIR_DEPTH {
-        return Err(io(std::io::Error::other(format!(
-            "directories nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)"
-        ))));
-    }
-    for path in sorted_entries(dir)? {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        if name.as_deref().is_none_or(|n| n.starts_with('.')) {
-            continue;
-        }
-        if path.is_dir() {
-            walk(&path, depth + 1, limit, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
-        {
-            out.push(read_input(&path, limit, true)?);
-        }
-    }
-    Ok(())
-}
-
-/// The keyfiles of a directory with no manifest in it, as NetworkManager's
-/// keyfile plugin reads its profile directory: every regular file but
-/// hidden ones, told by content.
-fn profile_dir(dir: &Path, limit: u64, out: &mut Vec<Input>) -> Result<(), LoadError> {
-    for path in sorted_entries(dir)? {
-        let hidden = path
-            .file_name()
-            .is_none_or(|n| n.to_string_lossy().starts_with('.'));
-        if hidden || !path.is_file() {
-            continue;
-        }
-        let input = read_input(&path, limit, true)?;
-        if input.not_text.is_none() && looks_like_keyfile(&input.text) {
-            out.push(input);
-        }
-    }
-    Ok(())
-}
-
 /// Loads named texts as if they were files given on the command line.
 pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
     load_inputs(
@@ -376,108 +189,6 @@ enum Shape {
     Unknown,
 }
 
-/// Kubernetes objects other inputs name (Secrets, IPPools), by kind,
-/// namespace and name.
-pub(crate) struct Referenced<'a> {
-    by_name: HashMap<(&'static str, String, String), &'a Node>,
-}
-
-impl<'a> Referenced<'a> {
-    pub(crate) fn secret(&self, namespace: &str, name: &str) -> Option<&'a Node> {
-        self.object("Secret", namespace, name)
-    }
-
-    /// Every object of a kind in a namespace (or written without one), by
-    /// name.
-    pub(crate) fn all(&self, kind: &str, namespace: &str) -> Vec<(&str, &'a Node)> {
-        let mut v: Vec<(&str, &'a Node)> = self
-            .by_name
-            .iter()
-            .filter(|((k, ns, _), _)| *k == kind && (ns == namespace || ns.is_empty()))
-            .map(|((_, _, name), node)| (name.as_str(), *node))
-            .collect();
-        v.sort_by_key(|(name, _)| *name);
-        v
-    }
-
-    pub(crate) fn object(
-        &self,
-        kind: &'static str,
-        namespace: &str,
-        name: &str,
-    ) -> Option<&'a Node> {
-        self.by_name
-            .get(&(kind, namespace.to_string(), name.to_string()))
-            .or_else(|| {
-                // An object written without a namespace goes where it is applied.
-                self.by_name.get(&(kind, String::new(), name.to_string()))
-            })
-            .copied()
-    }
-}
-
-/// What a format loader may use besides its document.
-pub(crate) struct Context<'a> {
-    pub sources: &'a mut SourceMap,
-    pub objects: &'a Referenced<'a>,
-    /// The NICs of each BareMetalHost among the inputs as inspection found
-    /// them (`status.hardware.nics`: name, MAC), by namespace and name.
-    pub host_nics: &'a HashMap<(String, String), Vec<(String, String)>>,
-    /// Addresses IPAM hands out from IPPools to hosts without a
-    /// preallocation, across every template that draws from them (as
-    /// ip-address-manager allocates: never one address twice).
-    pub allocated: std::collections::HashSet<std::net::IpAddr>,
-}
-
-impl Context<'_> {
-    /// Parses YAML carried inside a document (a data: URL, a Secret's
-    /// value), so that findings inside it point back at its place.
-    pub(crate) fn parse_embedded(
-        &mut self,
-        name: String,
-        text: String,
-        embedding: Embedding,
-        d: &mut Decoder,
-    ) -> Option<Node> {
-        let parent = embedding.parent;
-        let file = self.sources.add_embedded(name, text, embedding);
-        let text = &self.sources.get(file).expect("just added").text;
-        match yaml::parse(text, file) {
-            Ok(node) if node.is_null() => {
-                d.push(
-                    Diagnostic::error(Code::InvalidValue, "the embedded NMState is empty")
-                        .at(parent),
-                );
-                None
-            }
-            Ok(node) => {
-                let secrets = secret_spans(&node);
-                if !secrets.is_empty() {
-                    self.sources.redact(file, &secrets);
-                }
-                Some(node)
-            }
-            Err(e) => {
-                d.push(Diagnostic::error(Code::YamlSyntax, e.message).at(e.span));
-                None
-            }
-        }
-    }
-
-    /// The YAML text of a string value: exact positions when it is a
-    /// literal block (`|`), else findings point at the value itself.
-    pub(crate) fn parse_string_value(
-        &mut self,
-        name: String,
-        value: &Node,
-        d: &mut Decoder,
-    ) -> Option<Node> {
-        let text = value.as_str()?.to_string();
-        let embedding = self.sources.embedding_of(value.span, &text, &name);
-        self.parse_embedded(name, text, embedding, d)
-    }
-}
-
 impl Loaded {
     /// Every cluster of the inputs: the one they describe together (when
     /// there is one) and the sites of a fleet.
@@ -495,38 +206,100 @@ impl Loaded {
 }
 
 fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Loaded {
-    use rayon::prelude::*;
     let mut sources = SourceMap::default();
     let mut diagnostics = Vec::new();
-    let mut not_text = Vec::new();
-    let inputs: Vec<(FileId, bool)> = inputs
-        .into_iter()
-        .filter_map(|input| {
-            let file = sources.add(input.name, input.text);
-            match input.not_text {
-                Some(n) => {
-                    not_text.push((file, n));
-                    None
-                }
-                None => Some((file, input.in_dir)),
-            }
-        })
-        .collect();
-    for (file, n) in not_text {
-        let text = &sources.get(file).expect("added").text;
-        let at = span_of_offset(text, file, n.at.min(text.len()));
-        diagnostics.push(Diagnostic::error(n.code, n.what).at(at));
-    }
+    let inputs = add_sources(inputs, &mut sources, &mut diagnostics);
     let (profiles, inputs): (Vec<_>, Vec<_>) = inputs
         .into_iter()
         .partition(|&(file, _)| looks_like_keyfile(&sources.get(file).expect("added").text));
     let mut docs = read_keyfiles(&profiles, keyfiles, &mut sources, &mut diagnostics);
-    // Files are parsed in parallel (a directory of 10,000 manifests).
-    let parsed: Vec<Result<Vec<Node>, yaml::YamlError>> = inputs
+    docs.extend(parse_documents(&inputs, &mut sources, &mut diagnostics));
+    let shapes: Vec<Shape> = docs
+        .iter()
+        .map(|doc| shape(&doc.root, sources.name(doc.file)))
+        .collect();
+    // Files in which some document is read: the others in them are
+    // objects nodenet has no business with, not mistakes.
+    let files_read: HashSet<FileId> = docs
+        .iter()
+        .zip(&shapes)
+        .filter(|(_, s)| matches!(s, Shape::Input(_) | Shape::Running))
+        .map(|(d, _)| d.file)
+        .collect();
+    // Secrets and IPPools are read where other objects name them; the
+    // other documents are taken apart as they are loaded.
+    type Shaped = Vec<(Document, Shape)>;
+    let (referenced_docs, mut docs): (Shaped, Shaped) = docs
+        .into_iter()
+        .zip(shapes)
+        .partition(|(_, s)| matches!(s, Shape::Referenced(_)));
+    let objects = Referenced::of(&referenced_docs);
+    let host_nics = inspected_nics(&docs);
+    let mut ctx = Context {
+        sources: &mut sources,
+        objects: &objects,
+        host_nics: &host_nics,
+        allocated: Default::default(),
+    };
+    let mut read = Read::default();
+    for (doc, shape) in docs.iter_mut() {
+        read.document(doc, shape, &files_read, &mut ctx, &mut diagnostics);
+    }
+    diagnostics.extend(read.unread_findings(!referenced_docs.is_empty()));
+    let one_site = read.parts.is_empty() && read.sites.len() == 1;
+    let (inventory, fleet) = if one_site {
+        (read.sites.pop().expect("one"), Vec::new())
+    } else {
+        (
+            merge::merge(read.parts, &sources, &mut diagnostics),
+            read.sites,
+        )
+    };
+    Loaded {
+        sources,
+        inventory,
+        fleet,
+        running: read.running,
+        diagnostics,
+    }
+}
+
+/// The inputs as source files; those that are not text are findings
+/// (at the first byte that is not) and go no further.
+fn add_sources(
+    inputs: Vec<Input>,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(FileId, bool)> {
+    let mut texts = Vec::new();
+    for input in inputs {
+        let file = sources.add(input.name, input.text);
+        match input.not_text {
+            Some(n) => {
+                let text = &sources.get(file).expect("added").text;
+                let at = span_of_offset(text, file, n.at.min(text.len()));
+                diagnostics.push(Diagnostic::error(n.code, n.what).at(at));
+            }
+            None => texts.push((file, input.in_dir)),
+        }
+    }
+    texts
+}
+
+/// Every YAML (or JSON) document of the files, parsed in parallel (a
+/// directory of 10,000 manifests); a `kind: List` gives its items.
+fn parse_documents(
+    files: &[(FileId, bool)],
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Document> {
+    use rayon::prelude::*;
+    let parsed: Vec<Result<Vec<Node>, yaml::YamlError>> = files
         .par_iter()
         .map(|&(file, _)| yaml::parse_all(&sources.get(file).expect("added").text, file))
         .collect();
-    for ((file, in_dir), parsed) in inputs.into_iter().zip(parsed) {
+    let mut docs = Vec::new();
+    for (&(file, in_dir), parsed) in files.iter().zip(parsed) {
         let stem = Path::new(sources.name(file))
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -567,60 +340,29 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
                 }
                 _ => vec![root],
             };
-            for root in items {
-                docs.push(Document {
-                    root,
-                    file,
-                    stem: stem.clone(),
-                    index,
-                    in_dir,
-                });
-            }
+            docs.extend(items.into_iter().map(|root| Document {
+                root,
+                file,
+                stem: stem.clone(),
+                index,
+                in_dir,
+            }));
         }
     }
-    let shapes: Vec<Shape> = docs
-        .iter()
-        .map(|doc| shape(&doc.root, sources.name(doc.file)))
-        .collect();
-    // Files in which some document is read: the others in them are
-    // objects nodenet has no business with, not mistakes.
-    let read: std::collections::HashSet<FileId> = docs
-        .iter()
-        .zip(&shapes)
-        .filter(|(_, s)| matches!(s, Shape::Input(_) | Shape::Running))
-        .map(|(d, _)| d.file)
-        .collect();
-    // Secrets and IPPools are read where other objects name them; the
-    // other documents are taken apart as they are loaded.
-    type Shaped = Vec<(Document, Shape)>;
-    let (referenced_docs, mut docs): (Shaped, Shaped) = docs
-        .into_iter()
-        .zip(shapes)
-        .partition(|(_, s)| matches!(s, Shape::Referenced(_)));
-    let meta_field = |root: &Node, k: &str| {
-        root.get("metadata")
-            .and_then(|m| m.get(k))
-            .and_then(Node::scalar_text)
-            .unwrap_or_default()
-    };
-    let objects = Referenced {
-        by_name: referenced_docs
-            .iter()
-            .filter_map(|(doc, shape)| match shape {
-                Shape::Referenced(kind) => Some((
-                    (
-                        *kind,
-                        meta_field(&doc.root, "namespace"),
-                        meta_field(&doc.root, "name"),
-                    ),
-                    &doc.root,
-                )),
-                _ => None,
-            })
-            .collect(),
-    };
-    let host_nics: HashMap<(String, String), Vec<(String, String)>> = docs
-        .iter()
+    docs
+}
+
+fn meta_field(root: &Node, key: &str) -> String {
+    root.get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Node::scalar_text)
+        .unwrap_or_default()
+}
+
+/// The NICs inspection found on each BareMetalHost among the inputs
+/// (`status.hardware.nics`: name, MAC), by namespace and name.
+fn inspected_nics(docs: &[(Document, Shape)]) -> HashMap<(String, String), Vec<(String, String)>> {
+    docs.iter()
         .filter(|(_, s)| *s == Shape::Input(InputKind::BareMetalHost))
         .map(|(doc, _)| {
             let nics = doc
@@ -633,57 +375,58 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
                 .iter()
                 .filter_map(|n| Some((n.get("name")?.scalar_text()?, n.get("mac")?.scalar_text()?)))
                 .collect();
-            (
-                (
-                    meta_field(&doc.root, "namespace"),
-                    meta_field(&doc.root, "name"),
-                ),
-                nics,
-            )
+            let id = (
+                meta_field(&doc.root, "namespace"),
+                meta_field(&doc.root, "name"),
+            );
+            (id, nics)
         })
-        .collect();
-    let mut parts = Vec::new();
-    // Documents of directories that nodenet does not read, by kind.
-    let mut unread: std::collections::BTreeMap<String, usize> = Default::default();
-    let mut ctx = Context {
-        sources: &mut sources,
-        objects: &objects,
-        host_nics: &host_nics,
-        allocated: Default::default(),
-    };
-    let mut sites: Vec<Inventory> = Vec::new();
-    let mut running = Vec::new();
-    for (doc, shape) in docs.iter_mut() {
+        .collect()
+}
+
+/// What the documents were read into, as they are read one by one.
+#[derive(Default)]
+struct Read {
+    /// Parts of the one cluster the inputs describe together.
+    parts: Vec<Inventory>,
+    /// Clusters of their own (ZTP sites, a native fleet's).
+    sites: Vec<Inventory>,
+    /// What nodes report they run (NodeNetworkStates).
+    running: Vec<node_network_state::RunningNode>,
+    /// Documents of directories that nodenet does not read, by kind.
+    unread: std::collections::BTreeMap<String, usize>,
+}
+
+impl Read {
+    fn document(
+        &mut self,
+        doc: &mut Document,
+        shape: &Shape,
+        files_read: &HashSet<FileId>,
+        ctx: &mut Context,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
         match shape {
-            Shape::Input(kind)
-                if kind.is_site()
-                    || *kind == InputKind::Inventory && doc.root.get("sites").is_some() =>
-            {
-                let clusters = match kind {
-                    InputKind::SiteConfig => ztp::load_site_config(&doc.root, &mut diagnostics),
-                    InputKind::Inventory => native_fleet::load(&doc.root, &mut diagnostics),
-                    _ => ztp::load_cluster_instance(&doc.root, &mut diagnostics),
-                };
-                for mut site in clusters {
-                    for host in &mut site.hosts {
-                        add_nics_from_network(host);
+            Shape::Input(kind) => match format::of_kind(*kind).load(doc, ctx, diagnostics) {
+                format::Loads::Part(part) => {
+                    let mut part = *part;
+                    part.kind = Some(*kind);
+                    part.hosts.iter_mut().for_each(add_nics_from_network);
+                    self.parts.push(part);
+                }
+                format::Loads::Sites(clusters) => {
+                    for mut site in clusters {
+                        site.hosts.iter_mut().for_each(add_nics_from_network);
+                        self.sites.push(site);
                     }
-                    sites.push(site);
                 }
-            }
-            Shape::Input(kind) => {
-                let mut part = load_document(*kind, doc, &mut ctx, &mut diagnostics);
-                part.kind = Some(*kind);
-                for host in &mut part.hosts {
-                    add_nics_from_network(host);
-                }
-                parts.push(part);
-            }
+            },
             Shape::Referenced(_) => {}
             Shape::Running => {
-                running.extend(node_network_state::load(&doc.root, &mut diagnostics));
+                self.running
+                    .extend(node_network_state::load(&doc.root, diagnostics));
             }
-            Shape::OtherObject(kind) if !doc.in_dir && !read.contains(&doc.file) => {
+            Shape::OtherObject(kind) if !doc.in_dir && !files_read.contains(&doc.file) => {
                 diagnostics.push(
                     Diagnostic::error(
                         Code::UnknownFormat,
@@ -695,25 +438,12 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
             }
             Shape::OtherObject(kind) => {
                 if doc.in_dir && !RENDERED_BESIDE.contains(&kind.as_str()) {
-                    *unread.entry(kind.clone()).or_default() += 1;
+                    *self.unread.entry(kind.clone()).or_default() += 1;
                 }
             }
-            // A render's own manifest.json, read back with its directory.
-            Shape::Unknown
-                if doc.in_dir
-                    && doc.root.get("files").is_some()
-                    && ctx.sources.name(doc.file).ends_with("manifest.json") => {}
-            // A config drive's other files beside its network_data.json.
-            Shape::Unknown
-                if doc.in_dir && {
-                    let name = ctx.sources.name(doc.file);
-                    name.contains("/openstack/")
-                        && ["meta_data.json", "vendor_data.json", "vendor_data2.json"]
-                            .iter()
-                            .any(|f| name.ends_with(f))
-                } => {}
+            Shape::Unknown if doc.in_dir && read_beside(ctx.sources.name(doc.file), &doc.root) => {}
             Shape::Unknown if doc.in_dir => {
-                *unread.entry("not Kubernetes".to_string()).or_default() += 1;
+                *self.unread.entry("not Kubernetes".to_string()).or_default() += 1;
             }
             Shape::Unknown => diagnostics.push(
                 Diagnostic::error(
@@ -725,11 +455,32 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
             ),
         }
     }
-    // A directory of nothing nodenet reads must not pass as checked.
-    let referenced_read = !referenced_docs.is_empty() || !running.is_empty();
-    if parts.is_empty() && sites.is_empty() && !referenced_read && !unread.is_empty() {
-        let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-        diagnostics.push(
+
+    /// A directory of nothing nodenet reads must not pass as checked; one
+    /// of manifests (a ZTP repository's kustomizations and extra
+    /// manifests) holds more than host networking, and what was skipped
+    /// is said once, not per file.
+    fn unread_findings(&self, referenced_read: bool) -> Option<Diagnostic> {
+        if self.unread.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = self
+            .unread
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        let something_read = !(self.parts.is_empty() && self.sites.is_empty());
+        if something_read {
+            return Some(Diagnostic::warning(
+                Code::UnknownFormat,
+                format!(
+                    "skipped {} document(s) of kinds nodenet does not read: {}",
+                    self.unread.values().sum::<usize>(),
+                    named.join(", ")
+                ),
+            ));
+        }
+        (!referenced_read && self.running.is_empty()).then(|| {
             Diagnostic::error(
                 Code::UnknownFormat,
                 format!(
@@ -737,37 +488,21 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
                     named.join(", ")
                 ),
             )
-            .help(READS),
-        );
+            .help(READS)
+        })
     }
-    let something_read = !(parts.is_empty() && sites.is_empty());
-    if !unread.is_empty() && something_read {
-        // A directory of manifests (a ZTP repository's kustomizations and
-        // extra manifests) holds more than host networking: what was
-        // skipped is said once, not per file.
-        let named: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-        diagnostics.push(Diagnostic::warning(
-            Code::UnknownFormat,
-            format!(
-                "skipped {} document(s) of kinds nodenet does not read: {}",
-                unread.values().sum::<usize>(),
-                named.join(", ")
-            ),
-        ));
-    }
-    let one_site = parts.is_empty() && sites.len() == 1;
-    let (inventory, fleet) = if one_site {
-        (sites.pop().expect("one"), Vec::new())
-    } else {
-        (merge::merge(parts, &sources, &mut diagnostics), sites)
-    };
-    Loaded {
-        sources,
-        inventory,
-        fleet,
-        running,
-        diagnostics,
-    }
+}
+
+/// Files a directory holds beside what nodenet reads: a render's own
+/// manifest.json, a config drive's other files beside its
+/// network_data.json.
+fn read_beside(name: &str, root: &Node) -> bool {
+    let manifest = root.get("files").is_some() && name.ends_with("manifest.json");
+    let drive = name.contains("/openstack/")
+        && ["meta_data.json", "vendor_data.json", "vendor_data2.json"]
+            .iter()
+            .any(|f| name.ends_with(f));
+    manifest || drive
 }
 
 /// The keyfiles among the inputs as one bare NMState document (one host's
@@ -828,123 +563,19 @@ const RENDERED_BESIDE: &[&str] = &["MachineOSConfig", "MachineConfigPool"];
 
 const READS: &str = "nodenet reads: an inventory (`nodenet: v1`), install-config.yaml (`platform:`), agent-config.yaml, NMState (`interfaces:`, `routes:`, `dns-resolver:`, `hostname:` ...), the MachineConfig, NodeNetworkConfigurationPolicy, NMStateConfig, AgentClusterInstall, BareMetalHost and Secret manifests that carry host networking, GitOps ZTP SiteConfigs and ClusterInstances, OpenStack network_data.json, Cluster API Metal3DataTemplates with their IPPools, netplan YAML, and `oc adm node-image create`'s nodes-config.yaml";
 
-fn load_document(
-    kind: InputKind,
-    doc: &mut Document,
-    ctx: &mut Context,
-    diags: &mut Vec<Diagnostic>,
-) -> Inventory {
-    match kind {
-        InputKind::InstallConfig => return install_config::load(&mut doc.root, diags),
-        InputKind::AgentConfig => return agent_config::load(&mut doc.root, diags),
-        InputKind::NodesConfig => return nodes_config::load(&doc.root, diags),
-        _ => {}
-    }
-    let root = &doc.root;
-    match kind {
-        InputKind::Inventory => native::load(root, diags),
-        InputKind::InstallConfig | InputKind::AgentConfig | InputKind::NodesConfig => {
-            unreachable!("loaded above")
-        }
-        InputKind::NmState => {
-            // `<host>/nmstate.yml` (as render writes it) is that host's.
-            let stem = if doc.stem == "nmstate" {
-                parent_dir_name(ctx.sources.name(doc.file)).unwrap_or_else(|| doc.stem.clone())
-            } else {
-                doc.stem.clone()
-            };
-            // Several states in one file: the second is `<stem>-2`, ...
-            let name = match doc.index {
-                0 => stem,
-                i => format!("{stem}-{}", i + 1),
-            };
-            nmstate::load(root, doc.file, crate::names::host_name_from_file(&name))
-        }
-        InputKind::MachineConfig => machine_config::load(root, ctx, diags),
-        InputKind::Nncp => nncp::load(root, diags),
-        InputKind::NmStateConfig => agent_manifests::load_nmstate_config(root, diags),
-        InputKind::AgentClusterInstall => agent_manifests::load_cluster_install(root, diags),
-        InputKind::MachineConfiguration => machine_configuration::load(root, diags),
-        InputKind::NetworkData => {
-            // `<host>/network_data.json` (as render writes it) and
-            // `<host>/openstack/latest/network_data.json` (a config drive's
-            // tree) are that host's.
-            let path = ctx.sources.name(doc.file);
-            let name = if doc.stem != "network_data" {
-                doc.stem.clone()
-            } else if let Some(host) = meta_data_hostname(path) {
-                host
-            } else {
-                // Its directory (`out/<host>/network_data.json`, several
-                // given at once), made a valid name: never a finding.
-                config_drive_host(path).unwrap_or_default()
-            };
-            network_data::load(root, crate::names::host_name_from_file(&name), diags)
-        }
-        InputKind::BareMetalHost => baremetal_host::load(root, ctx, diags),
-        InputKind::Metal3DataTemplate => metal3_data_template::load(root, ctx, diags),
-        // `netplan/<host>.yaml` (as render writes it) is that host's.
-        InputKind::Netplan => {
-            netplan::load(root, crate::names::host_name_from_file(&doc.stem), diags)
-        }
-        InputKind::ClusterInstance | InputKind::SiteConfig => {
-            unreachable!("sites are loaded as clusters of their own")
-        }
-    }
-}
-
-/// What a document is, from its content (and, for agent-config written
-/// without `kind:`, as openshift-install reads it by role, its file name).
+/// What a document is: an input format's (the first of [`format::FORMATS`]
+/// that detects it), or an object nodenet reads only where another names
+/// it, or what nodes report, or something else.
 fn shape(root: &Node, file_name: &str) -> Shape {
-    let has = |k: &str| root.get(k).is_some();
-    let kind = root.get("kind").and_then(Node::as_str);
-    let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
-    let group = api.split_once('/').map(|(g, _)| g).unwrap_or("");
-    let base = Path::new(file_name)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match kind {
-        _ if has("nodenet") => Shape::Input(InputKind::Inventory),
-        Some("AgentConfig") => Shape::Input(InputKind::AgentConfig),
-        Some("InstallConfig") => Shape::Input(InputKind::InstallConfig),
-        Some("MachineConfig")
-            if machine_config::writes_nmstate(root) || machine_config::has_units(root) =>
-        {
-            Shape::Input(InputKind::MachineConfig)
-        }
-        Some("MachineConfiguration") if group == "operator.openshift.io" => {
-            Shape::Input(InputKind::MachineConfiguration)
-        }
-        Some("NodeNetworkConfigurationPolicy") => Shape::Input(InputKind::Nncp),
-        k if node_network_state::is_node_network_state(k, group) => Shape::Running,
-        Some("NMStateConfig") => Shape::Input(InputKind::NmStateConfig),
-        Some("AgentClusterInstall") => Shape::Input(InputKind::AgentClusterInstall),
-        Some("BareMetalHost") => Shape::Input(InputKind::BareMetalHost),
-        Some(k) if ztp::kind_of(k, group).is_some() => {
-            Shape::Input(ztp::kind_of(k, group).expect("matched"))
-        }
-        Some("Secret") if group.is_empty() => Shape::Referenced("Secret"),
-        Some("IPPool") if group == "ipam.metal3.io" => Shape::Referenced("IPPool"),
-        Some("Metal3DataTemplate") if group == "infrastructure.cluster.x-k8s.io" => {
-            Shape::Input(InputKind::Metal3DataTemplate)
-        }
+    let p = format::Probe::new(root, file_name);
+    if let Some(f) = format::detect(&p) {
+        return Shape::Input(f.kind());
+    }
+    match p.kind {
+        k if node_network_state::is_node_network_state(k, p.group) => Shape::Running,
+        Some("Secret") if p.group.is_empty() => Shape::Referenced("Secret"),
+        Some("IPPool") if p.group == "ipam.metal3.io" => Shape::Referenced("IPPool"),
         Some(other) => Shape::OtherObject(other.to_string()),
-        None if has("platform") || (has("baseDomain") && has("metadata")) => {
-            Shape::Input(InputKind::InstallConfig)
-        }
-        // openshift-install reads agent-config.yaml by its role; v1alpha1
-        // files have no `kind:` line.
-        None if agent_config::looks_like(root, &base) => Shape::Input(InputKind::AgentConfig),
-        None if nodes_config::looks_like(root, &base) => Shape::Input(InputKind::NodesConfig),
-        // A config drive's metadata (`hostname:` and all) is no NMState.
-        None if base == "meta_data.json" => Shape::Unknown,
-        None if netplan::looks_like(root) => Shape::Input(InputKind::Netplan),
-        None if nmstate::looks_like(root) => Shape::Input(InputKind::NmState),
-        None if network_data::looks_like(root) => Shape::Input(InputKind::NetworkData),
-        None if has("hosts") && (has("cluster") || has("templates")) => {
-            Shape::Input(InputKind::Inventory)
-        }
         None => Shape::Unknown,
     }
 }
