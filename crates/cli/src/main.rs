@@ -54,6 +54,8 @@ enum Command {
     Check(cmd::check::Args),
     /// Check, then write every artifact (keyfiles, install-config, MachineConfigs, ...).
     Render(cmd::render::Args),
+    /// A starter inventory from a few flags: masters, workers, NICs, bond, VLAN, addresses.
+    Init(cmd::init::Args),
     /// The hosts of an inventory at a glance: role, boot MAC, BMC, interfaces, gateway.
     Hosts(cmd::hosts::Args),
     /// One host's NMState, as render writes it (hosts/<host>/nmstate.yml).
@@ -181,6 +183,7 @@ fn run(command: Command) -> cmd::Outcome {
     match command {
         Command::Check(args) => cmd::check::run(args),
         Command::Render(args) => cmd::render::run(args),
+        Command::Init(args) => cmd::init::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
         Command::ShowHost(args) => cmd::hosts::show(args),
         Command::Gc(args) => cmd::gc::run(args),

@@ -583,12 +583,31 @@ pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
         }
     }
     for (code, wheres) in unshown {
-        let named: Vec<&str> = wheres.iter().take(5).map(String::as_str).collect();
+        // Each place once, with how often (one host copied 1,000 times).
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        let mut at: std::collections::HashMap<&str, usize> = Default::default();
+        for w in &wheres {
+            match at.get(w.as_str()) {
+                Some(&i) => counts[i].1 += 1,
+                None => {
+                    at.insert(w, counts.len());
+                    counts.push((w, 1));
+                }
+            }
+        }
+        let named: Vec<String> = counts
+            .iter()
+            .take(5)
+            .map(|(place, n)| match n {
+                1 => place.to_string(),
+                n => format!("{place} ×{n}"),
+            })
+            .collect();
         out.push_str(&format!(
             "… and {} more `{code}`: {}{} (`--format json` lists every one)\n",
             wheres.len(),
             named.join(", "),
-            if wheres.len() > named.len() {
+            if counts.len() > named.len() {
                 ", …"
             } else {
                 ""

@@ -11,6 +11,7 @@ pub mod names;
 pub mod nic_binding;
 pub mod probe;
 pub mod scratch;
+pub mod starter;
 pub mod template;
 pub mod yaml;
 

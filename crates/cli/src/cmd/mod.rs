@@ -10,6 +10,7 @@ pub mod gc;
 pub mod hosts;
 pub mod image;
 pub mod import;
+pub mod init;
 pub mod install;
 pub mod lab;
 pub mod plan;

@@ -8,7 +8,7 @@ use crate::ui::{info, Phases};
 
 /// The README's first command renders this when no file is given.
 const BUILTIN_EXAMPLE: (&str, &str) = (
-    "<built-in example: examples/lacp-vlan.yaml>",
+    nodenet_render::output::BUILTIN_EXAMPLE,
     include_str!("../../../../examples/lacp-vlan.yaml"),
 );
 
@@ -102,6 +102,12 @@ pub fn run(args: Args) -> Outcome {
         )
     };
     phases.mark("load");
+    if !builtin && nodenet_render::output::holds_builtin_example(&args.output) {
+        info!(
+            "note: {} holds the built-in example's render (the quick start's): yours replaces it",
+            args.output.display()
+        );
+    }
     let provenance = Provenance::new(inputs, &loaded.sources);
     if loaded.clusters().iter().any(|c| c.is_site()) {
         if !args.with.is_empty() {
@@ -179,6 +185,12 @@ pub fn run(args: Args) -> Outcome {
             args.output.display(),
             report::summary(&diags)
         );
+        if builtin {
+            info!(
+                "next: open {} in a browser (the cluster's hosts, bonds, VLANs and switch ports); then describe your own cluster (`nodenet init` writes a starter inventory, examples/ has more) and `nodenet render cluster.yaml`",
+                args.output.join("topology.html").display()
+            );
+        }
     }
     super::drop_at_exit((loaded.inventory, loaded.sources, report.hosts));
     // With `unsupported`: written, but without what an output could not carry.

@@ -144,6 +144,36 @@ fn render_without_file_uses_the_builtin_example() {
         err.contains("ok: 4 host(s) of the built-in example"),
         "{err}"
     );
+    // What to do next is said; the next step writes a starter inventory
+    // whose render replaces the example's in `out/` with a note, no --force.
+    assert!(
+        err.contains("next: open out/topology.html") && err.contains("nodenet init"),
+        "{err}"
+    );
+    let o = run(nodenet().arg("init").current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(nodenet()
+        .args(["render", "cluster.yaml"])
+        .current_dir(tmp.path()));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("note: out holds the built-in example's render"),
+        "{err}"
+    );
+    assert!(tmp.path().join("out/hosts/worker-1").is_dir());
+    assert!(!tmp
+        .path()
+        .join("out/hosts/master-0/system-connections/bond0.110.nmconnection")
+        .exists());
+    // Quiet means quiet: no note, no verdict.
+    fs::remove_dir_all(tmp.path().join("out")).unwrap();
+    let o = run(nodenet().args(["render", "-q"]).current_dir(tmp.path()));
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    // init never writes over a file.
+    let o = run(nodenet().arg("init").current_dir(tmp.path()));
+    assert_eq!(o.status.code(), Some(2));
     // The inventory forgotten, `-o prod-out` (an existing directory that
     // is no render): refused, nothing written; --example writes it.
     let prod = tmp.path().join("prod-out");
@@ -1182,6 +1212,7 @@ fn readme_command_table_names_every_option() {
     let commands: &[&[&str]] = &[
         &["check"],
         &["render"],
+        &["init"],
         &["hosts"],
         &["show-host"],
         &["gc"],

@@ -582,3 +582,37 @@ fn no_default_route_names_the_families_that_need_none() {
     let invalid = found.iter().find(|d| d.1 == "invalid-value").unwrap();
     assert_eq!(invalid.2, 9, "{found:?}");
 }
+
+/// One host copied 30 times more: 30 `duplicate-host-name` findings, of
+/// which 20 are shown in full and the rest counted and named in one
+/// line; JSON still lists every one.
+#[test]
+fn findings_of_one_code_past_twenty_are_named_not_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/lacp-vlan.yaml")).unwrap();
+    let copy = "- name: worker-9\n  template: node\n  role: worker\n  vars: {uuid: 9b3e0a56-6f0c-4c8e-9d1b-6f1f2e6a0099}\n  nics: {eno1: \"52:54:00:10:99:01\", eno2: \"52:54:00:10:99:02\", eno3: \"52:54:00:10:99:03\"}\n";
+    let f = write(
+        tmp.path(),
+        "copies.yaml",
+        format!("{}\n{}", text.trim_end(), copy.repeat(31)),
+    );
+    let (o, err) = check_human(&[&f]);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let shown = err
+        .lines()
+        .filter(|l| l.trim() == "duplicate-host-name")
+        .count();
+    assert_eq!(shown, 20, "{err}");
+    assert!(
+        err.contains("… and 10 more `duplicate-host-name`: worker-9 ×10 (`--format json` lists every one)"),
+        "{err}"
+    );
+    let (_, found) = check_json(&[&f]);
+    assert_eq!(
+        codes(&found)
+            .iter()
+            .filter(|c| **c == "duplicate-host-name")
+            .count(),
+        30
+    );
+}
