@@ -13,6 +13,7 @@ mod catalogue;
 mod contract;
 mod diagnostics;
 mod discover;
+mod docs;
 mod examples;
 mod faults;
 mod image;
