@@ -192,13 +192,14 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
                 ..HostReport::default()
             };
             if let (Some(judged), Some(node)) = (judged, host.network.as_ref()) {
-                let pinned = nmstate_bridge::pin(host, node);
+                // The judged state was made for the verdict already.
+                let (written, stand_in) = nmstate_bridge::pin_written(host, node);
                 let mut from_nmstate = Vec::new();
                 let outcome = nmstate_bridge::outcome(
                     host,
                     node,
-                    pinned.written,
-                    pinned.stand_in,
+                    written,
+                    stand_in,
                     judged,
                     &mut from_nmstate,
                 );

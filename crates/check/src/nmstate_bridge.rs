@@ -154,6 +154,17 @@ pub fn pin(host: &Host, network: &Node) -> Pinned {
     }
 }
 
+/// What [`pin`] gives besides the state nmstate judges: the state
+/// written with the MACs the inventory knows, and whether a stand-in was
+/// used. Without `copy-mac-from` (most hosts) nothing is made.
+pub fn pin_written(host: &Host, network: &Node) -> (Option<serde_json::Value>, bool) {
+    if !has_copy_mac(network) {
+        return (None, false);
+    }
+    let pinned = pin(host, network);
+    (pinned.written, pinned.stand_in)
+}
+
 /// Turns nmstate's verdict on a host's state into its keyfiles and
 /// located diagnostics.
 /// (`written`, `stand_in`: of the host's [`Pinned`] state; keyfiles made

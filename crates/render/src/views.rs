@@ -614,8 +614,8 @@ pub fn host_state_yaml(host: &Host, report: &HostReport) -> Option<String> {
         Some(pinned) => pinned.clone(),
         None => {
             let network = host.network.as_ref()?;
-            nmstate_bridge::pin(host, network)
-                .written
+            nmstate_bridge::pin_written(host, network)
+                .0
                 .unwrap_or_else(|| network.to_json())
         }
     };

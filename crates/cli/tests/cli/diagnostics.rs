@@ -604,7 +604,9 @@ fn findings_of_one_code_past_twenty_are_named_not_shown() {
         .count();
     assert_eq!(shown, 20, "{err}");
     assert!(
-        err.contains("… and 10 more `duplicate-host-name`: worker-9 ×10 (`--format json` lists every one)"),
+        err.contains(
+            "… and 10 more `duplicate-host-name`: worker-9 ×10 (`--format json` lists every one)"
+        ),
         "{err}"
     );
     let (_, found) = check_json(&[&f]);
