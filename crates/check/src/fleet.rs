@@ -442,16 +442,14 @@ struct HostAddresses<'a> {
     addresses: &'a [Address],
 }
 
-pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec<Diagnostic>) {
-    let hosts: Vec<HostAddresses> = inv
-        .hosts
-        .iter()
-        .zip(reports)
-        .map(|(host, r)| HostAddresses {
-            host,
-            addresses: &r.addresses,
-        })
-        .collect();
+/// What must be one host's only: its name, its MACs (boot MAC among
+/// them), its BMC, its addresses. The addresses' first users are given
+/// back (a VIP must be none of them).
+fn check_unique<'a>(
+    inv: &Inventory,
+    hosts: &[HostAddresses<'a>],
+    out: &mut Vec<Diagnostic>,
+) -> FirstUse<'a, IpAddr> {
     let cluster = &inv.cluster;
     let mut names: HashMap<&str, Span> = HashMap::new();
     let mut boot_macs = FirstUse::new();
@@ -459,7 +457,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
     let mut bmcs = FirstUse::new();
     let mut ips: FirstUse<IpAddr> = FirstUse::new();
 
-    for h in &hosts {
+    for h in hosts {
         let host = h.host;
         let name = host.name.value.as_str();
         // Partial states (a bare NMState file, an NNCP, a MachineConfig's
@@ -597,7 +595,14 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             }
         }
     }
+    ips
+}
 
+/// The API and ingress VIPs: as many as the families, in the machine
+/// networks' order, inside them, apart from each other and from every
+/// host's address (`host_ips`).
+fn check_vips(inv: &Inventory, host_ips: &FirstUse<IpAddr>, out: &mut Vec<Diagnostic>) {
+    let cluster = &inv.cluster;
     // VIPs (a single-node cluster's are the node's address, or refused:
     // `sites::check_single_node` says so).
     let none = Vec::new();
@@ -674,7 +679,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
             );
         }
         for vip in list {
-            if let Some((host, span)) = ips.seen.get(&vip.value) {
+            if let Some((host, span)) = host_ips.seen.get(&vip.value) {
                 out.push(
                     Diagnostic::error(
                         Code::VipIsHostIp,
@@ -723,6 +728,21 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
         }
         out.push(d);
     }
+}
+
+pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec<Diagnostic>) {
+    let hosts: Vec<HostAddresses> = inv
+        .hosts
+        .iter()
+        .zip(reports)
+        .map(|(host, r)| HostAddresses {
+            host,
+            addresses: &r.addresses,
+        })
+        .collect();
+    let cluster = &inv.cluster;
+    let ips = check_unique(inv, &hosts, out);
+    check_vips(inv, &ips, out);
 
     if let Some(img) = &cluster.cluster_os_image {
         if !os_image_ok(&img.value) {
