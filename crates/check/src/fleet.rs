@@ -456,7 +456,7 @@ fn check_unique<'a>(
     let mut macs = FirstUse::new();
     let mut bmcs = FirstUse::new();
     let mut ips: FirstUse<IpAddr> = FirstUse::new();
-
+    let required = machine_network_required(inv);
     for h in hosts {
         let host = h.host;
         let name = host.name.value.as_str();
@@ -551,51 +551,59 @@ fn check_unique<'a>(
             }
         }
         bmc_is_host_ip(host, h.addresses, out);
-        // The node IP must be on a machine network; other VLANs (storage,
-        // ...) may be elsewhere, so only a host with none inside is wrong,
-        // and not one that takes an address by DHCP or autoconf (the node
-        // IP may be that one: the installer and assisted-service judge the
-        // address the node has, not the state's static ones).
-        if !cluster.machine_networks.is_empty()
-            && !h.addresses.is_empty()
-            && machine_network_required(inv)
-        {
-            let inside = h.addresses.iter().any(|a| {
-                cluster
-                    .machine_networks
-                    .iter()
-                    .any(|n| n.value.contains(&a.ip))
-            });
-            // Read only for the rare host with none inside.
-            let dynamic = || {
-                h.host.network.as_ref().is_some_and(|n| {
-                    let net = crate::network::Network::read(n);
-                    net.dynamic(crate::network::Family::V4)
-                        || net.dynamic(crate::network::Family::V6)
-                })
-            };
-            if !inside && !dynamic() {
-                let a = &h.addresses[0];
-                out.push(
-                    Diagnostic::error(
-                        Code::IpOutsideMachineNetwork,
-                        format!(
-                            "no static address of `{name}` is inside a machine network ({}): assisted-service never starts the install (host validation `belongs-to-machine-cidr`)",
-                            cluster
-                                .machine_networks
-                                .iter()
-                                .map(|n| n.value.to_string())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                    .at(a.span)
-                    .host(name),
-                );
-            }
-        }
+        check_in_machine_network(cluster, h, required, out);
     }
     ips
+}
+
+/// A host's node IP must be on a machine network (where one is
+/// `required`).
+fn check_in_machine_network(
+    cluster: &Cluster,
+    h: &HostAddresses,
+    required: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let name = h.host.name.value.as_str();
+    // The node IP must be on a machine network; other VLANs (storage,
+    // ...) may be elsewhere, so only a host with none inside is wrong,
+    // and not one that takes an address by DHCP or autoconf (the node
+    // IP may be that one: the installer and assisted-service judge the
+    // address the node has, not the state's static ones).
+    if !cluster.machine_networks.is_empty() && !h.addresses.is_empty() && required {
+        let inside = h.addresses.iter().any(|a| {
+            cluster
+                .machine_networks
+                .iter()
+                .any(|n| n.value.contains(&a.ip))
+        });
+        // Read only for the rare host with none inside.
+        let dynamic = || {
+            h.host.network.as_ref().is_some_and(|n| {
+                let net = crate::network::Network::read(n);
+                net.dynamic(crate::network::Family::V4) || net.dynamic(crate::network::Family::V6)
+            })
+        };
+        if !inside && !dynamic() {
+            let a = &h.addresses[0];
+            out.push(
+                Diagnostic::error(
+                    Code::IpOutsideMachineNetwork,
+                    format!(
+                        "no static address of `{name}` is inside a machine network ({}): assisted-service never starts the install (host validation `belongs-to-machine-cidr`)",
+                        cluster
+                            .machine_networks
+                            .iter()
+                            .map(|n| n.value.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .at(a.span)
+                .host(name),
+            );
+        }
+    }
 }
 
 /// The API and ingress VIPs: as many as the families, in the machine
