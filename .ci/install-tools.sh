@@ -10,6 +10,22 @@ export CARGO_TERM_COLOR=never
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
+step "nmstatectl 2.2.62 (peer for gc output and the benchmark; nmstate.service on the lab's OpenShift node): built in the background"
+# The whole nmstatectl: gc offline, and `nmstatectl service`, which
+# RHCOS's nmstate.service runs. It needs nothing apt installs, so its five
+# minutes of compiling overlap apt's downloads and the builds below.
+export PATH="$HOME/.cargo/bin:$PATH"
+nmstatectl_pid=
+nmstatectl_log=$(mktemp)
+trap 'rm -f "$nmstatectl_log"' EXIT
+if ! nmstatectl --version 2>/dev/null | grep -q '2.2.62' \
+    || ! grep -q '"nmstatectl 2.2.62[^}]*"no_default_features":false' "$HOME/.cargo/.crates2.json" 2>/dev/null; then
+    cargo install nmstatectl --version 2.2.62 --locked --force >"$nmstatectl_log" 2>&1 &
+    nmstatectl_pid=$!
+else
+    echo "nmstatectl 2.2.62 already installed"
+fi
+
 step "apt packages"
 # network-manager: nmcli --offline judges keyfiles; ignition: ignition-validate;
 # iproute2: network namespaces for `diff --live`; xorriso, cpio, xz-utils,
@@ -55,14 +71,6 @@ fi
 # devel net-convert` judges the network_data.json render writes;
 # netplan.io: `netplan generate` judges its netplan files.)
 
-step "nmstatectl 2.2.62 (peer for gc output and the benchmark; nmstate.service on the lab's OpenShift node)"
-# The whole nmstatectl: gc offline, and `nmstatectl service`, which
-# RHCOS's nmstate.service runs.
-if ! nmstatectl --version 2>/dev/null | grep -q '2.2.62' \
-    || ! grep -q '"nmstatectl 2.2.62[^}]*"no_default_features":false' "$HOME/.cargo/.crates2.json" 2>/dev/null; then
-    cargo install nmstatectl --version 2.2.62 --locked --force
-fi
-export PATH="$HOME/.cargo/bin:$PATH"
 
 step "coreos-installer 0.27.0 (reads back the ISOs and initrds we write)"
 if ! coreos-installer --version 2>/dev/null | grep -q '0.27.0'; then
@@ -74,3 +82,14 @@ bash .ci/install-bmc.sh
 
 step ".ci/install-lab.sh (NetworkManager with its OVS plugin, for the lab's OpenShift node)"
 bash .ci/install-lab.sh
+
+step "nmstatectl 2.2.62: waiting for the background build"
+if [ -n "$nmstatectl_pid" ]; then
+    if ! wait "$nmstatectl_pid"; then
+        tail -40 "$nmstatectl_log" >&2
+        echo "cargo install nmstatectl failed" >&2
+        exit 1
+    fi
+    tail -1 "$nmstatectl_log"
+fi
+nmstatectl --version
