@@ -249,7 +249,21 @@ fn box_lines(i: &IfaceView) -> Vec<String> {
 /// and from base to VLAN.
 fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
     let rep = &hosts[shape.members[0]];
-    let ifaces = &rep.interfaces;
+    let (mut boxes, edges) = boxes_and_edges(&rep.interfaces);
+    assign_layers(&mut boxes, &edges);
+    add_badges(shape, hosts, rep.interfaces.len(), &mut boxes);
+    size_boxes(&mut boxes);
+    let (width, height) = place_columns(&mut boxes, &edges);
+    caption(shape, hosts, out);
+    draw(shape.number, &boxes, &edges, (width, height), out);
+}
+
+/// An edge between two boxes: (lower, upper, kind of edge).
+type Edge = (usize, usize, &'static str);
+
+/// A box per interface (and per name the state refers to but lacks), and
+/// the edges from port to controller and from base to VLAN.
+fn boxes_and_edges(ifaces: &[IfaceView]) -> (Vec<NodeBox>, Vec<Edge>) {
     // Names to boxes; br-ex is both an OVS bridge and its interface: a
     // name refers to the one that is not the bridge.
     let mut boxes: Vec<NodeBox> = Vec::new();
@@ -293,8 +307,7 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
         });
         boxes.len() - 1
     };
-    // (lower, upper, kind of edge)
-    let mut edges: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut edges: Vec<Edge> = Vec::new();
     for (k, i) in ifaces.iter().enumerate() {
         let ports = i
             .bond
@@ -320,11 +333,15 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
             }
         }
     }
-    // Layers: one right of the highest box below (a cycle, which check
-    // reports, stops growing after as many rounds as there are boxes).
+    (boxes, edges)
+}
+
+/// Layers: one right of the highest box below (a cycle, which check
+/// reports, stops growing after as many rounds as there are boxes).
+fn assign_layers(boxes: &mut [NodeBox], edges: &[Edge]) {
     for _ in 0..boxes.len() {
         let mut changed = false;
-        for &(lo, up, _) in &edges {
+        for &(lo, up, _) in edges {
             if boxes[up].layer < boxes[lo].layer + 1 {
                 boxes[up].layer = boxes[lo].layer + 1;
                 changed = true;
@@ -334,12 +351,16 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
             break;
         }
     }
-    // Badges, counted over the shape's hosts when they disagree.
+}
+
+/// Badges (PXE, provisioning, boot MAC), counted over the shape's hosts
+/// when they disagree.
+fn add_badges(shape: &Shape, hosts: &[HostView], drawn: usize, boxes: &mut [NodeBox]) {
     let n = shape.members.len();
     let mut counts: HashMap<(usize, &'static str), usize> = HashMap::new();
     for &m in &shape.members {
         let h = &hosts[m];
-        for (k, i) in h.interfaces.iter().enumerate().take(ifaces.len()) {
+        for (k, i) in h.interfaces.iter().enumerate().take(drawn) {
             for mark in h.marks(&i.name) {
                 *counts.entry((k, mark)).or_default() += 1;
             }
@@ -367,7 +388,11 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
         };
         boxes[k].badges.push((class, text));
     }
-    // Sizes.
+}
+
+/// Each box as wide as its longest line (or its badges) and as tall as
+/// its lines.
+fn size_boxes(boxes: &mut [NodeBox]) {
     for b in boxes.iter_mut() {
         let chars = std::iter::once(clip(&b.name).chars().count())
             .chain(b.lines.iter().map(|l| clip(l).chars().count()))
@@ -389,8 +414,11 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
                 BADGE_H + 4.0
             };
     }
-    // Columns: NICs in state order; each further box near the middle of
-    // what it sits on, in that order.
+}
+
+/// Columns: NICs in state order; each further box near the middle of
+/// what it sits on, in that order. Returns the drawing's width and height.
+fn place_columns(boxes: &mut [NodeBox], edges: &[Edge]) -> (f64, f64) {
     let layers = boxes.iter().map(|b| b.layer).max().unwrap_or(0) + 1;
     let mut x = 10.0;
     let mut height: f64 = 0.0;
@@ -412,14 +440,14 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
         if layer > 0 {
             let keys: HashMap<usize, f64> = col
                 .iter()
-                .map(|&k| (k, center(k, &boxes).unwrap_or(f64::MAX)))
+                .map(|&k| (k, center(k, boxes).unwrap_or(f64::MAX)))
                 .collect();
             col.sort_by(|a, b| keys[a].total_cmp(&keys[b]).then(a.cmp(b)));
         }
         let w = col.iter().map(|&k| boxes[k].w).fold(0.0, f64::max);
         let mut y = 10.0;
         for &k in &col {
-            let want = center(k, &boxes).map(|c| c - boxes[k].h / 2.0);
+            let want = center(k, boxes).map(|c| c - boxes[k].h / 2.0);
             let top = match want {
                 Some(t) if layer > 0 => t.max(y),
                 _ => y,
@@ -435,6 +463,13 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
     let width = x - COL_GAP + 10.0;
     let height = height - ROW_GAP + 10.0;
 
+    (width, height)
+}
+
+/// The shape's heading: its number, host count, roles and first members.
+fn caption(shape: &Shape, hosts: &[HostView], out: &mut String) {
+    let rep = &hosts[shape.members[0]];
+    let n = shape.members.len();
     // The caption.
     let mut roles: Vec<&str> = shape
         .members
@@ -467,13 +502,23 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
         names = names.join(", "),
         rep = esc(&rep.name),
     );
+}
+
+/// The SVG: edges under boxes, each box with its lines and badges.
+fn draw(
+    number: usize,
+    boxes: &[NodeBox],
+    edges: &[Edge],
+    (width, height): (f64, f64),
+    out: &mut String,
+) {
     let _ = writeln!(
         out,
         "<svg class=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
          viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"interfaces of shape {}\">",
-        shape.number
+        number
     );
-    for &(lo, up, kind) in &edges {
+    for &(lo, up, kind) in edges {
         let (a, b) = (&boxes[lo], &boxes[up]);
         let (x1, y1) = (a.x + a.w, a.y + a.h / 2.0);
         let (x2, y2) = (b.x, b.y + b.h / 2.0);
@@ -487,7 +532,7 @@ fn diagram(shape: &Shape, hosts: &[HostView], out: &mut String) {
             x2 - mid
         );
     }
-    for b in &boxes {
+    for b in boxes {
         let _ = write!(
             out,
             "<g class=\"iface {class}\" data-name=\"{name}\"><title>{name}</title>\

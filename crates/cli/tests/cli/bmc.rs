@@ -186,8 +186,16 @@ fn emulator_stopped_mid_run_gives_a_clear_error_in_time() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Stop the BMC once the host is past the first steps.
-    std::thread::sleep(Duration::from_millis(2500));
+    // Stop the BMC once the host is past the first steps: its CD is in.
+    // What is left (boot override, power on, then at least a second
+    // until the emulator applies it) then meets a BMC that is gone. (A
+    // fixed sleep here raced the whole run once requests got fast.)
+    let cd = format!("/redfish/v1/Systems/{}/VirtualMedia/Cd", uuid(0));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while emu.get(&cd)["Inserted"] != true {
+        assert!(Instant::now() < deadline, "the CD was never inserted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = emu.child.kill();
     let _ = emu.child.wait();
     let o = child.wait_with_output().unwrap();

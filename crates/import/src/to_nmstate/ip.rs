@@ -229,10 +229,40 @@ fn default_route(v6: bool, gw: &str, iface: &str) -> J {
     json!({"destination": if v6 { "::/0" } else { "0.0.0.0/0" }, "next-hop-address": gw, "next-hop-interface": iface})
 }
 
-/// `[ipv4]`/`[ipv6]` → NMState ip block; routes and DNS go to the
-/// document-wide lists. None: NetworkManager rejects the block (the
-/// error is reported).
+/// One family's group as NMState's `ipv4`/`ipv6`; its routes, rules and
+/// DNS go to `doc`. None: NetworkManager rejects the profile (said in `f`).
 fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) -> Option<J> {
+    let (method_entry, mut ip) = method(fam, g, f)?;
+    let method = method_entry.value();
+    let addresses = addresses(fam, g, f);
+    if method == "manual" && addresses.items.is_empty() {
+        f.invalid(
+            method_entry.span,
+            "`method=manual` without a usable address: NetworkManager rejects the profile",
+        );
+        return None;
+    }
+    if !addresses.items.is_empty()
+        && matches!(method.as_str(), "disabled" | "link-local" | "ignore")
+    {
+        f.invalid(
+            addresses.first_key.map_or(g.span, |e| e.span),
+            format!("addresses with `method={method}`: NetworkManager rejects the profile"),
+        );
+        return None;
+    }
+    gateway(fam, g, iface, &addresses, doc, f)?;
+    let option_keys = routes(fam, g, iface, doc, f);
+    other_keys(fam, g, &method, &option_keys, &mut ip, doc, f);
+    if !addresses.items.is_empty() {
+        ip.insert("address".into(), J::Array(addresses.items));
+    }
+    Some(J::Object(ip))
+}
+
+/// `method=`: the family's switches (`enabled`, `dhcp`, `autoconf`), with
+/// the entry itself; None when NetworkManager rejects it.
+fn method<'g>(fam: &str, g: &'g Group, f: &mut Findings) -> Option<(&'g Entry, Map<String, J>)> {
     let v6 = fam == "ipv6";
     let mut ip = Map::new();
     let Some(method_entry) = g.get("method").filter(|e| !e.raw.is_empty()) else {
@@ -298,10 +328,21 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
             ip.insert("enabled".into(), json!(false));
         }
     }
-    let dynamic = matches!(method.as_str(), "auto" | "dhcp");
+    Some((method_entry, ip))
+}
 
-    // Addresses, in NetworkManager's order; the first gateway written
-    // with one is the profile's gateway unless `gateway=` is set.
+/// A family's addresses, in NetworkManager's order.
+struct Addresses<'g> {
+    items: Vec<J>,
+    /// The first `addressN=` key, usable or not (where its errors point).
+    first_key: Option<&'g Entry>,
+    /// The first gateway written with an address: the profile's gateway
+    /// unless `gateway=` is set.
+    gateway: Option<(String, &'g Entry)>,
+}
+
+fn addresses<'g>(fam: &str, g: &'g Group, f: &mut Findings) -> Addresses<'g> {
+    let v6 = fam == "ipv6";
     let mut addr_keys: Vec<((i64, u8), &Entry)> = g
         .entries
         .iter()
@@ -328,25 +369,30 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
             ),
         }
     }
-    if method == "manual" && addresses.is_empty() {
-        f.invalid(
-            method_entry.span,
-            "`method=manual` without a usable address: NetworkManager rejects the profile",
-        );
-        return None;
+    Addresses {
+        items: addresses,
+        first_key: addr_keys.first().map(|(_, e)| *e),
+        gateway: addr_gateway,
     }
-    if !addresses.is_empty() && matches!(method.as_str(), "disabled" | "link-local" | "ignore") {
-        f.invalid(
-            addr_keys[0].1.span,
-            format!("addresses with `method={method}`: NetworkManager rejects the profile"),
-        );
-        return None;
-    }
+}
+
+/// `gateway=` (or an address's): the default route, into `doc`. None when
+/// NetworkManager rejects it.
+fn gateway(
+    fam: &str,
+    g: &Group,
+    iface: &str,
+    addresses: &Addresses,
+    doc: &mut Doc,
+    f: &mut Findings,
+) -> Option<()> {
+    let v6 = fam == "ipv6";
+    let addr_gateway = &addresses.gateway;
     let never_default = g
         .get("never-default")
         .is_some_and(|e| bool_value(&e.value()) == Some(true));
     let gateway_entry = g.get("gateway").filter(|e| !e.raw.is_empty());
-    let gateway = match (gateway_entry, &addr_gateway) {
+    let gateway = match (gateway_entry, addr_gateway) {
         (Some(e), Some((old, _))) => {
             if e.value() != *old {
                 f.ignored(
@@ -370,7 +416,7 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
                 );
                 return None;
             }
-            Some(_) if addresses.is_empty() => {
+            Some(_) if addresses.items.is_empty() => {
                 f.invalid(
                     e.span,
                     format!(
@@ -384,8 +430,13 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
             Some(a) => doc.routes.push(default_route(v6, &a.to_string(), iface)),
         }
     }
+    Some(())
+}
 
-    // Routes, and `routeN_options`.
+/// `routeN=` and `routeN_options=`, into `doc`; returns the option keys
+/// (read here, skipped by [`other_keys`]).
+fn routes(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) -> Vec<String> {
+    let v6 = fam == "ipv6";
     let mut route_keys: Vec<((i64, u8), &Entry)> = g
         .entries
         .iter()
@@ -427,11 +478,27 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
         doc.routes.push(J::Object(r));
     }
 
+    option_keys
+}
+
+/// Every other key of the group: DNS into `doc`, the rest onto `ip`, or a
+/// finding for what NMState cannot say.
+fn other_keys(
+    fam: &str,
+    g: &Group,
+    method: &str,
+    option_keys: &[String],
+    ip: &mut Map<String, J>,
+    doc: &mut Doc,
+    f: &mut Findings,
+) {
+    let v6 = fam == "ipv6";
+    let dynamic = matches!(method, "auto" | "dhcp");
     let send_hostname = g
         .get("dhcp-send-hostname")
         .and_then(|e| bool_value(&e.value()))
         .unwrap_or(true);
-    let static_method = matches!(method.as_str(), "manual" | "link-local");
+    let static_method = matches!(method, "manual" | "link-local");
     for e in &g.entries {
         let k = e.key.as_str();
         let v = e.value();
@@ -561,10 +628,6 @@ fn ip_block(fam: &str, g: &Group, iface: &str, doc: &mut Doc, f: &mut Findings) 
             _ => f.unmapped(e, fam, "no NMState equivalent handled by nodenet"),
         }
     }
-    if !addresses.is_empty() {
-        ip.insert("address".into(), J::Array(addresses));
-    }
-    Some(J::Object(ip))
 }
 
 /// `routeN_options=` onto an NMState route. False: the route has a type
