@@ -90,11 +90,10 @@ pub(crate) fn read_state(
     let links = root.get("links").and_then(Node::as_seq).unwrap_or_default();
     // Links are referred to by `id`; the interface is the link's `name`
     // when it has one.
-    let names: std::collections::HashMap<String, String> = links
+    let names: Names = links
         .iter()
         .filter_map(|l| Some((s(l, "id")?, s(l, "name").or_else(|| s(l, "id"))?)))
         .collect();
-    let name_of = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.to_string());
     for l in links {
         let Some(id) = s(l, "id") else {
             diags.push(Diagnostic::error(Code::MissingField, "a link has no `id`").at(l.span));
@@ -102,94 +101,7 @@ pub(crate) fn read_state(
         };
         let index = ifaces.len();
         spans.at(format!("/interfaces/{index}"), l.span);
-        let mut i = Map::new();
-        i.insert("name".into(), json!(name_of(&id)));
-        i.insert("state".into(), json!("up"));
-        match s(l, "type").as_deref() {
-            Some("bond") => {
-                let ports: Vec<String> = l
-                    .get("bond_links")
-                    .and_then(Node::as_seq)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(Node::scalar_text)
-                    .map(|p| name_of(&p))
-                    .collect();
-                let mut options = Map::new();
-                for (k, v) in l.as_map().unwrap_or_default() {
-                    let Some(opt) = k.as_str().and_then(|k| k.strip_prefix("bond_")) else {
-                        continue;
-                    };
-                    if opt != "mode" && opt != "links" {
-                        options.insert(opt.into(), json!(v.scalar_text().unwrap_or_default()));
-                    }
-                }
-                if let Some(at) = l.get("bond_links") {
-                    spans.at(
-                        format!("/interfaces/{index}/link-aggregation/port"),
-                        at.span,
-                    );
-                }
-                let mode = match s(l, "bond_mode") {
-                    None => "balance-rr".to_string(),
-                    Some(m) => match m.parse::<usize>().ok().and_then(|n| BOND_MODES.get(n)) {
-                        Some(name) => name.to_string(),
-                        None => m,
-                    },
-                };
-                if let Some(at) = l.get("bond_mode") {
-                    spans.at(
-                        format!("/interfaces/{index}/link-aggregation/mode"),
-                        at.span,
-                    );
-                }
-                let mut la = Map::new();
-                la.insert("mode".into(), json!(mode));
-                if !options.is_empty() {
-                    la.insert("options".into(), J::Object(options));
-                }
-                la.insert("port".into(), json!(ports));
-                i.insert("type".into(), json!("bond"));
-                i.insert("link-aggregation".into(), J::Object(la));
-            }
-            Some("vlan") => {
-                i.insert("type".into(), json!("vlan"));
-                let vlan_id: Option<u64> = s(l, "vlan_id").and_then(|v| v.parse().ok());
-                let base = s(l, "vlan_link").map(|b| name_of(&b));
-                i.insert("vlan".into(), json!({"base-iface": base, "id": vlan_id}));
-                if vlan_macs && s(l, "vlan_mac_address").is_none() {
-                    diags.push(
-                        Diagnostic::error(
-                            Code::MissingField,
-                            format!("VLAN link `{id}` has no `vlan_mac_address` (nova's schema requires it, and cloud-init stops at a VLAN without one)"),
-                        )
-                        .at(l.get("vlan_mac_address").map_or(l.span, |n| n.span))
-                        .help("give the MAC the VLAN inherits from its parent"),
-                    );
-                }
-            }
-            // phy, and the virtual kinds nova gives a NIC (ovs, tap, vif,
-            // a missing type): cloud-init takes them all for NICs.
-            _ => {
-                i.insert("type".into(), json!("ethernet"));
-                let mac = l.get("ethernet_mac_address").and_then(|m| {
-                    m.scalar_text()
-                        .map(|t| Located::new(t.replace('-', ":"), m.span))
-                });
-                if mac.is_none() && s(l, "name").is_none() {
-                    diags.push(
-                        Diagnostic::error(
-                            Code::MissingField,
-                            format!("link `{id}` has neither `ethernet_mac_address` nor `name`: cloud-init finds a NIC by one of them"),
-                        )
-                        .at(l.span),
-                    );
-                }
-                let named_at = l.get("name").or(l.get("id")).map_or(l.span, |n| n.span);
-                host.nics
-                    .push(Nic::new(Located::new(name_of(&id), named_at), mac));
-            }
-        }
+        let mut i = link_interface(l, &id, index, &names, vlan_macs, host, &mut spans, diags);
         if let Some(mtu) = s(l, "mtu").and_then(|m| m.parse::<u64>().ok()) {
             i.insert("mtu".into(), json!(mtu));
         }
@@ -198,25 +110,7 @@ pub(crate) fn read_state(
     host.nics_listed |= !host.nics.is_empty();
     let mut routes = Vec::new();
     let mut dns: Vec<String> = Vec::new();
-    // A DNS server, once, located where it was first given.
-    let add_dns = |dns: &mut Vec<String>, spans: &mut JsonSpans, address: String, at: &Node| {
-        if !dns.contains(&address) {
-            spans.at(
-                format!("/dns-resolver/config/server/{}", dns.len()),
-                at.span,
-            );
-            dns.push(address);
-        }
-    };
-    let services = |list: Option<&Node>| -> Vec<(String, Node)> {
-        list.and_then(Node::as_seq)
-            .unwrap_or_default()
-            .iter()
-            .filter(|svc| s(svc, "type").as_deref() == Some("dns"))
-            .filter_map(|svc| Some((s(svc, "address")?, svc.clone())))
-            .collect()
-    };
-    for (a, at) in services(root.get("services")) {
+    for (a, at) in dns_services(root.get("services")) {
         add_dns(&mut dns, &mut spans, a, &at);
     }
     for n in root
@@ -228,7 +122,7 @@ pub(crate) fn read_state(
             diags.push(Diagnostic::error(Code::MissingField, "a network has no `link`").at(n.span));
             continue;
         };
-        let link = name_of(&link);
+        let link = name_of(&names, &link);
         let Some(index) = ifaces.iter().position(|i| i["name"] == link.as_str()) else {
             diags.push(
                 Diagnostic::error(
@@ -287,7 +181,7 @@ pub(crate) fn read_state(
         if v6 && ip.get("autoconf").is_none() {
             ip["autoconf"] = json!(false);
         }
-        for (a, at) in services(n.get("services")) {
+        for (a, at) in dns_services(n.get("services")) {
             add_dns(&mut dns, &mut spans, a, &at);
         }
         for a in n
@@ -299,44 +193,7 @@ pub(crate) fn read_state(
                 add_dns(&mut dns, &mut spans, address, a);
             }
         }
-        for r in n.get("routes").and_then(Node::as_seq).unwrap_or_default() {
-            for (a, at) in services(r.get("services")) {
-                add_dns(&mut dns, &mut spans, a, &at);
-            }
-            let gateway = s(r, "gateway").filter(|g| !g.is_empty());
-            let (Some(net), Some(gw)) = (s(r, "network"), gateway) else {
-                diags.push(
-                    Diagnostic::error(
-                        Code::MissingField,
-                        "a route needs `network`, `netmask` and a `gateway`",
-                    )
-                    .at(r.span),
-                );
-                continue;
-            };
-            // `::/0` in `network` carries its own length.
-            let (net, own) = match net.split_once('/') {
-                Some((a, p)) => (a.to_string(), p.parse::<u8>().ok()),
-                None => (net, None),
-            };
-            let prefix = own.or_else(|| s(r, "netmask").as_deref().and_then(prefix_from));
-            let (Ok(net), Some(prefix)) = (net.parse::<IpAddr>(), prefix) else {
-                diags.push(
-                    Diagnostic::error(
-                        Code::IpInvalid,
-                        "the route's `network` and `netmask` give no destination nodenet can read",
-                    )
-                    .at(r.span),
-                );
-                continue;
-            };
-            spans.at(format!("/routes/config/{}", routes.len()), r.span);
-            routes.push(json!({
-                "destination": format!("{net}/{prefix}"),
-                "next-hop-address": gw,
-                "next-hop-interface": link,
-            }));
-        }
+        network_routes(n, &link, &mut routes, &mut dns, &mut spans, diags);
     }
     for i in &mut ifaces {
         for fam in ["ipv4", "ipv6"] {
@@ -351,6 +208,186 @@ pub(crate) fn read_state(
         state["dns-resolver"] = json!({"config": {"server": dns}});
     }
     spans.node(&state, root.span)
+}
+
+/// A link's `id` to its interface name.
+type Names = std::collections::HashMap<String, String>;
+
+fn name_of(names: &Names, id: &str) -> String {
+    names.get(id).cloned().unwrap_or_else(|| id.to_string())
+}
+
+/// A DNS server, once, located where it was first given.
+fn add_dns(dns: &mut Vec<String>, spans: &mut JsonSpans, address: String, at: &Node) {
+    if !dns.contains(&address) {
+        spans.at(
+            format!("/dns-resolver/config/server/{}", dns.len()),
+            at.span,
+        );
+        dns.push(address);
+    }
+}
+
+/// The `dns` entries of a `services` list, with where each is.
+fn dns_services(list: Option<&Node>) -> Vec<(String, Node)> {
+    list.and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter(|svc| s(svc, "type").as_deref() == Some("dns"))
+        .filter_map(|svc| Some((s(svc, "address")?, svc.clone())))
+        .collect()
+}
+
+/// One link as an NMState interface (its NIC into `host` when it is one).
+#[allow(clippy::too_many_arguments)]
+fn link_interface(
+    l: &Node,
+    id: &str,
+    index: usize,
+    names: &Names,
+    vlan_macs: bool,
+    host: &mut Host,
+    spans: &mut JsonSpans,
+    diags: &mut Vec<Diagnostic>,
+) -> Map<String, J> {
+    let mut i = Map::new();
+    i.insert("name".into(), json!(name_of(names, id)));
+    i.insert("state".into(), json!("up"));
+    match s(l, "type").as_deref() {
+        Some("bond") => {
+            let ports: Vec<String> = l
+                .get("bond_links")
+                .and_then(Node::as_seq)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(Node::scalar_text)
+                .map(|p| name_of(names, &p))
+                .collect();
+            let mut options = Map::new();
+            for (k, v) in l.as_map().unwrap_or_default() {
+                let Some(opt) = k.as_str().and_then(|k| k.strip_prefix("bond_")) else {
+                    continue;
+                };
+                if opt != "mode" && opt != "links" {
+                    options.insert(opt.into(), json!(v.scalar_text().unwrap_or_default()));
+                }
+            }
+            if let Some(at) = l.get("bond_links") {
+                spans.at(
+                    format!("/interfaces/{index}/link-aggregation/port"),
+                    at.span,
+                );
+            }
+            let mode = match s(l, "bond_mode") {
+                None => "balance-rr".to_string(),
+                Some(m) => match m.parse::<usize>().ok().and_then(|n| BOND_MODES.get(n)) {
+                    Some(name) => name.to_string(),
+                    None => m,
+                },
+            };
+            if let Some(at) = l.get("bond_mode") {
+                spans.at(
+                    format!("/interfaces/{index}/link-aggregation/mode"),
+                    at.span,
+                );
+            }
+            let mut la = Map::new();
+            la.insert("mode".into(), json!(mode));
+            if !options.is_empty() {
+                la.insert("options".into(), J::Object(options));
+            }
+            la.insert("port".into(), json!(ports));
+            i.insert("type".into(), json!("bond"));
+            i.insert("link-aggregation".into(), J::Object(la));
+        }
+        Some("vlan") => {
+            i.insert("type".into(), json!("vlan"));
+            let vlan_id: Option<u64> = s(l, "vlan_id").and_then(|v| v.parse().ok());
+            let base = s(l, "vlan_link").map(|b| name_of(names, &b));
+            i.insert("vlan".into(), json!({"base-iface": base, "id": vlan_id}));
+            if vlan_macs && s(l, "vlan_mac_address").is_none() {
+                diags.push(
+                        Diagnostic::error(
+                            Code::MissingField,
+                            format!("VLAN link `{id}` has no `vlan_mac_address` (nova's schema requires it, and cloud-init stops at a VLAN without one)"),
+                        )
+                        .at(l.get("vlan_mac_address").map_or(l.span, |n| n.span))
+                        .help("give the MAC the VLAN inherits from its parent"),
+                    );
+            }
+        }
+        // phy, and the virtual kinds nova gives a NIC (ovs, tap, vif,
+        // a missing type): cloud-init takes them all for NICs.
+        _ => {
+            i.insert("type".into(), json!("ethernet"));
+            let mac = l.get("ethernet_mac_address").and_then(|m| {
+                m.scalar_text()
+                    .map(|t| Located::new(t.replace('-', ":"), m.span))
+            });
+            if mac.is_none() && s(l, "name").is_none() {
+                diags.push(
+                        Diagnostic::error(
+                            Code::MissingField,
+                            format!("link `{id}` has neither `ethernet_mac_address` nor `name`: cloud-init finds a NIC by one of them"),
+                        )
+                        .at(l.span),
+                    );
+            }
+            let named_at = l.get("name").or(l.get("id")).map_or(l.span, |n| n.span);
+            host.nics
+                .push(Nic::new(Located::new(name_of(names, id), named_at), mac));
+        }
+    }
+    i
+}
+
+/// A network's `routes`: each into `routes`, its DNS services into `dns`.
+fn network_routes(
+    n: &Node,
+    link: &str,
+    routes: &mut Vec<J>,
+    dns: &mut Vec<String>,
+    spans: &mut JsonSpans,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for r in n.get("routes").and_then(Node::as_seq).unwrap_or_default() {
+        for (a, at) in dns_services(r.get("services")) {
+            add_dns(dns, spans, a, &at);
+        }
+        let gateway = s(r, "gateway").filter(|g| !g.is_empty());
+        let (Some(net), Some(gw)) = (s(r, "network"), gateway) else {
+            diags.push(
+                Diagnostic::error(
+                    Code::MissingField,
+                    "a route needs `network`, `netmask` and a `gateway`",
+                )
+                .at(r.span),
+            );
+            continue;
+        };
+        // `::/0` in `network` carries its own length.
+        let (net, own) = match net.split_once('/') {
+            Some((a, p)) => (a.to_string(), p.parse::<u8>().ok()),
+            None => (net, None),
+        };
+        let prefix = own.or_else(|| s(r, "netmask").as_deref().and_then(prefix_from));
+        let (Ok(net), Some(prefix)) = (net.parse::<IpAddr>(), prefix) else {
+            diags.push(
+                Diagnostic::error(
+                    Code::IpInvalid,
+                    "the route's `network` and `netmask` give no destination nodenet can read",
+                )
+                .at(r.span),
+            );
+            continue;
+        };
+        spans.at(format!("/routes/config/{}", routes.len()), r.span);
+        routes.push(json!({
+            "destination": format!("{net}/{prefix}"),
+            "next-hop-address": gw,
+            "next-hop-interface": link,
+        }));
+    }
 }
 
 /// A static network's address and prefix length: `ip_address` with its
