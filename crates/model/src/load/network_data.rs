@@ -95,17 +95,10 @@ pub(crate) fn read_state(
         .filter_map(|l| Some((s(l, "id")?, s(l, "name").or_else(|| s(l, "id"))?)))
         .collect();
     for l in links {
-        let Some(id) = s(l, "id") else {
-            diags.push(Diagnostic::error(Code::MissingField, "a link has no `id`").at(l.span));
-            continue;
-        };
         let index = ifaces.len();
-        spans.at(format!("/interfaces/{index}"), l.span);
-        let mut i = link_interface(l, &id, index, &names, vlan_macs, host, &mut spans, diags);
-        if let Some(mtu) = s(l, "mtu").and_then(|m| m.parse::<u64>().ok()) {
-            i.insert("mtu".into(), json!(mtu));
+        if let Some(i) = link_interface(l, index, &names, vlan_macs, host, &mut spans, diags) {
+            ifaces.push(i);
         }
-        ifaces.push(i);
     }
     host.nics_listed |= !host.nics.is_empty();
     let mut routes = Vec::new();
@@ -238,18 +231,23 @@ fn dns_services(list: Option<&Node>) -> Vec<(String, Node)> {
         .collect()
 }
 
-/// One link as an NMState interface (its NIC into `host` when it is one).
-#[allow(clippy::too_many_arguments)]
+/// One link as the `index`th NMState interface (its NIC into `host` when
+/// it is one); None for a link without an `id`.
 fn link_interface(
     l: &Node,
-    id: &str,
     index: usize,
     names: &Names,
     vlan_macs: bool,
     host: &mut Host,
     spans: &mut JsonSpans,
     diags: &mut Vec<Diagnostic>,
-) -> Map<String, J> {
+) -> Option<Map<String, J>> {
+    let Some(id) = s(l, "id") else {
+        diags.push(Diagnostic::error(Code::MissingField, "a link has no `id`").at(l.span));
+        return None;
+    };
+    let id = id.as_str();
+    spans.at(format!("/interfaces/{index}"), l.span);
     let mut i = Map::new();
     i.insert("name".into(), json!(name_of(names, id)));
     i.insert("state".into(), json!("up"));
@@ -338,7 +336,10 @@ fn link_interface(
                 .push(Nic::new(Located::new(name_of(names, id), named_at), mac));
         }
     }
-    i
+    if let Some(mtu) = s(l, "mtu").and_then(|m| m.parse::<u64>().ok()) {
+        i.insert("mtu".into(), json!(mtu));
+    }
+    Some(i)
 }
 
 /// A network's `routes`: each into `routes`, its DNS services into `dns`.
