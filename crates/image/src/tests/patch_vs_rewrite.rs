@@ -9,6 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rayon::prelude::*;
+
 use crate::disk::{self, Method};
 
 fn sh(cmd: &str) -> Vec<u8> {
@@ -196,30 +198,11 @@ fn patched_images_equal_rewritten_ones_as_guest_bytes() {
             }
         })
         .collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let methods: Vec<(usize, bool)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(case) = cases.get(i) else {
-                            return done;
-                        };
-                        done.push((i, run_case(case, seed, dir)));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let patched = cases
+        .par_iter()
+        .filter(|case| run_case(case, seed, dir))
+        .count();
     let cases = cases.len();
-    let patched = methods.iter().filter(|(_, p)| *p).count();
     let rewritten_anyway = cases - patched;
     eprintln!(
         "{cases} cases (seed {seed}): {patched} patched, {rewritten_anyway} rewritten (multi-member .gz), all equal to the rewrite"
