@@ -64,6 +64,11 @@ struct Args {
     /// Work directory (default: a temporary one).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Fail (exit 1) when a shape's check+render at the headline size
+    /// takes more than this many times writing its files alone, measured
+    /// in the same run (CI's guard against drift: a ratio, not a time).
+    #[arg(long)]
+    max_floor_ratio: Option<f64>,
 }
 
 /// Runs a command to completion, returning wall seconds.
@@ -126,7 +131,14 @@ fn main() -> Result<()> {
         return plan(&args, &nodenet, &dir);
     }
     if !args.media_only {
-        render_and_import(&args, &nodenet, &dir)?;
+        let over = render_and_import(&args, &nodenet, &dir)?;
+        if !over.is_empty() {
+            bail!(
+                "check+render past {}x writing the files alone: {}",
+                args.max_floor_ratio.unwrap_or_default(),
+                over.join(", ")
+            );
+        }
         plan(&args, &nodenet, &dir)?;
     }
     media(&args, &nodenet, &dir)?;
@@ -290,7 +302,9 @@ fn nmstatectl_per_host(args: &Args, out: &Path) -> Result<(f64, usize)> {
 /// Every input shape: a scaling series (check and check+render, the time
 /// ratio per doubling), then the headline size with its files written
 /// alone (the floor) and nmstatectl per host beside it; then import.
-fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
+/// Returns the shapes past `--max-floor-ratio`, with their ratio.
+fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<Vec<String>> {
+    let mut over = Vec::new();
     let shapes: Vec<Shape> = Shape::ALL
         .into_iter()
         .filter(|s| args.shapes.is_empty() || args.shapes.iter().any(|k| k == s.key()))
@@ -336,10 +350,18 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             // What writing this render's files costs with nothing else to
             // do: the floor under any check+render of this shape.
             let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
+            let ratio = m.render / floor;
             println!(
-                "  files alone: {floor:.3} s ({files} files of this render written again from memory on every core, nothing else; {:.0} % of its check+render)",
-                floor / m.render * 100.0
+                "  files alone: {floor:.3} s ({files} files of this render written again from memory on every core, nothing else): check+render is {ratio:.2}x that{}",
+                match args.max_floor_ratio {
+                    Some(limit) if ratio > limit => format!(", past the limit of {limit}x"),
+                    Some(limit) => format!(", within the limit of {limit}x"),
+                    None => String::new(),
+                }
             );
+            if args.max_floor_ratio.is_some_and(|limit| ratio > limit) {
+                over.push(format!("{} {ratio:.2}x", shape.key()));
+            }
             if shape != Shape::TemplateDhcp {
                 let (peer, sampled) = nmstatectl_per_host(args, &out)?;
                 let ours = m.render / n as f64;
@@ -381,7 +403,7 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<()> {
             args.import_files
         );
     }
-    Ok(())
+    Ok(over)
 }
 
 /// `nodenet plan OLD NEW -o DIR` where NEW changes the MTU of every host

@@ -18,7 +18,6 @@
 //! failure domain when every host names one, else by count.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use base64::Engine;
 use serde_json::{json, Map, Value as J};
@@ -93,12 +92,9 @@ pub struct Pool {
 
 /// An Ignition file entry: the text gzip-compressed in a `data:` URL.
 pub fn file_entry(path: &str, text: &str) -> J {
-    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
-    gz.write_all(text.as_bytes()).expect("writing to memory");
-    let bytes = gz.finish().expect("writing to memory");
     let source = format!(
         "data:;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
+        base64::engine::general_purpose::STANDARD.encode(gzip(text.as_bytes()))
     );
     json!({
         "path": path,
@@ -106,6 +102,41 @@ pub fn file_entry(path: &str, text: &str) -> J {
         "overwrite": true,
         "contents": {"source": source, "compression": "gzip"},
     })
+}
+
+/// `bytes` as `flate2::GzBuilder` writes them at `Compression::best()`
+/// (no name, no time, `XFL` 2, OS unknown), through one compressor per
+/// thread: a new one allocates and clears its tables (~300 KiB), which
+/// cost 80 µs of the 95 µs each host file took (30,000 files at 10,000
+/// hosts, in `check` and `render` alike).
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+    thread_local! {
+        static DEFLATE: std::cell::RefCell<Compress> =
+            std::cell::RefCell::new(Compress::new(Compression::best(), false));
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 2 + 64);
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
+    DEFLATE.with_borrow_mut(|deflate| {
+        deflate.reset();
+        let mut input = bytes;
+        loop {
+            out.reserve(input.len() / 2 + 64);
+            let before = deflate.total_in();
+            let status = deflate
+                .compress_vec(input, &mut out, FlushCompress::Finish)
+                .expect("deflate into memory");
+            input = &input[(deflate.total_in() - before) as usize..];
+            if status == Status::StreamEnd {
+                break;
+            }
+        }
+    });
+    let mut crc = Crc::new();
+    crc.update(bytes);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out
 }
 
 /// A MachineConfig for `role` (a pool name) carrying `config` (Ignition).
@@ -489,6 +520,7 @@ fn split_documents(content: &[u8]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn file_entries_are_gzip_in_a_data_url_that_reads_back() {
@@ -506,5 +538,27 @@ mod tests {
         assert_eq!(back, text);
         // The same text gives the same bytes (no timestamp in the header).
         assert_eq!(e, file_entry("/etc/nodenet/nmstate/w0.yml", &text));
+    }
+
+    /// The reused compressor writes what a new `GzBuilder` writes, byte
+    /// for byte, whatever came before it on the thread (empty, short,
+    /// incompressible, and larger than one output reservation).
+    #[test]
+    fn gzip_is_gzbuilders_bytes_at_best() {
+        let noise: Vec<u8> = (0u32..200_000)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let texts: Vec<Vec<u8>> = vec![
+            b"interfaces:\n- {name: eth0}\n".repeat(40),
+            Vec::new(),
+            b"a".to_vec(),
+            noise,
+            b"routes:\n  config: []\n".repeat(3),
+        ];
+        for t in &texts {
+            let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
+            gz.write_all(t).unwrap();
+            assert_eq!(gzip(t), gz.finish().unwrap(), "{} bytes", t.len());
+        }
     }
 }
