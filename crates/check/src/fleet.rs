@@ -261,28 +261,11 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
     if !inv.hosts.is_empty() && inv.hosts.iter().all(|h| h.kind == InputKind::NodesConfig) {
         return;
     }
-    let cluster = &inv.cluster;
     if for_agent_installer(inv) {
         agent_single_node(inv, out);
     }
     if inv.hosts.is_empty() {
-        if let Some(span) = cluster.hosts_span {
-            out.push(if for_agent_installer(inv) {
-                Diagnostic::warning(
-                    Code::NoHosts,
-                    "no host: the agent installer takes every machine that boots its ISO, giving each a role, with DHCP networking (agent-config.yaml is written with its rendezvousIP and no host)",
-                )
-                .at(span)
-                .help("list the hosts (with their interfaces) to give them names, roles, static networking or root disks")
-            } else {
-                Diagnostic::warning(
-                    Code::NoHosts,
-                    "no host: install-config.yaml would list none (and 0 control-plane replicas), which openshift-install refuses for an installer-provisioned cluster",
-                )
-                .at(span)
-                .help("add the cluster's hosts; `render` refuses a cluster without any")
-            });
-        }
+        no_hosts(inv, out);
         return;
     }
     let whole: Vec<&HostAddresses> = hosts
@@ -290,6 +273,35 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
         .filter(|h| h.host.scope() == Scope::FirstBoot)
         .collect();
     let agent = for_agent_installer(inv);
+    hosts_left_out(&whole, agent, out);
+    rendezvous_ip_missing(inv, &whole, agent, out);
+    credentials_unresolved(inv, out);
+}
+
+/// A cluster without hosts: what the installer it is for makes of it.
+fn no_hosts(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+    if let Some(span) = inv.cluster.hosts_span {
+        out.push(if for_agent_installer(inv) {
+            Diagnostic::warning(
+                Code::NoHosts,
+                "no host: the agent installer takes every machine that boots its ISO, giving each a role, with DHCP networking (agent-config.yaml is written with its rendezvousIP and no host)",
+            )
+            .at(span)
+            .help("list the hosts (with their interfaces) to give them names, roles, static networking or root disks")
+        } else {
+            Diagnostic::warning(
+                Code::NoHosts,
+                "no host: install-config.yaml would list none (and 0 control-plane replicas), which openshift-install refuses for an installer-provisioned cluster",
+            )
+            .at(span)
+            .help("add the cluster's hosts; `render` refuses a cluster without any")
+        });
+    }
+}
+
+/// Hosts agent-config.yaml leaves out (no MAC), and hosts whose
+/// BareMetalHost is never provisioned (no BMC, installer-provisioned).
+fn hosts_left_out(whole: &[&HostAddresses], agent: bool, out: &mut Vec<Diagnostic>) {
     // agent-config.yaml lists a host by a MAC (without one nothing ties
     // its entry to a machine): one with none is left out of it. A
     // Metal3DataTemplate's hosts take their MACs from inspection.
@@ -326,6 +338,16 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
             );
         }
     }
+}
+
+/// No rendezvousIP and no master with a static address for the agent
+/// installer to take one from.
+fn rendezvous_ip_missing(
+    inv: &Inventory,
+    whole: &[&HostAddresses],
+    agent: bool,
+    out: &mut Vec<Diagnostic>,
+) {
     // The agent installer takes a host's static address when no
     // rendezvousIP is given (a master's, or one whose role it assigns).
     let may_rendezvous =
@@ -370,6 +392,10 @@ fn check_outputs(inv: &Inventory, hosts: &[HostAddresses], out: &mut Vec<Diagnos
             }),
         );
     }
+}
+
+/// BMC credentials in use whose password is not there to render.
+fn credentials_unresolved(inv: &Inventory, out: &mut Vec<Diagnostic>) {
     let used_credentials = inv.used_credentials();
     for (name, cred) in &inv.credentials {
         let used = used_credentials.contains(name.as_str());

@@ -296,46 +296,10 @@ pub fn up(
     dir: &Path,
     ready_timeout: Duration,
 ) -> Result<LabState, LabError> {
-    if let Ok(old) = LabState::load(dir) {
-        if old.vms.iter().any(|v| alive(v.pid, dir)) {
-            return Err(LabError::Input(format!(
-                "a lab is running in {} (`nodenet lab down` first, or give another --dir)",
-                dir.display()
-            )));
-        }
-    }
-    let need = memory_needed(topology.nodes.len());
-    if let Some(have) = available_mib() {
-        if need > have {
-            return Err(LabError::Input(format!(
-                "the lab needs {need} MiB for {} node VM(s) and its switch ({} MiB each plus qemu's own); this machine has {have} MiB available (choose fewer hosts with --hosts or --per-shape)",
-                topology.nodes.len(),
-                memory_mib("node")
-            )));
-        }
-    }
+    refuse_to_start(dir, topology.nodes.len())?;
     std::fs::create_dir_all(dir).map_err(io(dir.display().to_string()))?;
     let dir = &dir.canonicalize().map_err(io(dir.display().to_string()))?;
-    // Cables: each node NIC to its switch port, over UDP on 127.0.0.1.
-    let mut switch_nics: Vec<Nic> = Vec::new();
-    let mut node_nics: Vec<Vec<Nic>> = Vec::new();
-    for n in &topology.nodes {
-        let mut nics = Vec::new();
-        for nic in &n.nics {
-            let (a, b) = (free_udp_port(), free_udp_port());
-            nics.push(Nic {
-                local: a,
-                remote: b,
-                mac: nic.mac.clone(),
-            });
-            switch_nics.push(Nic {
-                local: b,
-                remote: a,
-                mac: switch_mac(switch_nics.len()),
-            });
-        }
-        node_nics.push(nics);
-    }
+    let (switch_nics, node_nics) = cables(&topology);
     let mut state = LabState {
         inventory: inventory.to_path_buf(),
         accel: crate::accelerator(&img.kernel),
@@ -379,28 +343,7 @@ pub fn up(
             .zip(files)
         {
             let c = cfg(&node.name)?;
-            // Copied, not read: the binary is ~180 MB, once per node.
-            std::fs::copy(nodenet, c.join("nodenet")).map_err(io(nodenet.display().to_string()))?;
-            for (rel, data, mode) in files {
-                let p = c.join(rel);
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent).map_err(io(parent.display().to_string()))?;
-                }
-                std::fs::write(&p, data).map_err(io(p.display().to_string()))?;
-                let mut perm = std::fs::metadata(&p)
-                    .map_err(io(p.display().to_string()))?
-                    .permissions();
-                std::os::unix::fs::PermissionsExt::set_mode(&mut perm, *mode);
-                std::fs::set_permissions(&p, perm).map_err(io(p.display().to_string()))?;
-            }
-            let names: String = node
-                .nics
-                .iter()
-                .map(|n| format!("{} {}\n", n.mac, n.name))
-                .collect();
-            if !state.topology.kernel_nic_names {
-                std::fs::write(c.join("nic-names"), names).map_err(io("nic-names"))?;
-            }
+            write_node_config(&c, nodenet, files, node, state.topology.kernel_nic_names)?;
             let spec = VmSpec {
                 name: node.name.clone(),
                 role: "node".into(),
@@ -421,25 +364,7 @@ pub fn up(
             state.save(dir)?;
         }
         state.save(dir)?;
-        let deadline = Instant::now() + ready_timeout;
-        for v in &state.vms {
-            while !ready(dir, &v.name) {
-                if !alive(v.pid, dir) {
-                    return Err(LabError::Tool(
-                        format!("VM {}", v.name),
-                        "qemu exited while booting".into(),
-                    ));
-                }
-                if Instant::now() > deadline {
-                    return Err(LabError::Timeout(format!(
-                        "{} was not ready within {ready_timeout:?} (its console: {})",
-                        v.name,
-                        dir.join(format!("{}-console.log", v.name)).display()
-                    )));
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
+        wait_until_ready(&state, dir, ready_timeout)?;
         Ok(())
     });
     match result {
@@ -452,6 +377,114 @@ pub fn up(
             Err(e)
         }
     }
+}
+
+/// A lab already running in `dir`, or too little memory for `nodes`
+/// node VMs and the switch: nothing is started.
+fn refuse_to_start(dir: &Path, nodes: usize) -> Result<(), LabError> {
+    if let Ok(old) = LabState::load(dir) {
+        if old.vms.iter().any(|v| alive(v.pid, dir)) {
+            return Err(LabError::Input(format!(
+                "a lab is running in {} (`nodenet lab down` first, or give another --dir)",
+                dir.display()
+            )));
+        }
+    }
+    let need = memory_needed(nodes);
+    if let Some(have) = available_mib() {
+        if need > have {
+            return Err(LabError::Input(format!(
+                "the lab needs {need} MiB for {} node VM(s) and its switch ({} MiB each plus qemu's own); this machine has {have} MiB available (choose fewer hosts with --hosts or --per-shape)",
+                nodes,
+                memory_mib("node")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The cables: each node NIC to its switch port, over UDP on 127.0.0.1
+/// (the switch's ports, then each node's NICs).
+fn cables(topology: &Topology) -> (Vec<Nic>, Vec<Vec<Nic>>) {
+    let mut switch_nics: Vec<Nic> = Vec::new();
+    let mut node_nics: Vec<Vec<Nic>> = Vec::new();
+    for n in &topology.nodes {
+        let mut nics = Vec::new();
+        for nic in &n.nics {
+            let (a, b) = (free_udp_port(), free_udp_port());
+            nics.push(Nic {
+                local: a,
+                remote: b,
+                mac: nic.mac.clone(),
+            });
+            switch_nics.push(Nic {
+                local: b,
+                remote: a,
+                mac: switch_mac(switch_nics.len()),
+            });
+        }
+        node_nics.push(nics);
+    }
+    (switch_nics, node_nics)
+}
+
+/// A node's config disk: the `nodenet` binary, its files, and (unless the
+/// kernel names them) the NIC names its MACs get.
+fn write_node_config(
+    c: &Path,
+    nodenet: &Path,
+    files: &NodeFiles,
+    node: &crate::topology::LabNode,
+    kernel_nic_names: bool,
+) -> Result<(), LabError> {
+    // Copied, not read: the binary is ~180 MB, once per node.
+    std::fs::copy(nodenet, c.join("nodenet")).map_err(io(nodenet.display().to_string()))?;
+    for (rel, data, mode) in files {
+        let p = c.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent.display().to_string()))?;
+        }
+        std::fs::write(&p, data).map_err(io(p.display().to_string()))?;
+        let mut perm = std::fs::metadata(&p)
+            .map_err(io(p.display().to_string()))?
+            .permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, *mode);
+        std::fs::set_permissions(&p, perm).map_err(io(p.display().to_string()))?;
+    }
+    let names: String = node
+        .nics
+        .iter()
+        .map(|n| format!("{} {}\n", n.mac, n.name))
+        .collect();
+    if !kernel_nic_names {
+        std::fs::write(c.join("nic-names"), names).map_err(io("nic-names"))?;
+    }
+    Ok(())
+}
+
+/// Waits until every VM of the lab says it is ready; a VM that exits or
+/// is not ready in time is the error.
+fn wait_until_ready(state: &LabState, dir: &Path, ready_timeout: Duration) -> Result<(), LabError> {
+    let deadline = Instant::now() + ready_timeout;
+    for v in &state.vms {
+        while !ready(dir, &v.name) {
+            if !alive(v.pid, dir) {
+                return Err(LabError::Tool(
+                    format!("VM {}", v.name),
+                    "qemu exited while booting".into(),
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(LabError::Timeout(format!(
+                    "{} was not ready within {ready_timeout:?} (its console: {})",
+                    v.name,
+                    dir.join(format!("{}-console.log", v.name)).display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    Ok(())
 }
 
 /// MAC of the switch's n-th port.

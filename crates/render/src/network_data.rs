@@ -50,6 +50,21 @@ pub fn network_data(host: &Host) -> Result<J, Vec<Diagnostic>> {
     };
     let intent = Intent::read(host, state);
     let mut errors = Vec::new();
+    let links = links_of(host, &intent, &mut errors);
+    let networks = networks_of(host, &intent, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let services: Vec<J> = intent
+        .dns
+        .iter()
+        .map(|s| json!({"type": "dns", "address": s}))
+        .collect();
+    Ok(json!({"links": links, "networks": networks, "services": services}))
+}
+
+/// The links: a `phy` per NIC (found by MAC), then the bonds and VLANs.
+fn links_of(host: &Host, intent: &Intent, errors: &mut Vec<Diagnostic>) -> Vec<J> {
     let mut links = Vec::new();
     let mut phy = |name: &str, at: &Node, mtu: Option<u64>, errors: &mut Vec<Diagnostic>| {
         match intent.nic_mac(name) {
@@ -73,7 +88,7 @@ pub fn network_data(host: &Host) -> Result<J, Vec<Diagnostic>> {
     for i in &intent.ifaces {
         let name = Intent::name(i);
         match Intent::kind(i).as_str() {
-            "ethernet" => phy(&name, i, Intent::mtu(i), &mut errors),
+            "ethernet" => phy(&name, i, Intent::mtu(i), errors),
             "bond" | "vlan" => {}
             other => errors.push(unsupported(
                 host,
@@ -83,71 +98,90 @@ pub fn network_data(host: &Host) -> Result<J, Vec<Diagnostic>> {
         }
     }
     for (p, at) in intent.port_only() {
-        phy(&p, at, None, &mut errors);
+        phy(&p, at, None, errors);
     }
     for i in &intent.ifaces {
-        let name = Intent::name(i);
-        let mut l = Map::new();
-        l.insert("id".into(), json!(name));
-        match Intent::kind(i).as_str() {
-            "bond" => {
-                let la = i.get("link-aggregation");
-                let mode =
-                    text(la.and_then(|l| l.get("mode"))).unwrap_or_else(|| "balance-rr".into());
-                l.insert("type".into(), json!("bond"));
-                l.insert("bond_mode".into(), json!(mode));
-                l.insert("bond_links".into(), json!(Intent::ports(i)));
-                for (k, v) in la
-                    .and_then(|l| l.get("options"))
-                    .and_then(Node::as_map)
-                    .unwrap_or_default()
-                {
-                    let Some(k) = k.as_str().filter(|k| BOND_OPTIONS.contains(k)) else {
-                        continue;
-                    };
-                    let v = v.scalar_text().unwrap_or_default();
-                    let v = v.parse::<u64>().map(J::from).unwrap_or(J::String(v));
-                    l.insert(format!("bond_{k}"), v);
-                }
-                let Some(mac) = intent.mac_of(&name) else {
-                    errors.push(unsupported(
-                        host,
-                        i,
-                        format!("bond `{name}` without a port whose MAC is known"),
-                    ));
-                    continue;
-                };
-                l.insert("ethernet_mac_address".into(), json!(mac));
-            }
-            "vlan" => {
-                let Some((base, id)) = Intent::vlan(i) else {
-                    errors.push(unsupported(
-                        host,
-                        i,
-                        format!("VLAN `{name}` without a base and id"),
-                    ));
-                    continue;
-                };
-                let Some(mac) = intent.mac_of(&base) else {
-                    errors.push(unsupported(
-                        host,
-                        i,
-                        format!("VLAN `{name}` whose parent's MAC is unknown"),
-                    ));
-                    continue;
-                };
-                l.insert("type".into(), json!("vlan"));
-                l.insert("vlan_link".into(), json!(base));
-                l.insert("vlan_id".into(), json!(id));
-                l.insert("vlan_mac_address".into(), json!(mac));
-            }
-            _ => continue,
+        if let Some(l) = aggregate_link(host, intent, i, errors) {
+            links.push(J::Object(l));
         }
-        if let Some(m) = Intent::mtu(i) {
-            l.insert("mtu".into(), json!(m));
-        }
-        links.push(J::Object(l));
     }
+    links
+}
+
+/// A bond's or a VLAN's link (`None` for other interfaces, and for one
+/// that cannot be written, with the reason in `errors`).
+fn aggregate_link(
+    host: &Host,
+    intent: &Intent,
+    i: &Node,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Map<String, J>> {
+    let name = Intent::name(i);
+    let mut l = Map::new();
+    l.insert("id".into(), json!(name));
+    match Intent::kind(i).as_str() {
+        "bond" => {
+            let la = i.get("link-aggregation");
+            let mode = text(la.and_then(|l| l.get("mode"))).unwrap_or_else(|| "balance-rr".into());
+            l.insert("type".into(), json!("bond"));
+            l.insert("bond_mode".into(), json!(mode));
+            l.insert("bond_links".into(), json!(Intent::ports(i)));
+            for (k, v) in la
+                .and_then(|l| l.get("options"))
+                .and_then(Node::as_map)
+                .unwrap_or_default()
+            {
+                let Some(k) = k.as_str().filter(|k| BOND_OPTIONS.contains(k)) else {
+                    continue;
+                };
+                let v = v.scalar_text().unwrap_or_default();
+                let v = v.parse::<u64>().map(J::from).unwrap_or(J::String(v));
+                l.insert(format!("bond_{k}"), v);
+            }
+            let Some(mac) = intent.mac_of(&name) else {
+                errors.push(unsupported(
+                    host,
+                    i,
+                    format!("bond `{name}` without a port whose MAC is known"),
+                ));
+                return None;
+            };
+            l.insert("ethernet_mac_address".into(), json!(mac));
+        }
+        "vlan" => {
+            let Some((base, id)) = Intent::vlan(i) else {
+                errors.push(unsupported(
+                    host,
+                    i,
+                    format!("VLAN `{name}` without a base and id"),
+                ));
+                return None;
+            };
+            let Some(mac) = intent.mac_of(&base) else {
+                errors.push(unsupported(
+                    host,
+                    i,
+                    format!("VLAN `{name}` whose parent's MAC is unknown"),
+                ));
+                return None;
+            };
+            l.insert("type".into(), json!("vlan"));
+            l.insert("vlan_link".into(), json!(base));
+            l.insert("vlan_id".into(), json!(id));
+            l.insert("vlan_mac_address".into(), json!(mac));
+        }
+        _ => return None,
+    }
+    if let Some(m) = Intent::mtu(i) {
+        l.insert("mtu".into(), json!(m));
+    }
+    Some(l)
+}
+
+/// The networks: per interface and family, DHCP or SLAAC and each static
+/// address, the routes through it on the first; a route no network takes
+/// is an error.
+fn networks_of(host: &Host, intent: &Intent, errors: &mut Vec<Diagnostic>) -> Vec<J> {
     let mut networks: Vec<J> = Vec::new();
     let mut routed = vec![false; intent.routes.len()];
     for i in &intent.ifaces {
@@ -212,13 +246,5 @@ pub fn network_data(host: &Host) -> Result<J, Vec<Diagnostic>> {
             ));
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let services: Vec<J> = intent
-        .dns
-        .iter()
-        .map(|s| json!({"type": "dns", "address": s}))
-        .collect();
-    Ok(json!({"links": links, "networks": networks, "services": services}))
+    networks
 }
