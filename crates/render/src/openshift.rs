@@ -106,9 +106,9 @@ pub fn file_entry(path: &str, text: &str) -> J {
 
 /// `bytes` as `flate2::GzBuilder` writes them at `Compression::best()`
 /// (no name, no time, `XFL` 2, OS unknown), through one compressor per
-/// thread: a new one allocates and clears its tables (~300 KiB), which
-/// cost 80 µs of the 95 µs each host file took (30,000 files at 10,000
-/// hosts, in `check` and `render` alike).
+/// thread: a new one allocates and clears its tables (~300 KiB) for
+/// every file (83 µs against 15 µs reused, for a 620-byte nmstate.yml),
+/// and there are 30,000 files at 10,000 hosts, in `check` and `render`.
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     use flate2::{Compress, Compression, Crc, FlushCompress, Status};
     thread_local! {
