@@ -241,39 +241,7 @@ fn syntax(
 /// large, or has a line GKeyFile refuses (neither a group, a key nor a
 /// comment; a bad group or key name; a key before any group) is rejected.
 pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnostic>> {
-    if bytes.len() > MAX_SIZE {
-        return Err(syntax(
-            file,
-            1,
-            1,
-            0,
-            1,
-            format!(
-                "{} bytes is too large for a keyfile (at most {MAX_SIZE})",
-                bytes.len()
-            ),
-        ));
-    }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) if !t.contains('\0') => t,
-        _ => {
-            let bad = bytes.iter().position(|b| *b == 0).unwrap_or_else(|| {
-                std::str::from_utf8(bytes)
-                    .err()
-                    .map(|e| e.valid_up_to())
-                    .unwrap_or(0)
-            });
-            let line = bytes[..bad].iter().filter(|b| **b == b'\n').count() + 1;
-            return Err(syntax(
-                file,
-                line,
-                1,
-                bad,
-                1,
-                "not a text file (NUL byte or invalid UTF-8)".into(),
-            ));
-        }
-    };
+    let text = as_text(bytes, file)?;
     let mut groups: Vec<Group> = Vec::new();
     let mut warnings = Vec::new();
     // Index in `groups` of the group keys go to.
@@ -291,41 +259,9 @@ pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnos
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        if let Some(rest) = trimmed.strip_prefix('[') {
-            if let Some(end) = rest.find(']') {
-                if rest[end + 1..].chars().all(|c| c == ' ' || c == '\t') {
-                    let raw_name = &rest[..end];
-                    if raw_name.is_empty()
-                        || raw_name.contains('[')
-                        || raw_name.chars().any(|c| c.is_control())
-                    {
-                        let (l, c, o, n) = at(end + 2);
-                        return Err(syntax(
-                            file,
-                            l,
-                            c,
-                            o,
-                            n,
-                            format!("`[{raw_name}]` is not a valid group name"),
-                        ));
-                    }
-                    current = Some(match groups.iter().position(|g| g.raw_name == raw_name) {
-                        // GKeyFile: a group seen again continues it.
-                        Some(k) => k,
-                        None => {
-                            let (l, c, o, n) = at(raw_name.len() + 2);
-                            groups.push(Group {
-                                name: canonical_group(raw_name).to_string(),
-                                raw_name: raw_name.to_string(),
-                                span: span(file, l, c, o, n),
-                                entries: Vec::new(),
-                            });
-                            groups.len() - 1
-                        }
-                    });
-                    continue;
-                }
-            }
+        if let Some(k) = group_header(trimmed, &mut groups, file, at)? {
+            current = Some(k);
+            continue;
         }
         let Some(eq) = trimmed.find('=').filter(|&eq| eq > 0) else {
             let (l, c, o, n) = at(trimmed.len());
@@ -396,21 +332,7 @@ pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnos
         });
     }
     if groups.is_empty() {
-        // NetworkManager loads no profile from it; said as what it is
-        // rather than as a missing `type=`.
-        let what = if text.trim().is_empty() {
-            "the file is empty"
-        } else {
-            "the file has only comments"
-        };
-        return Err(syntax(
-            file,
-            1,
-            1,
-            0,
-            0,
-            format!("{what}: a keyfile has a [connection] group with `id=` and `type=`"),
-        ));
+        return Err(no_groups(text, file));
     }
     merge_aliases(&mut groups, &mut warnings);
     Ok(Keyfile {
@@ -419,6 +341,111 @@ pub fn parse(name: &str, bytes: &[u8], file: u32) -> Result<Keyfile, Box<Diagnos
         groups,
         warnings,
     })
+}
+
+/// The file's bytes as text: not too large, UTF-8, no NUL (GKeyFile's
+/// own limits).
+fn as_text(bytes: &[u8], file: u32) -> Result<&str, Box<Diagnostic>> {
+    if bytes.len() > MAX_SIZE {
+        return Err(syntax(
+            file,
+            1,
+            1,
+            0,
+            1,
+            format!(
+                "{} bytes is too large for a keyfile (at most {MAX_SIZE})",
+                bytes.len()
+            ),
+        ));
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(t) if !t.contains('\0') => Ok(t),
+        _ => {
+            let bad = bytes.iter().position(|b| *b == 0).unwrap_or_else(|| {
+                std::str::from_utf8(bytes)
+                    .err()
+                    .map(|e| e.valid_up_to())
+                    .unwrap_or(0)
+            });
+            let line = bytes[..bad].iter().filter(|b| **b == b'\n').count() + 1;
+            Err(syntax(
+                file,
+                line,
+                1,
+                bad,
+                1,
+                "not a text file (NUL byte or invalid UTF-8)".into(),
+            ))
+        }
+    }
+}
+
+/// A `[group]` line: the index of the group keys now go to (a group seen
+/// again continues it, as in GKeyFile); `None` for a line that is no
+/// group header.
+fn group_header(
+    trimmed: &str,
+    groups: &mut Vec<Group>,
+    file: u32,
+    at: impl Fn(usize) -> (usize, usize, usize, usize),
+) -> Result<Option<usize>, Box<Diagnostic>> {
+    if let Some(rest) = trimmed.strip_prefix('[') {
+        if let Some(end) = rest.find(']') {
+            if rest[end + 1..].chars().all(|c| c == ' ' || c == '\t') {
+                let raw_name = &rest[..end];
+                if raw_name.is_empty()
+                    || raw_name.contains('[')
+                    || raw_name.chars().any(|c| c.is_control())
+                {
+                    let (l, c, o, n) = at(end + 2);
+                    return Err(syntax(
+                        file,
+                        l,
+                        c,
+                        o,
+                        n,
+                        format!("`[{raw_name}]` is not a valid group name"),
+                    ));
+                }
+                return Ok(Some(
+                    match groups.iter().position(|g| g.raw_name == raw_name) {
+                        // GKeyFile: a group seen again continues it.
+                        Some(k) => k,
+                        None => {
+                            let (l, c, o, n) = at(raw_name.len() + 2);
+                            groups.push(Group {
+                                name: canonical_group(raw_name).to_string(),
+                                raw_name: raw_name.to_string(),
+                                span: span(file, l, c, o, n),
+                                entries: Vec::new(),
+                            });
+                            groups.len() - 1
+                        }
+                    },
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A file without any group: NetworkManager loads no profile from it;
+/// said as what it is rather than as a missing `type=`.
+fn no_groups(text: &str, file: u32) -> Box<Diagnostic> {
+    let what = if text.trim().is_empty() {
+        "the file is empty"
+    } else {
+        "the file has only comments"
+    };
+    syntax(
+        file,
+        1,
+        1,
+        0,
+        0,
+        format!("{what}: a keyfile has a [connection] group with `id=` and `type=`"),
+    )
 }
 
 fn is_long_spelling(raw: &str) -> bool {

@@ -179,76 +179,7 @@ pub fn classify(
     };
     for i in &diff.interfaces {
         let name = &i.name;
-        let (risk, what) = match i.change {
-            Change::Added => {
-                // A new bond or bridge may take ports that carry traffic.
-                let taken = new_net
-                    .ifaces
-                    .iter()
-                    .filter(|x| &x.name == name)
-                    .flat_map(|x| x.ports.iter())
-                    .find_map(|p| {
-                        carriers
-                            .get(&p.name)
-                            .or(used.get(&p.name))
-                            .map(|why| (p.name.clone(), why.clone()))
-                    });
-                // A VLAN (or another link) on an interface in use shares
-                // its ports with what already runs there.
-                let shared = new_net
-                    .ifaces
-                    .iter()
-                    .filter(|x| &x.name == name)
-                    .find_map(|x| base_iface(x.node))
-                    .and_then(|base| {
-                        carriers
-                            .get(&base)
-                            .or(used.get(&base))
-                            .map(|why| (base, why.clone()))
-                    });
-                match (carriers.get(name), taken, shared) {
-                    (Some(why), _, _) => (Risk::Disruptive, format!("adds `{name}`, which {why}")),
-                    (None, Some((port, why)), _) => (
-                        Risk::Disruptive,
-                        format!("adds `{name}`, taking `{port}`, which {why}"),
-                    ),
-                    (None, None, Some((base, why))) => (
-                        Risk::Modifying,
-                        format!("adds `{name}` ({}) on `{base}`, which {why}", i.kind),
-                    ),
-                    (None, None, None) => (
-                        Risk::Additive,
-                        format!("adds `{name}` ({}) on ports nothing else uses", i.kind),
-                    ),
-                }
-            }
-            Change::Removed => match (carriers.get(name), used.get(name)) {
-                (Some(why), _) => (Risk::Disruptive, format!("removes `{name}`, which {why}")),
-                (None, Some(how)) => (
-                    Risk::Disruptive,
-                    format!("removes `{name}`, which is in use: it {how}"),
-                ),
-                (None, None) => (Risk::Modifying, format!("removes unused `{name}`")),
-            },
-            Change::Changed => {
-                let fields: Vec<&str> = i.fields.iter().map(|f| f.path.as_str()).collect();
-                let (risk, mut what) = match carriers.get(name) {
-                    Some(why) => (
-                        Risk::Disruptive,
-                        format!("changes {} of `{name}`, which {why}", fields.join(", ")),
-                    ),
-                    None => (
-                        Risk::Modifying,
-                        format!(
-                            "changes {} of `{name}`, which carries no cluster traffic",
-                            fields.join(", ")
-                        ),
-                    ),
-                };
-                what.push_str(&left_out(&i.fields));
-                (risk, what)
-            }
-        };
+        let (risk, what) = iface_risk(i, &carriers, &used, &new_net);
         add(
             &mut items,
             Item::Iface {
@@ -266,34 +197,7 @@ pub fn classify(
     }
     for (list, added) in [(&diff.routes.added, true), (&diff.routes.removed, false)] {
         for r in list {
-            let via = r
-                .get("next-hop-interface")
-                .and_then(J::as_str)
-                .unwrap_or_default();
-            let verb = if added { "adds" } else { "removes" };
-            let (risk, what) = if is_default(r) {
-                (
-                    Risk::Disruptive,
-                    format!("{verb} the default route {}", route_text(r)),
-                )
-            } else if let Some(why) = carriers.get(via) {
-                let risk = if added {
-                    Risk::Additive
-                } else {
-                    Risk::Modifying
-                };
-                (
-                    risk,
-                    format!("{verb} the route {} (`{via}` {why})", route_text(r)),
-                )
-            } else if added {
-                (Risk::Additive, format!("adds the route {}", route_text(r)))
-            } else {
-                (
-                    Risk::Modifying,
-                    format!("removes the route {}", route_text(r)),
-                )
-            };
+            let (risk, what) = route_risk(r, added, &carriers);
             add(
                 &mut items,
                 Item::Route {
@@ -334,4 +238,118 @@ pub fn classify(
         );
     }
     (items, reasons)
+}
+
+/// An interface's change: disruptive when it touches what carries the
+/// cluster's traffic (or takes, or removes, an interface in use),
+/// additive when it is new on ports nothing uses.
+fn iface_risk(
+    i: &nodenet_import::diff::IfaceDiff,
+    carriers: &BTreeMap<String, String>,
+    used: &BTreeMap<String, String>,
+    new_net: &Network,
+) -> (Risk, String) {
+    let name = &i.name;
+    match i.change {
+        Change::Added => {
+            // A new bond or bridge may take ports that carry traffic.
+            let taken = new_net
+                .ifaces
+                .iter()
+                .filter(|x| &x.name == name)
+                .flat_map(|x| x.ports.iter())
+                .find_map(|p| {
+                    carriers
+                        .get(&p.name)
+                        .or(used.get(&p.name))
+                        .map(|why| (p.name.clone(), why.clone()))
+                });
+            // A VLAN (or another link) on an interface in use shares
+            // its ports with what already runs there.
+            let shared = new_net
+                .ifaces
+                .iter()
+                .filter(|x| &x.name == name)
+                .find_map(|x| base_iface(x.node))
+                .and_then(|base| {
+                    carriers
+                        .get(&base)
+                        .or(used.get(&base))
+                        .map(|why| (base, why.clone()))
+                });
+            match (carriers.get(name), taken, shared) {
+                (Some(why), _, _) => (Risk::Disruptive, format!("adds `{name}`, which {why}")),
+                (None, Some((port, why)), _) => (
+                    Risk::Disruptive,
+                    format!("adds `{name}`, taking `{port}`, which {why}"),
+                ),
+                (None, None, Some((base, why))) => (
+                    Risk::Modifying,
+                    format!("adds `{name}` ({}) on `{base}`, which {why}", i.kind),
+                ),
+                (None, None, None) => (
+                    Risk::Additive,
+                    format!("adds `{name}` ({}) on ports nothing else uses", i.kind),
+                ),
+            }
+        }
+        Change::Removed => match (carriers.get(name), used.get(name)) {
+            (Some(why), _) => (Risk::Disruptive, format!("removes `{name}`, which {why}")),
+            (None, Some(how)) => (
+                Risk::Disruptive,
+                format!("removes `{name}`, which is in use: it {how}"),
+            ),
+            (None, None) => (Risk::Modifying, format!("removes unused `{name}`")),
+        },
+        Change::Changed => {
+            let fields: Vec<&str> = i.fields.iter().map(|f| f.path.as_str()).collect();
+            let (risk, mut what) = match carriers.get(name) {
+                Some(why) => (
+                    Risk::Disruptive,
+                    format!("changes {} of `{name}`, which {why}", fields.join(", ")),
+                ),
+                None => (
+                    Risk::Modifying,
+                    format!(
+                        "changes {} of `{name}`, which carries no cluster traffic",
+                        fields.join(", ")
+                    ),
+                ),
+            };
+            what.push_str(&left_out(&i.fields));
+            (risk, what)
+        }
+    }
+}
+
+/// A route added or removed: the default route is disruptive either way.
+fn route_risk(r: &J, added: bool, carriers: &BTreeMap<String, String>) -> (Risk, String) {
+    let via = r
+        .get("next-hop-interface")
+        .and_then(J::as_str)
+        .unwrap_or_default();
+    let verb = if added { "adds" } else { "removes" };
+    if is_default(r) {
+        (
+            Risk::Disruptive,
+            format!("{verb} the default route {}", route_text(r)),
+        )
+    } else if let Some(why) = carriers.get(via) {
+        let risk = if added {
+            Risk::Additive
+        } else {
+            Risk::Modifying
+        };
+        (
+            risk,
+            format!("{verb} the route {} (`{via}` {why})", route_text(r)),
+        )
+    } else if added {
+        (Risk::Additive, format!("adds the route {}", route_text(r)))
+    } else {
+        (
+            Risk::Modifying,
+            format!("removes the route {}", route_text(r)),
+        )
+    }
 }

@@ -103,35 +103,7 @@ fn network_data_spec(
                 );
                 l.insert("bondLinks".into(), json!(Intent::ports(i)));
                 l.insert("macAddress".into(), from_nic(&name));
-                let mut parameters = Map::new();
-                for (k, v) in la
-                    .and_then(|l| l.get("options"))
-                    .and_then(Node::as_map)
-                    .unwrap_or_default()
-                {
-                    let (Some(k), Some(value)) = (k.as_str(), v.scalar_text()) else {
-                        continue;
-                    };
-                    if k == "xmit_hash_policy" && XMIT_POLICIES.contains(&value.as_str()) {
-                        l.insert("bondXmitHashPolicy".into(), json!(value));
-                    } else if k != "xmit_hash_policy"
-                        && crate::network_data::BOND_OPTIONS.contains(&k)
-                    {
-                        // CAPM3 renders each as `bond_<name>`, as
-                        // network_data.json carries them.
-                        let value = value
-                            .parse::<u64>()
-                            .map(J::from)
-                            .unwrap_or(J::String(value));
-                        parameters.insert(k.into(), value);
-                    } else {
-                        errors.push(unsupported(
-                            host,
-                            v,
-                            format!("the bond option `{k}: {value}` of `{name}`"),
-                        ));
-                    }
-                }
+                let parameters = bond_parameters(host, la, &name, &mut l, &mut errors);
                 if !parameters.is_empty() {
                     l.insert("parameters".into(), J::Object(parameters));
                 }
@@ -209,25 +181,7 @@ fn network_data_spec(
                 continue;
             };
             if !routes.is_empty() {
-                let mut rs = Vec::new();
-                for (r, via) in routes {
-                    let gateway = match pool.as_ref().and_then(|p| pools.get_mut(p)) {
-                        Some(p) if p.net.is_some_and(|n| n.contains(&via)) => match p.gateway {
-                            None => {
-                                p.gateway = Some(via);
-                                json!({"fromIPPool": pool})
-                            }
-                            Some(g) if g == via => json!({"fromIPPool": pool}),
-                            Some(_) => json!({"string": via.to_string()}),
-                        },
-                        _ => json!({"string": via.to_string()}),
-                    };
-                    rs.push(json!({
-                        "network": r.destination.network().to_string(),
-                        "prefix": r.destination.prefix_len(),
-                        "gateway": gateway,
-                    }));
-                }
+                let rs = pool_routes(routes, pool.as_deref(), pools);
                 first.insert("routes".into(), J::Array(rs));
             }
             for (kind, n, _) in entries {
@@ -238,19 +192,95 @@ fn network_data_spec(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut links = Map::new();
-    for (k, v) in [("ethernets", ethernets), ("bonds", bonds), ("vlans", vlans)] {
+    Ok(spec_of([ethernets, bonds, vlans], networks, &intent.dns))
+}
+
+/// The spec from its parts: the links that are there, the networks, the
+/// name servers.
+fn spec_of(links: [Vec<J>; 3], networks: BTreeMap<&str, Vec<J>>, dns: &[String]) -> J {
+    let mut by_kind = Map::new();
+    for (k, v) in ["ethernets", "bonds", "vlans"].into_iter().zip(links) {
         if !v.is_empty() {
-            links.insert(k.into(), J::Array(v));
+            by_kind.insert(k.into(), J::Array(v));
         }
     }
     let mut spec = Map::new();
-    spec.insert("links".into(), J::Object(links));
+    spec.insert("links".into(), J::Object(by_kind));
     spec.insert("networks".into(), json!(networks));
-    if !intent.dns.is_empty() {
-        spec.insert("services".into(), json!({"dns": intent.dns}));
+    if !dns.is_empty() {
+        spec.insert("services".into(), json!({"dns": dns}));
     }
-    Ok(J::Object(spec))
+    J::Object(spec)
+}
+
+/// A bond's options as the CRD carries them: `xmit_hash_policy` as
+/// `bondXmitHashPolicy` (into `l`), those network_data.json knows as
+/// `parameters`; any other is an error.
+fn bond_parameters(
+    host: &Host,
+    la: Option<&Node>,
+    name: &str,
+    l: &mut Map<String, J>,
+    errors: &mut Vec<Diagnostic>,
+) -> Map<String, J> {
+    let mut parameters = Map::new();
+    for (k, v) in la
+        .and_then(|l| l.get("options"))
+        .and_then(Node::as_map)
+        .unwrap_or_default()
+    {
+        let (Some(k), Some(value)) = (k.as_str(), v.scalar_text()) else {
+            continue;
+        };
+        if k == "xmit_hash_policy" && XMIT_POLICIES.contains(&value.as_str()) {
+            l.insert("bondXmitHashPolicy".into(), json!(value));
+        } else if k != "xmit_hash_policy" && crate::network_data::BOND_OPTIONS.contains(&k) {
+            // CAPM3 renders each as `bond_<name>`, as
+            // network_data.json carries them.
+            let value = value
+                .parse::<u64>()
+                .map(J::from)
+                .unwrap_or(J::String(value));
+            parameters.insert(k.into(), value);
+        } else {
+            errors.push(unsupported(
+                host,
+                v,
+                format!("the bond option `{k}: {value}` of `{name}`"),
+            ));
+        }
+    }
+    parameters
+}
+
+/// Routes through an interface: the gateway from the interface's pool
+/// when it is in that pool's network (the first such gateway becomes the
+/// pool's), else written out.
+fn pool_routes(
+    routes: Vec<(&crate::intent::Route, IpAddr)>,
+    pool: Option<&str>,
+    pools: &mut BTreeMap<String, Pool>,
+) -> Vec<J> {
+    let mut rs = Vec::new();
+    for (r, via) in routes {
+        let gateway = match pool.and_then(|p| pools.get_mut(p)) {
+            Some(p) if p.net.is_some_and(|n| n.contains(&via)) => match p.gateway {
+                None => {
+                    p.gateway = Some(via);
+                    json!({"fromIPPool": pool})
+                }
+                Some(g) if g == via => json!({"fromIPPool": pool}),
+                Some(_) => json!({"string": via.to_string()}),
+            },
+            _ => json!({"string": via.to_string()}),
+        };
+        rs.push(json!({
+            "network": r.destination.network().to_string(),
+            "prefix": r.destination.prefix_len(),
+            "gateway": gateway,
+        }));
+    }
+    rs
 }
 
 /// The templates and pools for the hosts of `inv`: one file per template,

@@ -241,13 +241,79 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
     } else {
         a.name.value.clone()
     };
-    let mut conflict = |what: &str, here: &str, here_at: Span, there: &str, there_at: Span| {
-        diags.push(
+    let mut c = Conflicts {
+        host,
+        sources,
+        diags,
+    };
+    if weak_name(a) && !weak_name(&b) {
+        a.name = b.name.clone();
+        a.kind = b.kind;
+    }
+    if a.role.value == Role::Unset {
+        a.role = b.role.clone();
+    } else if b.role.value != Role::Unset && b.role.value != a.role.value {
+        c.report(
+            "the role",
+            &format!("`{}`", b.role.value.as_str()),
+            b.role.span,
+            &format!("`{}`", a.role.value.as_str()),
+            a.role.span,
+        );
+    }
+    merge_boot_mac(a, &mut b, &mut c);
+    match (&a.bmc, b.bmc) {
+        (None, bmc) => a.bmc = bmc,
+        (Some(x), Some(y)) if x.address.value != y.address.value => c.report(
+            "the BMC address",
+            &format!("`{}`", y.address.value),
+            y.address.span,
+            &format!("`{}`", x.address.value),
+            x.address.span,
+        ),
+        _ => {}
+    }
+    merge_nics(a, std::mem::take(&mut b.nics), &mut c);
+    a.nics_listed |= b.nics_listed;
+    let projected = b.projected_network;
+    merge_network(a, b.network.take(), projected, &mut c);
+    if a.boot_mode.is_none() {
+        a.boot_mode = b.boot_mode;
+    }
+    if a.root_device_hints.is_none() {
+        a.root_device_hints = b.root_device_hints;
+    }
+    if a.pxe_interface.is_none() {
+        a.pxe_interface = b.pxe_interface;
+    }
+    if a.br_ex_uplink.is_none() {
+        a.br_ex_uplink = b.br_ex_uplink;
+    }
+    for (pool, ip) in b.pool_ips {
+        a.pool_ips.entry(pool).or_insert(ip);
+    }
+    for (key, value) in b.labels {
+        a.labels.entry(key).or_insert(value);
+    }
+}
+
+/// Where two inputs disagree about a host: each disagreement an error at
+/// the later input's value, naming the earlier one's place.
+struct Conflicts<'a> {
+    host: String,
+    sources: &'a SourceMap,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Conflicts<'_> {
+    fn report(&mut self, what: &str, here: &str, here_at: Span, there: &str, there_at: Span) {
+        let host = &self.host;
+        self.diags.push(
             Diagnostic::error(
                 Code::Conflict,
                 format!(
                     "{what} of `{host}` is {here} here but {there} in {}",
-                    place(sources, there_at)
+                    place(self.sources, there_at)
                 ),
             )
             .at(here_at)
@@ -257,22 +323,12 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                 "both inputs describe this host; make them agree (or leave the value out of one)",
             ),
         );
-    };
-    if weak_name(a) && !weak_name(&b) {
-        a.name = b.name.clone();
-        a.kind = b.kind;
     }
-    if a.role.value == Role::Unset {
-        a.role = b.role;
-    } else if b.role.value != Role::Unset && b.role.value != a.role.value {
-        conflict(
-            "the role",
-            &format!("`{}`", b.role.value.as_str()),
-            b.role.span,
-            &format!("`{}`", a.role.value.as_str()),
-            a.role.span,
-        );
-    }
+}
+
+/// The boot MAC: a stray one (no NIC the other input lists has it) is a
+/// conflict and dropped; else the first input's, or the second's.
+fn merge_boot_mac(a: &mut Host, b: &mut Host, c: &mut Conflicts) {
     // A boot MAC one input gives that no NIC the other lists has: the
     // conflict is reported, the boot MAC dropped (the NIC list is what the
     // installer finds the host by).
@@ -303,7 +359,7 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                 .as_ref()
                 .map(|m| m.span)
                 .unwrap_or(b.nics[0].name.span);
-            conflict(
+            c.report(
                 "the boot MAC",
                 &format!("none of its NICs ({})", lists(&b.nics)),
                 first,
@@ -323,7 +379,7 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                 .as_ref()
                 .map(|m| m.span)
                 .unwrap_or(a.nics[0].name.span);
-            conflict(
+            c.report(
                 "the boot MAC",
                 &mac.value,
                 mac.span,
@@ -333,25 +389,19 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
             b.boot_mac = None;
         }
     }
-    match (&a.boot_mac, b.boot_mac) {
+    match (&a.boot_mac, b.boot_mac.take()) {
         (None, mac) => a.boot_mac = mac,
         (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => {
-            conflict("the boot MAC", &y.value, y.span, &x.value, x.span)
+            c.report("the boot MAC", &y.value, y.span, &x.value, x.span)
         }
         _ => {}
     }
-    match (&a.bmc, b.bmc) {
-        (None, bmc) => a.bmc = bmc,
-        (Some(x), Some(y)) if x.address.value != y.address.value => conflict(
-            "the BMC address",
-            &format!("`{}`", y.address.value),
-            y.address.span,
-            &format!("`{}`", x.address.value),
-            x.address.span,
-        ),
-        _ => {}
-    }
-    for nic in b.nics {
+}
+
+/// The second input's NICs into the first's, by name: MACs must agree,
+/// wiring is taken where the first has none.
+fn merge_nics(a: &mut Host, nics: Vec<Nic>, c: &mut Conflicts) {
+    for nic in nics {
         match a.nics.iter_mut().find(|n| n.name.value == nic.name.value) {
             None => a.nics.push(nic),
             Some(mine) => match (&mine.mac, nic.mac) {
@@ -361,7 +411,7 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
                         mine.wiring = nic.wiring;
                     }
                 }
-                (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => conflict(
+                (Some(x), Some(y)) if !x.value.eq_ignore_ascii_case(&y.value) => c.report(
                     &format!("the MAC of `{}`", nic.name.value),
                     &y.value,
                     y.span,
@@ -376,14 +426,19 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
             },
         }
     }
-    a.nics_listed |= b.nics_listed;
+}
+
+/// The network state: one input's, or both agreeing (against a
+/// network_data.json projection only the static addresses must agree,
+/// and the richer state is kept).
+fn merge_network(a: &mut Host, network: Option<Node>, projected: bool, c: &mut Conflicts) {
     // network_data.json says less than NMState (no disabled families, no
     // options it lacks): beside another description of the host, only its
     // static addresses must agree, and the richer state is kept.
-    let projection = a.projected_network != b.projected_network;
-    match (&a.network, b.network) {
+    let projection = a.projected_network != projected;
+    match (&a.network, network) {
         (None, net) => {
-            a.projected_network = b.projected_network;
+            a.projected_network = projected;
             a.network = net;
         }
         (Some(x), Some(y)) if projection => {
@@ -394,7 +449,7 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
             };
             if ips(x) != ips(&y) {
                 if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
-                    conflict("the network", &here, here_at, &there, there_at);
+                    c.report("the network", &here, here_at, &there, there_at);
                 }
             } else if a.projected_network {
                 a.network = Some(y);
@@ -403,28 +458,10 @@ fn merge_host(a: &mut Host, mut b: Host, sources: &SourceMap, diags: &mut Vec<Di
         }
         (Some(x), Some(y)) => {
             if let Some((here, here_at, there, there_at)) = network_difference(x, &y) {
-                conflict("the network", &here, here_at, &there, there_at);
+                c.report("the network", &here, here_at, &there, there_at);
             }
         }
         _ => {}
-    }
-    if a.boot_mode.is_none() {
-        a.boot_mode = b.boot_mode;
-    }
-    if a.root_device_hints.is_none() {
-        a.root_device_hints = b.root_device_hints;
-    }
-    if a.pxe_interface.is_none() {
-        a.pxe_interface = b.pxe_interface;
-    }
-    if a.br_ex_uplink.is_none() {
-        a.br_ex_uplink = b.br_ex_uplink;
-    }
-    for (pool, ip) in b.pool_ips {
-        a.pool_ips.entry(pool).or_insert(ip);
-    }
-    for (key, value) in b.labels {
-        a.labels.entry(key).or_insert(value);
     }
 }
 
