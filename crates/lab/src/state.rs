@@ -364,7 +364,7 @@ pub fn up(
             state.save(dir)?;
         }
         state.save(dir)?;
-        wait_until_ready(&state, dir, ready_timeout)?;
+        wait_until_ready(&mut state, dir, img, ready_timeout)?;
         Ok(())
     });
     match result {
@@ -462,23 +462,46 @@ fn write_node_config(
     Ok(())
 }
 
-/// Waits until every VM of the lab says it is ready; a VM that exits or
-/// is not ready in time is the error.
-fn wait_until_ready(state: &LabState, dir: &Path, ready_timeout: Duration) -> Result<(), LabError> {
-    let deadline = Instant::now() + ready_timeout;
-    for v in &state.vms {
-        while !ready(dir, &v.name) {
-            if !alive(v.pid, dir) {
+/// Waits until every VM of the lab says it is ready; a VM that exits is
+/// the error. Under TCG a guest can hang while it boots (a soft lockup
+/// with the host busy: seen twice in four runs of the lab suite), so the
+/// first VM not ready in time is started again, once per lab, its first
+/// console kept as `NAME-console.prev.log`; not ready again is the error.
+fn wait_until_ready(
+    state: &mut LabState,
+    dir: &Path,
+    img: &Image,
+    ready_timeout: Duration,
+) -> Result<(), LabError> {
+    let mut deadline = Instant::now() + ready_timeout;
+    let mut restarted: Option<String> = None;
+    for i in 0..state.vms.len() {
+        let name = state.vms[i].name.clone();
+        while !ready(dir, &name) {
+            if !alive(state.vms[i].pid, dir) {
                 return Err(LabError::Tool(
-                    format!("VM {}", v.name),
+                    format!("VM {name}"),
                     "qemu exited while booting".into(),
                 ));
             }
             if Instant::now() > deadline {
+                if restarted.is_none() {
+                    start_vm(dir, img, &name, None)?;
+                    state.vms[i].pid = LabState::load(dir)?.vms[i].pid;
+                    restarted = Some(name.clone());
+                    deadline = Instant::now() + ready_timeout;
+                    continue;
+                }
                 return Err(LabError::Timeout(format!(
-                    "{} was not ready within {ready_timeout:?} (its console: {})",
-                    v.name,
-                    dir.join(format!("{}-console.log", v.name)).display()
+                    "{name} was not ready within {ready_timeout:?} (its console: {}){}",
+                    dir.join(format!("{name}-console.log")).display(),
+                    match &restarted {
+                        Some(r) => format!(
+                            "; {r} had been started again after a first boot that did not get ready (that boot's console: {})",
+                            dir.join(format!("{r}-console.prev.log")).display()
+                        ),
+                        None => String::new(),
+                    }
                 )));
             }
             std::thread::sleep(Duration::from_millis(500));
