@@ -557,6 +557,34 @@ fn refusals_start_nothing() {
     assert!(!dir.exists(), "nothing made for a refused lab");
 }
 
+/// A VM that is not ready in time is started once more, its first
+/// console kept; not ready again, `lab up` stops everything and names
+/// both consoles. (A timeout too short for any boot stands in for a
+/// guest that hangs.)
+#[test]
+fn a_vm_not_ready_in_time_is_started_again_once() {
+    if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
+        return;
+    }
+    let _one = crate::one_lab();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let _teardown = Teardown(dir.clone());
+    let inv = repo().join("examples/lab/three-nodes.yaml");
+    let o = lab(&["up", inv.to_str().unwrap(), "--timeout", "3"], &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let said = text(&o);
+    assert!(
+        said.contains("switch was not ready within 3s")
+            && said.contains("switch had been started again")
+            && said.contains("switch-console.prev.log"),
+        "{said}"
+    );
+    assert!(dir.join("switch-console.prev.log").is_file(), "{said}");
+    assert!(dir.join("switch-console.log").is_file(), "{said}");
+    assert!(processes_of(&dir).is_empty(), "{:?}", processes_of(&dir));
+}
+
 /// NIC identity, shown live: two nodes whose inventory calls their NICs
 /// eno1 and eno2 boot with the names the kernel gives them (eth0, eth1:
 /// another boot medium, as far as names go). node-n binds its profiles by
