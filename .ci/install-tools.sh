@@ -17,13 +17,29 @@ step "nmstatectl 2.2.62 (peer for gc output and the benchmark; nmstate.service o
 export PATH="$HOME/.cargo/bin:$PATH"
 nmstatectl_pid=
 nmstatectl_log=$(mktemp)
-trap 'rm -f "$nmstatectl_log"' EXIT
 if ! nmstatectl --version 2>/dev/null | grep -q '2.2.62' \
     || ! grep -q '"nmstatectl 2.2.62[^}]*"no_default_features":false' "$HOME/.cargo/.crates2.json" 2>/dev/null; then
     cargo install nmstatectl --version 2.2.62 --locked --force >"$nmstatectl_log" 2>&1 &
     nmstatectl_pid=$!
 else
     echo "nmstatectl 2.2.62 already installed"
+fi
+
+step "coreos-installer 0.27.0 (reads back the ISOs and initrds we write): its build dependencies, then built in the background"
+# Its build needs pkg-config and libzstd-dev only: with those two first,
+# its compiling overlaps apt's downloads and unpacking below.
+coreos_pid=
+coreos_log=$(mktemp)
+trap 'rm -f "$nmstatectl_log" "$coreos_log"' EXIT
+if ! coreos-installer --version 2>/dev/null | grep -q '0.27.0'; then
+    if [ "$(dpkg-query -W -f '${db:Status-Status}\n' pkg-config libzstd-dev 2>/dev/null | grep -cx installed)" != 2 ]; then
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends pkg-config libzstd-dev >/dev/null
+    fi
+    cargo install coreos-installer --version 0.27.0 --locked >"$coreos_log" 2>&1 &
+    coreos_pid=$!
+else
+    echo "coreos-installer 0.27.0 already installed"
 fi
 
 step "apt packages"
@@ -72,10 +88,6 @@ fi
 # netplan.io: `netplan generate` judges its netplan files.)
 
 
-step "coreos-installer 0.27.0 (reads back the ISOs and initrds we write)"
-if ! coreos-installer --version 2>/dev/null | grep -q '0.27.0'; then
-    cargo install coreos-installer --version 0.27.0 --locked
-fi
 
 step ".ci/install-bmc.sh (sushy-tools, the Redfish BMC emulator)"
 bash .ci/install-bmc.sh
@@ -83,13 +95,22 @@ bash .ci/install-bmc.sh
 step ".ci/install-lab.sh (NetworkManager with its OVS plugin, for the lab's OpenShift node)"
 bash .ci/install-lab.sh
 
-step "nmstatectl 2.2.62: waiting for the background build"
-if [ -n "$nmstatectl_pid" ]; then
-    if ! wait "$nmstatectl_pid"; then
-        tail -40 "$nmstatectl_log" >&2
-        echo "cargo install nmstatectl failed" >&2
+# A background `cargo install` (pid, log, name): waited for, its log's end
+# shown when it failed.
+installed_by() {
+    [ -n "$1" ] || return 0
+    if ! wait "$1"; then
+        tail -40 "$2" >&2
+        echo "cargo install $3 failed" >&2
         exit 1
     fi
-    tail -1 "$nmstatectl_log"
-fi
+    tail -1 "$2"
+}
+
+step "coreos-installer 0.27.0: waiting for the background build"
+installed_by "$coreos_pid" "$coreos_log" coreos-installer
+coreos-installer --version
+
+step "nmstatectl 2.2.62: waiting for the background build"
+installed_by "$nmstatectl_pid" "$nmstatectl_log" nmstatectl
 nmstatectl --version
