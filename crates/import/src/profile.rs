@@ -8,7 +8,7 @@
 
 use nodenet_model::{Code, Diagnostic, Span};
 
-use crate::keyfile::{canonical_type, Entry, Keyfile};
+use crate::keyfile::{canonical_type, Entry, Group, Keyfile};
 use crate::values::{bool_value, read_mac};
 
 /// Connection types NetworkManager knows, by their `type=` value
@@ -266,6 +266,26 @@ const PORT_SETTINGS: &[(&str, &str)] = &[
 
 /// Reads a keyfile's profile-level facts (see the module doc).
 pub fn read(kf: &Keyfile) -> Read<'_> {
+    match read_profile(kf) {
+        Ok(p) => Read::Profile(Box::new(p)),
+        Err(r) => *r,
+    }
+}
+
+/// Why reading a profile stopped (boxed: a finding is large).
+type Stop = Box<Read<'static>>;
+
+fn reject(at: Span, msg: impl Into<String>) -> Stop {
+    Box::new(Read::rejected(at, msg))
+}
+
+fn skip(at: Span, msg: impl Into<String>) -> Stop {
+    Box::new(Read::skipped(at, msg))
+}
+
+/// The profile, or the finding that stops reading it (an error where
+/// NetworkManager refuses the file, a warning where NMState cannot say it).
+fn read_profile(kf: &Keyfile) -> Result<Profile<'_>, Stop> {
     let con = kf.group("connection");
     let header = kf.header();
     let mut used: Vec<(&'static str, &'static str)> = vec![
@@ -281,151 +301,20 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
         // into the keyfile), not configuration.
         ("connection", "timestamp"),
     ];
-    let type_entry = con
-        .and_then(|c| c.get("type"))
-        .filter(|e| !e.raw.is_empty());
-    let kind = match type_entry {
-        Some(t) => {
-            let v = t.value();
-            let k = canonical_type(&v).to_string();
-            if !NM_TYPES.contains(&k.as_str()) {
-                return Read::rejected(
-                    t.span,
-                    format!("`{v}` is not a NetworkManager connection type"),
-                );
-            }
-            k
-        }
-        None => {
-            let present: Vec<&str> = kf
-                .groups
-                .iter()
-                .map(|g| g.name.as_str())
-                .filter(|n| BASE_SETTINGS.contains(n))
-                .collect();
-            match present.as_slice() {
-                [one] => one.to_string(),
-                [] if kf.group("bluetooth").is_some() => "bluetooth".into(),
-                _ => {
-                    return Read::rejected(
-                        header,
-                        if present.is_empty() {
-                            "no `type=` in [connection] and no setting to tell the type by \
-                             (like [ethernet])"
-                                .to_string()
-                        } else {
-                            format!(
-                                "no `type=` in [connection] and several settings it could be ({})",
-                                present.join(", ")
-                            )
-                        },
-                    )
-                }
-            }
-        }
-    };
-    let type_span = type_entry.map(|e| e.span).unwrap_or(header);
-    if let Some((_, why)) = NOT_IMPORTED.iter().find(|(k, _)| *k == kind) {
-        return Read::skipped(
-            type_span,
-            format!(
-                "`{kind}` profile `{}` is not imported: {why}",
-                profile_id(kf)
-            ),
-        );
-    }
-    let Some(nm_type) = nmstate_kind(kf, &kind) else {
-        let what = if kind == "vpn" {
-            "vpn interfaces other than libreswan IPsec".to_string()
-        } else {
-            format!("{kind} interfaces")
-        };
-        return Read::skipped(
-            type_span,
-            format!(
-                "`{kind}` profile `{}` is not imported: NMState has no {what}",
-                profile_id(kf)
-            ),
-        );
-    };
+    let (kind, type_span) = connection_type(kf, con)?;
+    let nm_type = imported_as(kf, &kind, type_span)?;
     let id = profile_id(kf);
-    let uuid_entry = con
-        .and_then(|c| c.get("uuid"))
-        .filter(|e| !e.raw.is_empty());
-    let uuid = match uuid_entry {
-        Some(u) => {
-            let v = u.value();
-            if !is_uuid(&v) {
-                return Read::rejected(u.span, format!("`{v}` is not a UUID"));
-            }
-            Some(v.to_ascii_lowercase())
-        }
-        None => None,
-    };
-    // `interface-name` in [connection], else (an old location) in the
-    // type's own group.
-    let iface_entry = con
-        .and_then(|c| c.get("interface-name"))
-        .or_else(|| kf.get(&kind, "interface-name"))
-        .filter(|e| !e.raw.is_empty());
-    if let Some(e) = iface_entry {
-        if !valid_ifname(kf, &kind, &e.value()) {
-            return Read::rejected(
-                e.span,
-                format!("`{}` is not a valid interface name", e.value()),
-            );
-        }
-    }
-    let iface = iface_entry.map(Entry::value);
-    let controller = con
-        .and_then(|c| c.get("controller"))
-        .filter(|e| !e.raw.is_empty());
-    let port_type = match (controller, con.and_then(|c| c.get("port-type"))) {
-        (None, _) => None,
-        (Some(_), Some(p)) if !p.raw.is_empty() => Some(p.value()),
-        (Some(c), _) => {
-            let found: Vec<&str> = PORT_SETTINGS
-                .iter()
-                .filter(|(g, _)| kf.group(g).is_some())
-                .map(|(_, t)| *t)
-                .collect();
-            match found.as_slice() {
-                [one] => Some(one.to_string()),
-                _ => {
-                    let msg = format!(
-                        "`controller={}` without `port-type=` and without one port \
-                         setting (like [bridge-port]) to tell it by",
-                        c.value()
-                    );
-                    return Read::rejected(c.span, msg);
-                }
-            }
-        }
-    };
+    let uuid = uuid_of(con)?;
+    let iface = interface_name(kf, con, &kind)?;
+    let (controller, port_type) = port_type_of(kf, con)?;
     if iface.is_none() && NEEDS_INTERFACE_NAME.contains(&kind.as_str()) {
-        return Read::rejected(
+        return Err(reject(
             header,
             format!("a `{kind}` profile needs `interface-name=`"),
-        );
+        ));
     }
     if kind == "vlan" && kf.value("vlan", "parent").is_none_or(|p| p.is_empty()) {
-        let at_vlan = kf.group("vlan").map(|g| g.span).unwrap_or(header);
-        let by_mac = kf
-            .get("ethernet", "mac-address")
-            .is_some_and(|m| read_mac(m, 6).is_some());
-        return if by_mac {
-            let msg = format!(
-                "VLAN `{id}` is not imported: it has no `parent=` (NetworkManager finds \
-                 the parent by [ethernet] `mac-address=`), and NMState needs a base interface"
-            );
-            Read::skipped(at_vlan, msg)
-        } else {
-            let msg = format!(
-                "VLAN `{id}` has neither `parent=` nor an [ethernet] `mac-address=` \
-                 to find its parent by"
-            );
-            Read::rejected(at_vlan, msg)
-        };
+        return Err(vlan_without_parent(kf, &id));
     }
     let mut mac_match = None;
     if iface.is_none() && kind == "ethernet" {
@@ -436,10 +325,206 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
             }
         }
     }
-    let name = match (&iface, &mac_match) {
+    let nmstate_named =
+        mac_match.is_some() && uuid.as_deref() == Some(nmstate_uuid(&id, nm_type).as_str());
+    let name = if nmstate_named {
+        id.clone()
+    } else {
+        profile_name(&kind, &id, &iface, &mac_match, header)?
+    };
+    if kf.get(&kind, "interface-name").is_some() {
+        if let Some(k) = NM_TYPES.iter().find(|t| **t == kind) {
+            used.push((k, "interface-name"));
+        }
+    }
+    Ok(Profile {
+        kf,
+        id,
+        uuid,
+        kind,
+        nm_type,
+        iface,
+        mac_match,
+        name,
+        controller,
+        port_type,
+        used,
+        nmstate_named,
+    })
+}
+
+/// The connection type (`type=`, else the one base setting present) and
+/// where it is said.
+fn connection_type(kf: &Keyfile, con: Option<&Group>) -> Result<(String, Span), Stop> {
+    let header = kf.header();
+    let type_entry = con
+        .and_then(|c| c.get("type"))
+        .filter(|e| !e.raw.is_empty());
+    if let Some(t) = type_entry {
+        let v = t.value();
+        let k = canonical_type(&v).to_string();
+        if !NM_TYPES.contains(&k.as_str()) {
+            return Err(reject(
+                t.span,
+                format!("`{v}` is not a NetworkManager connection type"),
+            ));
+        }
+        return Ok((k, t.span));
+    }
+    let present: Vec<&str> = kf
+        .groups
+        .iter()
+        .map(|g| g.name.as_str())
+        .filter(|n| BASE_SETTINGS.contains(n))
+        .collect();
+    match present.as_slice() {
+        [one] => Ok((one.to_string(), header)),
+        [] if kf.group("bluetooth").is_some() => Ok(("bluetooth".into(), header)),
+        [] => Err(reject(
+            header,
+            "no `type=` in [connection] and no setting to tell the type by (like [ethernet])",
+        )),
+        _ => Err(reject(
+            header,
+            format!(
+                "no `type=` in [connection] and several settings it could be ({})",
+                present.join(", ")
+            ),
+        )),
+    }
+}
+
+/// The NMState interface type a NetworkManager type is imported as, or
+/// why it is not.
+fn imported_as(kf: &Keyfile, kind: &str, type_span: Span) -> Result<&'static str, Stop> {
+    if let Some((_, why)) = NOT_IMPORTED.iter().find(|(k, _)| *k == kind) {
+        return Err(skip(
+            type_span,
+            format!(
+                "`{kind}` profile `{}` is not imported: {why}",
+                profile_id(kf)
+            ),
+        ));
+    }
+    nmstate_kind(kf, kind).ok_or_else(|| {
+        let what = if kind == "vpn" {
+            "vpn interfaces other than libreswan IPsec".to_string()
+        } else {
+            format!("{kind} interfaces")
+        };
+        skip(
+            type_span,
+            format!(
+                "`{kind}` profile `{}` is not imported: NMState has no {what}",
+                profile_id(kf)
+            ),
+        )
+    })
+}
+
+fn uuid_of(con: Option<&Group>) -> Result<Option<String>, Stop> {
+    let Some(u) = con
+        .and_then(|c| c.get("uuid"))
+        .filter(|e| !e.raw.is_empty())
+    else {
+        return Ok(None);
+    };
+    let v = u.value();
+    if !is_uuid(&v) {
+        return Err(reject(u.span, format!("`{v}` is not a UUID")));
+    }
+    Ok(Some(v.to_ascii_lowercase()))
+}
+
+/// `interface-name` in [connection], else (an old location) in the
+/// type's own group.
+fn interface_name(kf: &Keyfile, con: Option<&Group>, kind: &str) -> Result<Option<String>, Stop> {
+    let Some(e) = con
+        .and_then(|c| c.get("interface-name"))
+        .or_else(|| kf.get(kind, "interface-name"))
+        .filter(|e| !e.raw.is_empty())
+    else {
+        return Ok(None);
+    };
+    if !valid_ifname(kf, kind, &e.value()) {
+        return Err(reject(
+            e.span,
+            format!("`{}` is not a valid interface name", e.value()),
+        ));
+    }
+    Ok(Some(e.value()))
+}
+
+/// `controller=` and the port type: `port-type=`, else the one port
+/// setting present.
+fn port_type_of<'a>(
+    kf: &Keyfile,
+    con: Option<&'a Group>,
+) -> Result<(Option<&'a Entry>, Option<String>), Stop> {
+    let controller = con
+        .and_then(|c| c.get("controller"))
+        .filter(|e| !e.raw.is_empty());
+    let Some(c) = controller else {
+        return Ok((None, None));
+    };
+    if let Some(p) = con
+        .and_then(|c| c.get("port-type"))
+        .filter(|p| !p.raw.is_empty())
+    {
+        return Ok((controller, Some(p.value())));
+    }
+    let found: Vec<&str> = PORT_SETTINGS
+        .iter()
+        .filter(|(g, _)| kf.group(g).is_some())
+        .map(|(_, t)| *t)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((controller, Some(one.to_string()))),
+        _ => Err(reject(
+            c.span,
+            format!(
+                "`controller={}` without `port-type=` and without one port \
+                 setting (like [bridge-port]) to tell it by",
+                c.value()
+            ),
+        )),
+    }
+}
+
+/// A VLAN without `parent=`: NetworkManager finds the parent by MAC
+/// (NMState cannot say that), or refuses the profile.
+fn vlan_without_parent(kf: &Keyfile, id: &str) -> Stop {
+    let at_vlan = kf.group("vlan").map(|g| g.span).unwrap_or(kf.header());
+    let by_mac = kf
+        .get("ethernet", "mac-address")
+        .is_some_and(|m| read_mac(m, 6).is_some());
+    if by_mac {
+        let msg = format!(
+            "VLAN `{id}` is not imported: it has no `parent=` (NetworkManager finds \
+             the parent by [ethernet] `mac-address=`), and NMState needs a base interface"
+        );
+        skip(at_vlan, msg)
+    } else {
+        let msg = format!(
+            "VLAN `{id}` has neither `parent=` nor an [ethernet] `mac-address=` \
+             to find its parent by"
+        );
+        reject(at_vlan, msg)
+    }
+}
+
+/// The interface the profile becomes in NMState.
+fn profile_name(
+    kind: &str,
+    id: &str,
+    iface: &Option<String>,
+    mac_match: &Option<String>,
+    header: Span,
+) -> Result<String, Stop> {
+    Ok(match (iface, mac_match) {
         // nmstate names an IPsec connection after its profile (and binds
         // it to no interface: an `interface-name` is warned about).
-        _ if kind == "vpn" => id.clone(),
+        _ if kind == "vpn" => id.to_string(),
         (Some(i), _) => i.clone(),
         (None, Some(mac)) => format!("enx{}", mac.replace(':', "").to_ascii_lowercase()),
         (None, None) if kind == "loopback" => "lo".into(),
@@ -456,31 +541,9 @@ pub fn read(kf: &Keyfile) -> Read<'_> {
                  `interface-name=`{mac}), so it applies to any {kind} device, and NMState \
                  needs one"
             );
-            return Read::skipped(header, msg);
+            return Err(skip(header, msg));
         }
-    };
-    let nmstate_named =
-        mac_match.is_some() && uuid.as_deref() == Some(nmstate_uuid(&id, nm_type).as_str());
-    let name = if nmstate_named { id.clone() } else { name };
-    if kf.get(&kind, "interface-name").is_some() {
-        if let Some(k) = NM_TYPES.iter().find(|t| **t == kind) {
-            used.push((k, "interface-name"));
-        }
-    }
-    Read::Profile(Box::new(Profile {
-        kf,
-        id,
-        uuid,
-        kind,
-        nm_type,
-        iface,
-        mac_match,
-        name,
-        controller,
-        port_type,
-        used,
-        nmstate_named,
-    }))
+    })
 }
 
 /// `id=`, else the file name without `.nmconnection` (NetworkManager's

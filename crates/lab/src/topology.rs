@@ -231,70 +231,13 @@ pub fn plan(inv: &Inventory, hosts: &[&Host]) -> Result<Topology, LabError> {
         }
     }
     for (idx, (h, (expected, _))) in hosts.iter().zip(&nets).enumerate() {
-        let name = &h.name.value;
-        if expected.len() > MAX_NICS_PER_NODE {
-            return Err(LabError::Input(format!(
-                "{name} has {} NICs; a lab node has at most {MAX_NICS_PER_NODE}",
-                expected.len()
-            )));
-        }
-        if expected.is_empty() {
-            return Err(LabError::Input(format!(
-                "{name}: neither its NIC table nor its network names a NIC; the lab cannot cable it"
-            )));
-        }
-        let mut node = LabNode {
-            name: name.clone(),
-            nics: Vec::new(),
-            machine_id: format!("5a1e{:028x}", idx + 1),
-        };
-        for e in expected {
-            let port = format!("swp{}", t.ports.len() + 1);
-            if let Some(s) = &e.switch {
-                switches.insert(s.value.clone());
-            }
-            if e.nic.len() > 15 {
-                return Err(LabError::Input(format!(
-                    "{name}: NIC name `{}` is longer than the kernel's 15 characters",
-                    e.nic
-                )));
-            }
-            let mac = e
-                .mac
-                .clone()
-                .map(|m| m.to_ascii_lowercase())
-                .unwrap_or_else(|| made_up_mac(name, &e.nic));
-            // The ports of one LACP bond share one switch-side bond.
-            let lacp = e
-                .bond
-                .as_ref()
-                .filter(|b| b.mode.as_deref() == Some("802.3ad"))
-                .map(|b| {
-                    t.ports
-                        .iter()
-                        .find(|p| p.host == *name && b.ports.contains(&p.nic))
-                        .and_then(|p| p.lacp.clone())
-                        .unwrap_or_else(|| {
-                            lacp_groups += 1;
-                            format!("bond{lacp_groups}")
-                        })
-                });
-            t.ports.push(SwitchPort {
-                name: port.clone(),
-                host: name.clone(),
-                nic: e.nic.clone(),
-                label: e.port.as_ref().map(|p| p.value.clone()),
-                vlans: e.vlans.iter().map(|v| v.id).collect(),
-                native: e.native.as_ref().map(|n| n.value).unwrap_or(1),
-                mtu: e.mtu.as_ref().map(|m| m.mtu).unwrap_or(1500),
-                lacp,
-            });
-            node.nics.push(LabNic {
-                name: e.nic.clone(),
-                mac,
-                port,
-            });
-        }
+        let node = cable(&mut t, idx, &h.name.value, expected, &mut lacp_groups)?;
+        switches.extend(
+            expected
+                .iter()
+                .filter_map(|e| e.switch.as_ref())
+                .map(|s| s.value.clone()),
+        );
         t.nodes.push(node);
     }
     if t.ports.len() > MAX_SWITCH_PORTS {
@@ -313,106 +256,188 @@ pub fn plan(inv: &Inventory, hosts: &[&Host]) -> Result<Topology, LabError> {
             ));
         }
     }
-    // Networks: every static address's network, on the VLAN it rides;
-    // DHCP on an interface serves the machine network of that family.
     for (h, (expected, state)) in hosts.iter().zip(&nets) {
-        let Some(state) = state else { continue };
-        let net = Network::read(state);
-        let gateways = gateways(state);
-        for a in &net.addresses {
-            let Some(network) = a.network() else { continue };
-            let Some(vlan) = vlan_of(&net, expected, &a.iface, 0) else {
+        if let Some(state) = state {
+            host_segments(&mut t, inv, &h.name.value, expected, state, &taken);
+        }
+    }
+    provisioning_segment(&mut t, inv, &taken);
+    dns_names(&mut t, inv, hosts);
+    Ok(t)
+}
+
+/// A node for host `name` (the `idx`th), each NIC cabled to the next
+/// switch port with the VLANs, MTU and LACP bond its host expects.
+fn cable(
+    t: &mut Topology,
+    idx: usize,
+    name: &str,
+    expected: &[Expected],
+    lacp_groups: &mut usize,
+) -> Result<LabNode, LabError> {
+    if expected.len() > MAX_NICS_PER_NODE {
+        return Err(LabError::Input(format!(
+            "{name} has {} NICs; a lab node has at most {MAX_NICS_PER_NODE}",
+            expected.len()
+        )));
+    }
+    if expected.is_empty() {
+        return Err(LabError::Input(format!(
+            "{name}: neither its NIC table nor its network names a NIC; the lab cannot cable it"
+        )));
+    }
+    let mut node = LabNode {
+        name: name.to_string(),
+        nics: Vec::new(),
+        machine_id: format!("5a1e{:028x}", idx + 1),
+    };
+    for e in expected {
+        let port = format!("swp{}", t.ports.len() + 1);
+        if e.nic.len() > 15 {
+            return Err(LabError::Input(format!(
+                "{name}: NIC name `{}` is longer than the kernel's 15 characters",
+                e.nic
+            )));
+        }
+        let mac = e
+            .mac
+            .clone()
+            .map(|m| m.to_ascii_lowercase())
+            .unwrap_or_else(|| made_up_mac(name, &e.nic));
+        // The ports of one LACP bond share one switch-side bond.
+        let lacp = e
+            .bond
+            .as_ref()
+            .filter(|b| b.mode.as_deref() == Some("802.3ad"))
+            .map(|b| {
+                t.ports
+                    .iter()
+                    .find(|p| p.host == name && b.ports.contains(&p.nic))
+                    .and_then(|p| p.lacp.clone())
+                    .unwrap_or_else(|| {
+                        *lacp_groups += 1;
+                        format!("bond{lacp_groups}")
+                    })
+            });
+        t.ports.push(SwitchPort {
+            name: port.clone(),
+            host: name.to_string(),
+            nic: e.nic.clone(),
+            label: e.port.as_ref().map(|p| p.value.clone()),
+            vlans: e.vlans.iter().map(|v| v.id).collect(),
+            native: e.native.as_ref().map(|n| n.value).unwrap_or(1),
+            mtu: e.mtu.as_ref().map(|m| m.mtu).unwrap_or(1500),
+            lacp,
+        });
+        node.nics.push(LabNic {
+            name: e.nic.clone(),
+            mac,
+            port,
+        });
+    }
+    Ok(node)
+}
+
+/// Networks: every static address's network, on the VLAN it rides;
+/// DHCP on an interface serves the machine network of that family.
+fn host_segments(
+    t: &mut Topology,
+    inv: &Inventory,
+    host: &str,
+    expected: &[Expected],
+    state: &Node,
+    taken: &BTreeSet<IpAddr>,
+) {
+    let net = Network::read(state);
+    let gateways = gateways(state);
+    for a in &net.addresses {
+        let Some(network) = a.network() else { continue };
+        let Some(vlan) = vlan_of(&net, expected, &a.iface, 0) else {
+            continue;
+        };
+        let what = format!("{host}'s {}", a.iface);
+        add_segment(t, vlan, network, &gateways, taken, false, what);
+    }
+    for i in net.ifaces.iter().filter(|i| !i.absent) {
+        for fam in [Family::V4, Family::V6] {
+            if !(i.family_enabled(fam) && i.family_dynamic(fam)) {
+                continue;
+            }
+            let Some(vlan) = vlan_of(&net, expected, &i.name, 0) else {
                 continue;
             };
-            add_segment(
-                &mut t,
-                vlan,
-                network,
-                &gateways,
-                &taken,
-                false,
-                format!("{}'s {}", h.name.value, a.iface),
-            );
-        }
-        for i in net.ifaces.iter().filter(|i| !i.absent) {
-            for fam in [Family::V4, Family::V6] {
-                if !(i.family_enabled(fam) && i.family_dynamic(fam)) {
-                    continue;
+            let machine = inv
+                .cluster
+                .machine_networks
+                .iter()
+                .map(|m| m.value)
+                .find(|m| Family::of(&m.addr()) == fam);
+            match machine {
+                Some(network) => {
+                    let what = format!("{host}'s {} (DHCP, machine network)", i.name);
+                    add_segment(t, vlan, network, &gateways, taken, true, what);
                 }
-                let Some(vlan) = vlan_of(&net, expected, &i.name, 0) else {
-                    continue;
-                };
-                let machine = inv
-                    .cluster
-                    .machine_networks
-                    .iter()
-                    .map(|m| m.value)
-                    .find(|m| Family::of(&m.addr()) == fam);
-                match machine {
-                    Some(network) => add_segment(
-                        &mut t,
-                        vlan,
-                        network,
-                        &gateways,
-                        &taken,
-                        true,
-                        format!("{}'s {} (DHCP, machine network)", h.name.value, i.name),
-                    ),
-                    None => t.notes.push(format!(
-                        "{}: {} asks for {} by DHCP but the cluster has no {} machine network for the lab to serve",
-                        h.name.value,
-                        i.name,
-                        fam.key(),
-                        fam.key()
-                    )),
-                }
+                None => t.notes.push(format!(
+                    "{host}: {} asks for {} by DHCP but the cluster has no {} machine network for the lab to serve",
+                    i.name,
+                    fam.key(),
+                    fam.key()
+                )),
             }
         }
     }
-    // The provisioning network: the switch answers DHCP there as Ironic's
-    // dnsmasq would, on the native VLAN of each host's provisioning NIC.
+}
+
+/// The provisioning network: the switch answers DHCP there as Ironic's
+/// dnsmasq would, on the native VLAN of each host's provisioning NIC.
+fn provisioning_segment(t: &mut Topology, inv: &Inventory, taken: &BTreeSet<IpAddr>) {
     let prov = &inv.cluster.provisioning;
-    if let (Some(cidr), Some(nic)) = (&prov.cidr, &prov.interface) {
-        if prov.mode() != nodenet_model::ProvisioningNetwork::Disabled {
-            if let Some(port) = t.ports.iter().find(|p| p.nic == nic.value) {
-                let vlan = port.native;
-                add_segment(
-                    &mut t,
-                    vlan,
-                    cidr.value,
-                    &[],
-                    &taken,
-                    true,
-                    "provisioning network".into(),
-                );
+    let (Some(cidr), Some(nic)) = (&prov.cidr, &prov.interface) else {
+        return;
+    };
+    if prov.mode() == nodenet_model::ProvisioningNetwork::Disabled {
+        return;
+    }
+    if let Some(port) = t.ports.iter().find(|p| p.nic == nic.value) {
+        let vlan = port.native;
+        add_segment(
+            t,
+            vlan,
+            cidr.value,
+            &[],
+            taken,
+            true,
+            "provisioning network".into(),
+        );
+    }
+}
+
+/// DNS: what the installer and the nodes look up.
+fn dns_names(t: &mut Topology, inv: &Inventory, hosts: &[&Host]) {
+    let (Some(c), Some(d)) = (&inv.cluster.name, &inv.cluster.base_domain) else {
+        return;
+    };
+    let domain = format!("{}.{}", c.value, d.value);
+    for v in &inv.cluster.api_vips {
+        t.dns.push((format!("api.{domain}"), v.value));
+        t.dns.push((format!("api-int.{domain}"), v.value));
+    }
+    for v in &inv.cluster.ingress_vips {
+        t.dns.push((format!("apps.{domain}"), v.value));
+    }
+    for h in hosts {
+        let Some(state) = &h.network else { continue };
+        for a in Network::read(state).addresses {
+            if inv
+                .cluster
+                .machine_networks
+                .iter()
+                .any(|m| m.value.contains(&a.ip))
+            {
+                t.dns.push((format!("{}.{domain}", h.name.value), a.ip));
             }
         }
     }
-    // DNS: what the installer and the nodes look up.
-    if let (Some(c), Some(d)) = (&inv.cluster.name, &inv.cluster.base_domain) {
-        let domain = format!("{}.{}", c.value, d.value);
-        for v in &inv.cluster.api_vips {
-            t.dns.push((format!("api.{domain}"), v.value));
-            t.dns.push((format!("api-int.{domain}"), v.value));
-        }
-        for v in &inv.cluster.ingress_vips {
-            t.dns.push((format!("apps.{domain}"), v.value));
-        }
-        for (h, (_, state)) in hosts.iter().zip(&nets) {
-            let Some(state) = state else { continue };
-            for a in Network::read(state).addresses {
-                if inv
-                    .cluster
-                    .machine_networks
-                    .iter()
-                    .any(|m| m.value.contains(&a.ip))
-                {
-                    t.dns.push((format!("{}.{domain}", h.name.value), a.ip));
-                }
-            }
-        }
-    }
-    Ok(t)
 }
 
 /// Next hops of a state's routes (default routes first).
@@ -525,138 +550,4 @@ fn dhcp_range(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load(text: &str) -> Inventory {
-        nodenet_model::load_texts(vec![("cluster.yaml".into(), text.into())]).inventory
-    }
-
-    const SEED: &str = r#"nodenet: v1
-cluster:
-  name: lab
-  baseDomain: example.com
-  machineNetworks: [192.168.110.0/24]
-  apiVIPs: [192.168.110.5]
-  ingressVIPs: [192.168.110.4]
-hosts:
-- name: node-a
-  nics:
-  - {name: eno1, mac: "52:54:00:aa:00:01", switch: tor-1, port: Ethernet1/1}
-  - {name: eno2, mac: "52:54:00:aa:00:02", switch: tor-1, port: Ethernet1/2}
-  network:
-    interfaces:
-    - {name: bond0, type: bond, link-aggregation: {mode: 802.3ad, port: [eno1, eno2]}}
-    - {name: bond0.110, type: vlan, vlan: {base-iface: bond0, id: 110}, ipv4: {enabled: true, dhcp: true}}
-    - name: bond0.120
-      type: vlan
-      mtu: 9000
-      vlan: {base-iface: bond0, id: 120}
-      ipv4: {enabled: true, address: [{ip: 10.0.120.11, prefix-length: 24}]}
-- name: node-b
-  nics: {eth0: "52:54:00:bb:00:01"}
-  network:
-    interfaces:
-    - {name: eth0, type: ethernet, ipv4: {enabled: true, address: [{ip: 192.168.110.1, prefix-length: 24}]}}
-    routes:
-      config: [{destination: 0.0.0.0/0, next-hop-address: 192.168.110.254, next-hop-interface: eth0}]
-"#;
-
-    #[test]
-    fn ports_follow_the_nics_with_their_vlans_lacp_and_lldp_names() {
-        let inv = load(SEED);
-        let hosts: Vec<&Host> = inv.hosts.iter().collect();
-        let t = plan(&inv, &hosts).unwrap();
-        assert_eq!(t.switch, "tor-1");
-        let p: Vec<String> = t
-            .ports
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {} {:?} {:?} native {} {:?}",
-                    p.name, p.nic, p.label, p.vlans, p.native, p.lacp
-                )
-            })
-            .collect();
-        assert_eq!(
-            p,
-            [
-                r#"swp1 eno1 Some("Ethernet1/1") [110, 120] native 1 Some("bond1")"#,
-                r#"swp2 eno2 Some("Ethernet1/2") [110, 120] native 1 Some("bond1")"#,
-                "swp3 eth0 None [] native 1 None",
-            ]
-        );
-        assert_eq!(t.ports[0].mtu, 9000);
-        assert_eq!(t.nodes[1].nics[0].mac, "52:54:00:bb:00:01");
-    }
-
-    #[test]
-    fn networks_get_the_intents_gateway_else_a_free_address_and_dhcp_clear_of_vips() {
-        let inv = load(SEED);
-        let hosts: Vec<&Host> = inv.hosts.iter().collect();
-        let t = plan(&inv, &hosts).unwrap();
-        let seg: Vec<String> = t
-            .segments
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} {} gw {} dhcp {:?}",
-                    s.vlan, s.network, s.gateway, s.dhcp
-                )
-            })
-            .collect();
-        assert_eq!(
-            seg,
-            [
-                // node-a's static VLAN 120: no route given, first free address.
-                "120 10.0.120.0/24 gw 10.0.120.1 dhcp None",
-                // DHCP on VLAN 110 for the machine network, clear of
-                // node-b's .1 and the VIPs; node-b's untagged eth0 (native
-                // VLAN 1) would be the same network: noted.
-                "110 192.168.110.0/24 gw 192.168.110.2 dhcp Some((192.168.110.128, 192.168.110.227))",
-            ]
-        );
-        assert!(
-            t.notes.iter().any(|n| n.contains("more than one VLAN")),
-            "{:?}",
-            t.notes
-        );
-        assert!(t.dns.contains(&(
-            "api.lab.example.com".into(),
-            "192.168.110.5".parse().unwrap()
-        )));
-    }
-
-    #[test]
-    fn per_shape_takes_the_first_hosts_of_each_shape() {
-        let inv = load(&format!(
-            "{SEED}- name: node-c\n  nics: {{eth0: \"52:54:00:cc:00:01\"}}\n  network:\n    interfaces:\n    - {{name: eth0, type: ethernet, ipv4: {{enabled: true, address: [{{ip: 192.168.110.3, prefix-length: 24}}]}}}}\n"
-        ));
-        let names: Vec<String> = choose(&inv, &[], Some(1))
-            .unwrap()
-            .iter()
-            .map(|h| h.name.value.clone())
-            .collect();
-        assert_eq!(names, ["node-a", "node-b"]);
-        let e = choose(&inv, &["node-x".into()], None)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("no host `node-x`"), "{e}");
-    }
-
-    #[test]
-    fn too_many_nics_is_refused_with_the_limit() {
-        let nics: String = (0..9)
-            .map(|i| format!("eth{i}: \"52:54:00:00:00:{i:02x}\", "))
-            .collect();
-        let inv = load(&format!(
-            "nodenet: v1\nhosts:\n- name: big\n  nics: {{{nics}}}\n"
-        ));
-        let hosts: Vec<&Host> = inv.hosts.iter().collect();
-        let e = plan(&inv, &hosts).unwrap_err().to_string();
-        assert!(
-            e.contains("big has 9 NICs") && e.contains("at most 8"),
-            "{e}"
-        );
-    }
-}
+mod tests;

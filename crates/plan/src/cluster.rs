@@ -64,69 +64,113 @@ const NATIVE: &[&str] = &[
     "nodeAgent",
 ];
 
-/// Every cluster-level difference between `old` and `new`.
-pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
-    let (o, n) = (&old.cluster, &new.cluster);
-    let native = both_say(old, new, &[InputKind::Inventory]);
-    let agent_said = both_say(old, new, &[InputKind::Inventory, InputKind::AgentConfig]);
-    let mut out = Vec::new();
-    // The machine networks reach install-config.yaml only in a cluster
-    // with a name, domain and machine network (else render writes only
-    // its hosts there).
-    let complete = o.is_complete() || n.is_complete();
-    let mut push = |field: &str, a: String, b: String, risk: Risk, what: String| {
+/// The changes found so far, and which fields both versions can say.
+struct Changes {
+    out: Vec<ClusterChange>,
+    /// Both versions are nodenet inventories (the [`NATIVE`] fields).
+    native: bool,
+    /// Both carry the agent installer's settings.
+    agent_said: bool,
+    /// The machine networks reach install-config.yaml only in a cluster
+    /// with a name, domain and machine network (else render writes only
+    /// its hosts there).
+    complete: bool,
+}
+
+impl Changes {
+    /// A change of `field` from `a` to `b`, when they differ and both
+    /// versions can say the field.
+    fn push(&mut self, field: &str, a: String, b: String, risk: Risk, what: &str) {
         let said = match field {
-            f if NATIVE.contains(&f) => native,
-            "rendezvousIP" => agent_said,
-            "machineNetworks" => complete,
+            f if NATIVE.contains(&f) => self.native,
+            "rendezvousIP" => self.agent_said,
+            "machineNetworks" => self.complete,
             _ => true,
         };
         if said && a != b {
-            out.push(ClusterChange {
+            self.out.push(ClusterChange {
                 field: field.into(),
                 old: a,
                 new: b,
                 risk,
-                what,
+                what: what.into(),
             });
         }
+    }
+}
+
+/// Every cluster-level difference between `old` and `new`.
+pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
+    let (o, n) = (&old.cluster, &new.cluster);
+    let mut c = Changes {
+        out: Vec::new(),
+        native: both_say(old, new, &[InputKind::Inventory]),
+        agent_said: both_say(old, new, &[InputKind::Inventory, InputKind::AgentConfig]),
+        complete: o.is_complete() || n.is_complete(),
     };
-    let fixed = "fixed at install: a cluster of another name or domain is another cluster";
-    push(
-        "name",
-        one(&o.name),
-        one(&n.name),
-        Risk::Disruptive,
-        fixed.into(),
+    identity_and_addresses(&mut c, new, o, n);
+    provisioning(&mut c, o, n);
+    node_settings(&mut c, o, n);
+    c.push(
+        "rendezvousIP",
+        rendezvous(old),
+        rendezvous(new),
+        Risk::Modifying,
+        "install only: the agent installer's first host (the agent ISO must be made again)",
     );
-    push(
+    carried(
+        &mut c.out,
+        "install-config",
+        &install_config_carried(old),
+        &install_config_carried(new),
+    );
+    if c.agent_said {
+        carried(
+            &mut c.out,
+            "agent-config",
+            &agent_config_carried(o),
+            &agent_config_carried(n),
+        );
+    }
+    c.out
+}
+
+/// The cluster's name and domain, machine networks and VIPs.
+fn identity_and_addresses(c: &mut Changes, new: &Inventory, o: &Cluster, n: &Cluster) {
+    let fixed = "fixed at install: a cluster of another name or domain is another cluster";
+    c.push("name", one(&o.name), one(&n.name), Risk::Disruptive, fixed);
+    c.push(
         "baseDomain",
         one(&o.base_domain),
         one(&n.base_domain),
         Risk::Disruptive,
-        fixed.into(),
+        fixed,
     );
-    push(
+    c.push(
         "machineNetworks",
         list(&o.machine_networks),
         list(&n.machine_networks),
         Risk::Disruptive,
-        machine_network_breaks(new, n),
+        &machine_network_breaks(new, n),
     );
-    push(
+    c.push(
         "apiVIPs",
         list(&o.api_vips),
         list(&n.api_vips),
         Risk::Disruptive,
-        vip_breaks("API", "api", n),
+        &vip_breaks("API", "api", n),
     );
-    push(
+    c.push(
         "ingressVIPs",
         list(&o.ingress_vips),
         list(&n.ingress_vips),
         Risk::Disruptive,
-        vip_breaks("ingress", "*.apps", n),
+        &vip_breaks("ingress", "*.apps", n),
     );
+}
+
+/// The Provisioning object's mode, network and NIC, and the OS image.
+fn provisioning(c: &mut Changes, o: &Cluster, n: &Cluster) {
     // Written or left to the installer's default (Managed), the same
     // mode: install-config.yaml changes, the cluster does not.
     let said = |c: &Cluster| {
@@ -137,141 +181,129 @@ pub fn cluster_changes(old: &Inventory, new: &Inventory) -> Vec<ClusterChange> {
         }
     };
     if o.provisioning.mode() == n.provisioning.mode() {
-        push(
+        c.push(
             "provisioning.network",
             said(o),
             said(n),
             Risk::Additive,
-            "the same mode, written otherwise: install-config.yaml changes, the cluster does not"
-                .into(),
+            "the same mode, written otherwise: install-config.yaml changes, the cluster does not",
         );
     }
-    push(
+    c.push(
         "provisioning.network",
         o.provisioning.mode().as_str().into(),
         n.provisioning.mode().as_str().into(),
         Risk::Disruptive,
-        "the Provisioning object's network mode: Managed runs the cluster's DHCP and PXE server on the provisioning network, Unmanaged only PXE, Disabled neither (hosts then boot by virtual media); metal3 restarts with it and hosts being provisioned fail".into(),
+        "the Provisioning object's network mode: Managed runs the cluster's DHCP and PXE server on the provisioning network, Unmanaged only PXE, Disabled neither (hosts then boot by virtual media); metal3 restarts with it and hosts being provisioned fail",
     );
-    push(
+    c.push(
         "provisioning.cidr",
         one(&o.provisioning.cidr),
         one(&n.provisioning.cidr),
         Risk::Modifying,
-        "the provisioning network's addresses (the Provisioning object): the masters' provisioning IP and the DHCP range move with it".into(),
+        "the provisioning network's addresses (the Provisioning object): the masters' provisioning IP and the DHCP range move with it",
     );
-    push(
+    c.push(
         "provisioning.interface",
         one(&o.provisioning.interface),
         one(&n.provisioning.interface),
         Risk::Modifying,
-        "the NIC the masters serve the provisioning network on (the Provisioning object)".into(),
+        "the NIC the masters serve the provisioning network on (the Provisioning object)",
     );
-    push(
+    c.push(
         "clusterOSImage",
         one(&o.cluster_os_image),
         one(&n.cluster_os_image),
         Risk::Modifying,
-        "provisioning only: hosts provisioned from now on boot this image".into(),
+        "provisioning only: hosts provisioned from now on boot this image",
     );
-    push(
+}
+
+/// What the cluster asks of every node: key, names, br-ex, node agent.
+fn node_settings(c: &mut Changes, o: &Cluster, n: &Cluster) {
+    c.push(
         "sshKey",
         o.ssh_key.clone().unwrap_or_default(),
         n.ssh_key.clone().unwrap_or_default(),
         Risk::Modifying,
-        "the core user's key: the MCO writes it to every node (no reboot)".into(),
+        "the core user's key: the MCO writes it to every node (no reboot)",
     );
-    push(
+    c.push(
         "nodeNames",
         format!("{:?}", o.node_names).to_lowercase(),
         format!("{:?}", n.node_names).to_lowercase(),
         Risk::Disruptive,
-        "the name every node is known by: policies pinned by kubernetes.io/hostname and the files under /etc/nmstate/openshift change name".into(),
+        "the name every node is known by: policies pinned by kubernetes.io/hostname and the files under /etc/nmstate/openshift change name",
     );
-    push(
+    c.push(
         "failureDomain",
         one(&o.failure_domain),
         one(&n.failure_domain),
         Risk::Modifying,
-        "the order disruptive policies go out in (one failure domain at a time)".into(),
+        "the order disruptive policies go out in (one failure domain at a time)",
     );
-    push(
+    c.push(
         "nicBinding",
         one_binding(&o.nic_binding),
         one_binding(&n.nic_binding),
         Risk::Modifying,
-        "how the hosts' profiles find their NICs (by name, or by the NIC table's MACs): every ethernet profile of a host that follows it is written again (the hosts' own changes say which)".into(),
+        "how the hosts' profiles find their NICs (by name, or by the NIC table's MACs): every ethernet profile of a host that follows it is written again (the hosts' own changes say which)",
     );
-    push(
+    c.push(
         "noDefaultRoute",
         list(&o.no_default_route),
         list(&n.no_default_route),
         Risk::Modifying,
-        "nothing on the nodes: what `check` asks of the hosts' default routes per family".into(),
+        "nothing on the nodes: what `check` asks of the hosts' default routes per family",
     );
-    push(
+    let br_ex = |c: &Cluster| {
+        c.br_ex
+            .as_ref()
+            .map(|b| b.value.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    c.push(
         "brEx",
-        o.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),
-        n.br_ex.as_ref().map(|b| b.value.as_str()).unwrap_or_default().into(),
+        br_ex(o),
+        br_ex(n),
         Risk::Disruptive,
-        "who makes br-ex, OVN-Kubernetes' bridge: every node's uplink moves under a new owner at its next boot".into(),
+        "who makes br-ex, OVN-Kubernetes' bridge: every node's uplink moves under a new owner at its next boot",
     );
-    push(
+    c.push(
         "ovnMasquerade",
         list(&o.ovn_masquerade),
         list(&n.ovn_masquerade),
         Risk::Disruptive,
-        "the masquerade addresses day-2 states keep on br-ex: wrong ones cut pods off the node's services".into(),
+        "the masquerade addresses day-2 states keep on br-ex: wrong ones cut pods off the node's services",
     );
-    let agent = |c: &Cluster| {
-        c.node_agent
-            .as_ref()
-            .map(|a| {
-                format!(
-                    "image {}, layering {:?}, osImageURL {}, push {} with {}, pull secret {}, checkpoint {}, probe {}, probes {}",
-                    one(&a.image),
-                    a.layering,
-                    one(&a.os_image_url),
-                    one(&a.rendered_image_push_spec),
-                    one(&a.rendered_image_push_secret),
-                    one(&a.base_image_pull_secret),
-                    one(&a.checkpoint_timeout),
-                    one(&a.probe_timeout),
-                    list(&a.probes)
-                )
-            })
-            .unwrap_or_default()
-    };
-    push(
+    c.push(
         "nodeAgent",
-        agent(o),
-        agent(n),
+        node_agent(o),
+        node_agent(n),
         Risk::Disruptive,
-        "a new node image or unit: every node of the pool reboots into it in turn (maxUnavailable)"
-            .into(),
+        "a new node image or unit: every node of the pool reboots into it in turn (maxUnavailable)",
     );
-    push(
-        "rendezvousIP",
-        rendezvous(old),
-        rendezvous(new),
-        Risk::Modifying,
-        "install only: the agent installer's first host (the agent ISO must be made again)".into(),
-    );
-    carried(
-        &mut out,
-        "install-config",
-        &install_config_carried(old),
-        &install_config_carried(new),
-    );
-    if agent_said {
-        carried(
-            &mut out,
-            "agent-config",
-            &agent_config_carried(o),
-            &agent_config_carried(n),
-        );
-    }
-    out
+}
+
+fn node_agent(c: &Cluster) -> String {
+    c.node_agent
+        .as_ref()
+        .map(|a| {
+            format!(
+                "image {}, layering {:?}, osImageURL {}, push {} with {}, pull secret {}, checkpoint {}, probe {}, probes {}",
+                one(&a.image),
+                a.layering,
+                one(&a.os_image_url),
+                one(&a.rendered_image_push_spec),
+                one(&a.rendered_image_push_secret),
+                one(&a.base_image_pull_secret),
+                one(&a.checkpoint_timeout),
+                one(&a.probe_timeout),
+                list(&a.probes)
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The rendezvous host's address as render writes it: the inventory's,
@@ -476,91 +508,4 @@ fn field_meaning(file: &str, path: &str) -> (Risk, String) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load(text: &str) -> Inventory {
-        crate::load_clean(text.into())
-    }
-
-    const BASE: &str = "nodenet: v1
-cluster:
-  name: c
-  baseDomain: example.com
-  machineNetworks: [10.0.0.0/24]
-  apiVIPs: [10.0.0.5]
-  ingressVIPs: [10.0.0.4]
-  provisioning: {network: Disabled}
-  installConfig:
-    fips: false
-    networking:
-      clusterNetwork: [{cidr: 10.128.0.0/14, hostPrefix: 23}]
-hosts:
-- name: m0
-  role: master
-  network:
-    interfaces:
-    - name: eno1
-      type: ethernet
-      state: up
-      ipv4: {enabled: true, address: [{ip: 10.0.0.10, prefix-length: 24}]}
-";
-
-    fn fields(changes: &[ClusterChange]) -> Vec<(&str, Risk)> {
-        changes.iter().map(|c| (c.field.as_str(), c.risk)).collect()
-    }
-
-    #[test]
-    fn the_same_cluster_has_no_change() {
-        assert_eq!(cluster_changes(&load(BASE), &load(BASE)), vec![]);
-    }
-
-    #[test]
-    fn vips_networks_and_provisioning_are_disruptive() {
-        let new = BASE
-            .replace("apiVIPs: [10.0.0.5]", "apiVIPs: [10.0.0.6]")
-            .replace("[10.0.0.0/24]", "[10.0.2.0/23]")
-            .replace("network: Disabled", "network: Managed");
-        let c = cluster_changes(&load(BASE), &load(&new));
-        assert_eq!(
-            fields(&c),
-            vec![
-                ("machineNetworks", Risk::Disruptive),
-                ("apiVIPs", Risk::Disruptive),
-                ("provisioning.network", Risk::Disruptive),
-                // m0's address, render's rendezvous host, is outside the
-                // new primary machine network: agent-config loses it.
-                ("rendezvousIP", Risk::Modifying),
-            ]
-        );
-        // The new /23 holds neither m0's address nor the VIPs: said.
-        assert!(
-            c[0].what.contains("1 host(s) have no address in it (m0)"),
-            "{}",
-            c[0].what
-        );
-        assert!(
-            c[0].what.contains("VIPs outside it: 10.0.0.6, 10.0.0.4"),
-            "{}",
-            c[0].what
-        );
-        assert!(c[1].what.contains("api.c.example.com"), "{}", c[1].what);
-    }
-
-    #[test]
-    fn carried_install_config_fields_are_compared_leaf_by_leaf() {
-        let new = BASE
-            .replace("fips: false", "fips: true")
-            .replace("hostPrefix: 23", "hostPrefix: 24");
-        let c = cluster_changes(&load(BASE), &load(&new));
-        assert_eq!(
-            fields(&c),
-            vec![
-                ("install-config fips", Risk::Disruptive),
-                ("install-config networking.clusterNetwork", Risk::Disruptive),
-            ]
-        );
-        assert_eq!((c[0].old.as_str(), c[0].new.as_str()), ("false", "true"));
-        assert!(c[0].what.contains("cannot be changed"), "{}", c[0].what);
-    }
-}
+mod tests;

@@ -76,13 +76,16 @@ fn same_port(expected: &str, n: &Lldpdu) -> bool {
             .is_some_and(|d| d.eq_ignore_ascii_case(expected))
 }
 
+/// An expectation of a host's NIC and the NIC observed for it.
+type Seen<'a> = (&'a Host, Expected, Option<&'a NicObservation>);
+
 /// Every observation compared with the inventory. Observations of hosts
 /// the inventory does not have, or of NICs it does not name, are
 /// warnings at the observation.
 pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     // (host, NIC) -> expectation and observation, for the swap hint.
-    let mut seen: Vec<(&Host, Expected, Option<&NicObservation>)> = Vec::new();
+    let mut seen: Vec<Seen> = Vec::new();
     for o in observed {
         let Some(host) = host_of(inv, &o.obs) else {
             out.push(
@@ -98,31 +101,7 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
             continue;
         };
         let expected = wiring::expected(host);
-        for n in &o.obs.nics {
-            let known = expected.iter().any(|e| {
-                e.nic == n.name
-                    || e.mac
-                        .as_deref()
-                        .zip(n.mac.as_deref())
-                        .is_some_and(|(a, b)| a.eq_ignore_ascii_case(b))
-            });
-            if !known && n.neighbor.is_some() {
-                out.push(
-                    Diagnostic::warning(
-                        Code::ObservedUnmatched,
-                        format!(
-                            "{}: NIC {} ({}) is cabled (to {}) but the inventory does not name it",
-                            host.name.value,
-                            n.name,
-                            n.mac.as_deref().unwrap_or("no MAC"),
-                            n.neighbor.as_ref().map(|d| d.switch_name()).unwrap_or("")
-                        ),
-                    )
-                    .at(o.span)
-                    .host(&host.name.value),
-                );
-            }
-        }
+        unnamed_cabled_nics(host, &expected, o, &mut out);
         for e in expected {
             let nic = nic_of(&o.obs, &e);
             seen.push((host, e, nic));
@@ -130,163 +109,212 @@ pub fn compare(inv: &Inventory, observed: &[Observed]) -> Vec<Diagnostic> {
     }
     // NICs on another port than expected: what that port does says
     // nothing about the expected one.
-    let mut misplaced = vec![false; seen.len()];
-    for (i, (host, e, nic)) in seen.iter().enumerate() {
-        let h = host.name.value.as_str();
-        let Some(nic) = nic else {
-            if !e.is_empty() {
-                out.push(
-                    Diagnostic::warning(
-                        Code::ObservedUnmatched,
-                        format!(
-                            "{h}: NIC {} is not in the node's observation (not on the node?)",
-                            e.nic
-                        ),
-                    )
-                    .at(e.span)
-                    .host(h),
-                );
-            }
-            continue;
-        };
-        let Some(n) = &nic.neighbor else {
-            if e.switch.is_some() || e.port.is_some() {
-                let why = if nic.carrier == Some(false) {
-                    "no carrier"
-                } else {
-                    "no LLDP frame heard"
-                };
-                out.push(
-                    Diagnostic::warning(
-                        Code::LldpNoNeighbor,
-                        format!("{h}: NIC {} has no LLDP neighbour ({why})", e.nic),
-                    )
-                    .at(e
-                        .port
-                        .as_ref()
-                        .or(e.switch.as_ref())
-                        .map(|l| l.span)
-                        .unwrap_or(e.span))
-                    .host(h),
-                );
-            }
-            continue;
-        };
-        let heard = format!("{} port {}", n.switch_name(), n.port_id.value);
-        // Whose port this NIC landed on, for "swapped with".
-        let landed_on = |seen: &[(&Host, Expected, Option<&NicObservation>)]| -> Option<usize> {
-            seen.iter().enumerate().find_map(|(j, (_, other, _))| {
-                let (Some(s), Some(p)) = (&other.switch, &other.port) else {
-                    return None;
-                };
-                (j != i && same_switch(&s.value, n) && same_port(&p.value, n)).then_some(j)
-            })
-        };
-        let mut wrong_place = false;
-        if let Some(s) = &e.switch {
-            if !same_switch(&s.value, n) {
-                wrong_place = true;
+    let misplaced: Vec<bool> = (0..seen.len())
+        .map(|i| judge_nic(&seen, i, &mut out))
+        .collect();
+    aggregation(&seen, &misplaced, &mut out);
+    out
+}
+
+/// Cabled NICs of the observation that the inventory does not name.
+fn unnamed_cabled_nics(
+    host: &Host,
+    expected: &[Expected],
+    o: &Observed,
+    out: &mut Vec<Diagnostic>,
+) {
+    for n in &o.obs.nics {
+        let known = expected.iter().any(|e| {
+            e.nic == n.name
+                || e.mac
+                    .as_deref()
+                    .zip(n.mac.as_deref())
+                    .is_some_and(|(a, b)| a.eq_ignore_ascii_case(b))
+        });
+        if !known && n.neighbor.is_some() {
+            out.push(
+                Diagnostic::warning(
+                    Code::ObservedUnmatched,
+                    format!(
+                        "{}: NIC {} ({}) is cabled (to {}) but the inventory does not name it",
+                        host.name.value,
+                        n.name,
+                        n.mac.as_deref().unwrap_or("no MAC"),
+                        n.neighbor.as_ref().map(|d| d.switch_name()).unwrap_or("")
+                    ),
+                )
+                .at(o.span)
+                .host(&host.name.value),
+            );
+        }
+    }
+}
+
+/// The findings of expectation `i`; true when its NIC is on another
+/// switch or port than expected.
+fn judge_nic(seen: &[Seen], i: usize, out: &mut Vec<Diagnostic>) -> bool {
+    let (host, e, nic) = &seen[i];
+    let h = host.name.value.as_str();
+    let Some(nic) = nic else {
+        if !e.is_empty() {
+            out.push(
+                Diagnostic::warning(
+                    Code::ObservedUnmatched,
+                    format!(
+                        "{h}: NIC {} is not in the node's observation (not on the node?)",
+                        e.nic
+                    ),
+                )
+                .at(e.span)
+                .host(h),
+            );
+        }
+        return false;
+    };
+    let Some(n) = &nic.neighbor else {
+        if e.switch.is_some() || e.port.is_some() {
+            let why = if nic.carrier == Some(false) {
+                "no carrier"
+            } else {
+                "no LLDP frame heard"
+            };
+            out.push(
+                Diagnostic::warning(
+                    Code::LldpNoNeighbor,
+                    format!("{h}: NIC {} has no LLDP neighbour ({why})", e.nic),
+                )
+                .at(e
+                    .port
+                    .as_ref()
+                    .or(e.switch.as_ref())
+                    .map(|l| l.span)
+                    .unwrap_or(e.span))
+                .host(h),
+            );
+        }
+        return false;
+    };
+    // On the wrong port, what that port carries says nothing about
+    // the right one: the place is the finding.
+    if wrong_place(seen, i, n, out) {
+        return true;
+    }
+    port_findings(h, e, n, out);
+    false
+}
+
+/// Findings of a NIC cabled to another switch or port than expected.
+fn wrong_place(seen: &[Seen], i: usize, n: &Lldpdu, out: &mut Vec<Diagnostic>) -> bool {
+    let (host, e, _) = &seen[i];
+    let h = host.name.value.as_str();
+    let heard = format!("{} port {}", n.switch_name(), n.port_id.value);
+    // Whose port this NIC landed on, for "swapped with".
+    let landed_on = || -> Option<usize> {
+        seen.iter().enumerate().find_map(|(j, (_, other, _))| {
+            let (Some(s), Some(p)) = (&other.switch, &other.port) else {
+                return None;
+            };
+            (j != i && same_switch(&s.value, n) && same_port(&p.value, n)).then_some(j)
+        })
+    };
+    let mut wrong = false;
+    if let Some(s) = &e.switch {
+        if !same_switch(&s.value, n) {
+            wrong = true;
+            out.push(
+                Diagnostic::error(
+                    Code::LldpWrongSwitch,
+                    format!(
+                        "{h}: NIC {} is cabled to {heard}, not to switch {}",
+                        e.nic, s.value
+                    ),
+                )
+                .at(s.span)
+                .host(h)
+                .help(swap_hint(seen, i, landed_on(), e)),
+            );
+        }
+    }
+    if let Some(p) = &e.port {
+        let switch_ok = e.switch.as_ref().is_none_or(|s| same_switch(&s.value, n));
+        if switch_ok && !same_port(&p.value, n) {
+            wrong = true;
+            out.push(
+                Diagnostic::error(
+                    Code::LldpWrongPort,
+                    format!(
+                        "{h}: NIC {} is cabled to {heard}, not to port {}",
+                        e.nic, p.value
+                    ),
+                )
+                .at(p.span)
+                .host(h)
+                .help(swap_hint(seen, i, landed_on(), e)),
+            );
+        }
+    }
+    wrong
+}
+
+/// What the right port announces against what the NIC needs: its VLANs,
+/// native VLAN and frame size.
+fn port_findings(h: &str, e: &Expected, n: &Lldpdu, out: &mut Vec<Diagnostic>) {
+    let heard = format!("{} port {}", n.switch_name(), n.port_id.value);
+    if !n.vlans.is_empty() {
+        for v in &e.vlans {
+            if !n.vlans.iter().any(|x| x.id == v.id) {
+                let carried: Vec<String> = n.vlans.iter().map(|x| x.id.to_string()).collect();
                 out.push(
                     Diagnostic::error(
-                        Code::LldpWrongSwitch,
+                        Code::LldpVlanMissing,
                         format!(
-                            "{h}: NIC {} is cabled to {heard}, not to switch {}",
-                            e.nic, s.value
+                            "{h}: NIC {}: {heard} does not carry VLAN {} ({}); it announces {}",
+                            e.nic,
+                            v.id,
+                            v.why,
+                            carried.join(", ")
                         ),
                     )
-                    .at(s.span)
-                    .host(h)
-                    .help(swap_hint(&seen, i, landed_on(&seen), e)),
-                );
-            }
-        }
-        if let Some(p) = &e.port {
-            let switch_ok = e.switch.as_ref().is_none_or(|s| same_switch(&s.value, n));
-            if switch_ok && !same_port(&p.value, n) {
-                wrong_place = true;
-                out.push(
-                    Diagnostic::error(
-                        Code::LldpWrongPort,
-                        format!(
-                            "{h}: NIC {} is cabled to {heard}, not to port {}",
-                            e.nic, p.value
-                        ),
-                    )
-                    .at(p.span)
-                    .host(h)
-                    .help(swap_hint(&seen, i, landed_on(&seen), e)),
-                );
-            }
-        }
-        // On the wrong port, what that port carries says nothing about
-        // the right one: the place is the finding.
-        if wrong_place {
-            misplaced[i] = true;
-            continue;
-        }
-        if !n.vlans.is_empty() {
-            for v in &e.vlans {
-                if !n.vlans.iter().any(|x| x.id == v.id) {
-                    let carried: Vec<String> = n.vlans.iter().map(|x| x.id.to_string()).collect();
-                    out.push(
-                        Diagnostic::error(
-                            Code::LldpVlanMissing,
-                            format!(
-                                "{h}: NIC {}: {heard} does not carry VLAN {} ({}); it announces {}",
-                                e.nic,
-                                v.id,
-                                v.why,
-                                carried.join(", ")
-                            ),
-                        )
-                        .at(v.span)
-                        .host(h),
-                    );
-                }
-            }
-        }
-        if let (Some(native), Some(pvid)) = (&e.native, n.port_vlan_id) {
-            if native.value != pvid {
-                out.push(
-                    Diagnostic::error(
-                        Code::LldpNativeVlan,
-                        format!(
-                            "{h}: NIC {}: {heard} has native VLAN {pvid}, not {}",
-                            e.nic, native.value
-                        ),
-                    )
-                    .at(native.span)
-                    .host(h),
-                );
-            }
-        }
-        if let (Some(mtu), Some(mfs)) = (&e.mtu, n.max_frame_size) {
-            let port_mtu = u32::from(mfs).saturating_sub(FRAME_OVERHEAD);
-            if port_mtu < mtu.mtu {
-                out.push(
-                    Diagnostic::error(
-                        Code::LldpMtu,
-                        format!(
-                            "{h}: NIC {} runs MTU {} ({}) but {heard} takes frames of at most {mfs} bytes (MTU {port_mtu})",
-                            e.nic, mtu.mtu, mtu.why
-                        ),
-                    )
-                    .at(mtu.span)
+                    .at(v.span)
                     .host(h),
                 );
             }
         }
     }
-    aggregation(&seen, &misplaced, &mut out);
-    out
+    if let (Some(native), Some(pvid)) = (&e.native, n.port_vlan_id) {
+        if native.value != pvid {
+            out.push(
+                Diagnostic::error(
+                    Code::LldpNativeVlan,
+                    format!(
+                        "{h}: NIC {}: {heard} has native VLAN {pvid}, not {}",
+                        e.nic, native.value
+                    ),
+                )
+                .at(native.span)
+                .host(h),
+            );
+        }
+    }
+    if let (Some(mtu), Some(mfs)) = (&e.mtu, n.max_frame_size) {
+        let port_mtu = u32::from(mfs).saturating_sub(FRAME_OVERHEAD);
+        if port_mtu < mtu.mtu {
+            out.push(
+                Diagnostic::error(
+                    Code::LldpMtu,
+                    format!(
+                        "{h}: NIC {} runs MTU {} ({}) but {heard} takes frames of at most {mfs} bytes (MTU {port_mtu})",
+                        e.nic, mtu.mtu, mtu.why
+                    ),
+                )
+                .at(mtu.span)
+                .host(h),
+            );
+        }
+    }
 }
 
-fn swap_hint(
-    seen: &[(&Host, Expected, Option<&NicObservation>)],
-    i: usize,
-    landed: Option<usize>,
-    e: &Expected,
-) -> String {
+fn swap_hint(seen: &[Seen], i: usize, landed: Option<usize>, e: &Expected) -> String {
     let Some(j) = landed else {
         return "check the cable, or the inventory's `switch`/`port`".into();
     };
@@ -310,11 +338,7 @@ fn swap_hint(
 /// The ports of each 802.3ad bond: in one aggregation on the switch side.
 /// A bond of another mode whose ports the switch aggregates is a warning
 /// (the switch hashes frames over ports the bond treats as separate).
-fn aggregation(
-    seen: &[(&Host, Expected, Option<&NicObservation>)],
-    misplaced: &[bool],
-    out: &mut Vec<Diagnostic>,
-) {
+fn aggregation(seen: &[Seen], misplaced: &[bool], out: &mut Vec<Diagnostic>) {
     let mut bonds: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, (h, e, _)) in seen.iter().enumerate() {
         if let Some(b) = &e.bond {
@@ -410,209 +434,4 @@ fn aggregation(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lldp::{Aggregation, Id, Vlan};
-
-    const INV: &str = r#"nodenet: v1
-hosts:
-- name: node-a
-  nics:
-  - {name: eth0, mac: "52:54:00:aa:00:01", switch: sw1, port: swp1, native: 1}
-  - {name: eth1, mac: "52:54:00:aa:00:02", switch: sw1, port: swp2}
-  network:
-    interfaces:
-    - name: bond0
-      type: bond
-      link-aggregation: {mode: 802.3ad, port: [eth0, eth1]}
-      ipv4: {enabled: true, dhcp: true}
-    - {name: bond0.110, type: vlan, vlan: {base-iface: bond0, id: 110}}
-"#;
-
-    fn inv() -> Inventory {
-        crate::test_inventory(INV)
-    }
-
-    fn neighbour(port: &str, agg: u32) -> Lldpdu {
-        Lldpdu {
-            chassis_id: Id {
-                subtype: "mac".into(),
-                value: "52:54:00:99:00:00".into(),
-            },
-            port_id: Id {
-                subtype: "ifname".into(),
-                value: port.into(),
-            },
-            ttl: 120,
-            port_description: None,
-            system_name: Some("sw1".into()),
-            system_description: None,
-            management_addresses: Vec::new(),
-            port_vlan_id: Some(1),
-            vlans: vec![Vlan {
-                id: 110,
-                name: "v110".into(),
-            }],
-            max_frame_size: Some(1522),
-            aggregation: Some(Aggregation {
-                capable: true,
-                enabled: agg != 0,
-                port_id: agg,
-            }),
-        }
-    }
-
-    fn observed(host: &str, nics: Vec<(&str, &str, Option<Lldpdu>)>) -> Observed {
-        let mut obs = Observation::new(host, "listen");
-        for (name, mac, n) in nics {
-            let mut o = NicObservation::new(name);
-            o.mac = Some(mac.into());
-            if let Some(n) = n {
-                o.heard(n, 1);
-            }
-            obs.nics.push(o);
-        }
-        Observed {
-            obs,
-            span: Span::default(),
-        }
-    }
-
-    fn codes(d: &[Diagnostic]) -> Vec<(Code, String)> {
-        d.iter().map(|d| (d.code, d.message.clone())).collect()
-    }
-
-    #[test]
-    fn a_right_cabling_is_clean_and_matched_by_mac_when_the_name_differs() {
-        let o = observed(
-            "localhost",
-            vec![
-                ("ens3", "52:54:00:aa:00:01", Some(neighbour("swp1", 7))),
-                ("ens4", "52:54:00:AA:00:02", Some(neighbour("swp2", 7))),
-            ],
-        );
-        let d = compare(&inv(), &[o]);
-        assert!(d.is_empty(), "{:?}", codes(&d));
-    }
-
-    #[test]
-    fn aggregation_off_or_split_on_the_switch_is_found_for_an_lacp_bond() {
-        let o = observed(
-            "node-a",
-            vec![
-                ("eth0", "52:54:00:aa:00:01", Some(neighbour("swp1", 7))),
-                ("eth1", "52:54:00:aa:00:02", Some(neighbour("swp2", 0))),
-            ],
-        );
-        let d = compare(&inv(), &[o]);
-        assert_eq!(d.len(), 1, "{:?}", codes(&d));
-        assert_eq!(d[0].code, Code::LldpAggregation);
-        assert!(
-            d[0].message
-                .contains("sw1 port swp2 (eth1) is not in a link aggregation"),
-            "{}",
-            d[0].message
-        );
-        assert_eq!(d[0].span.unwrap().line, 11, "at the bond's mode");
-        let o = observed(
-            "node-a",
-            vec![
-                ("eth0", "52:54:00:aa:00:01", Some(neighbour("swp1", 7))),
-                ("eth1", "52:54:00:aa:00:02", Some(neighbour("swp2", 8))),
-            ],
-        );
-        let d = compare(&inv(), &[o]);
-        assert_eq!(codes(&d), [(Code::LldpAggregation, "node-a: the ports of 802.3ad bond bond0 are in different aggregations on sw1: eth0 in 7, eth1 in 8".to_string())]);
-    }
-
-    #[test]
-    fn wrong_switch_native_vlan_no_neighbour_and_strangers() {
-        let mut other_switch = neighbour("swp1", 7);
-        other_switch.system_name = Some("sw2".into());
-        let mut pvid = neighbour("swp2", 7);
-        pvid.port_vlan_id = Some(20);
-        let o = observed(
-            "node-a",
-            vec![
-                ("eth0", "52:54:00:aa:00:01", Some(other_switch)),
-                ("eth1", "52:54:00:aa:00:02", None),
-                ("eth9", "52:54:00:aa:00:09", Some(pvid)),
-            ],
-        );
-        let stranger = observed("node-z", vec![("eth0", "52:54:00:ff:00:01", None)]);
-        let d = compare(&inv(), &[o, stranger]);
-        let c: Vec<Code> = d.iter().map(|d| d.code).collect();
-        assert_eq!(
-            c,
-            [
-                Code::ObservedUnmatched,
-                Code::ObservedUnmatched,
-                Code::LldpWrongSwitch,
-                Code::LldpNoNeighbor
-            ],
-            "{:?}",
-            codes(&d)
-        );
-        assert!(
-            d[0].message
-                .contains("NIC eth9 (52:54:00:aa:00:09) is cabled (to sw1)"),
-            "{}",
-            d[0].message
-        );
-        assert!(
-            d[1].message.contains("observation of `node-z`"),
-            "{}",
-            d[1].message
-        );
-        assert!(
-            d[2].message
-                .contains("eth0 is cabled to sw2 port swp1, not to switch sw1"),
-            "{}",
-            d[2].message
-        );
-        assert!(!d[3].is_error(), "no neighbour is a warning");
-
-        // The native VLAN: eth0 expects 1, its port says 20.
-        let mut pvid = neighbour("swp1", 7);
-        pvid.port_vlan_id = Some(20);
-        let o = observed(
-            "node-a",
-            vec![
-                ("eth0", "52:54:00:aa:00:01", Some(pvid)),
-                ("eth1", "52:54:00:aa:00:02", Some(neighbour("swp2", 7))),
-            ],
-        );
-        let d = compare(&inv(), &[o]);
-        assert_eq!(
-            codes(&d),
-            [(
-                Code::LldpNativeVlan,
-                "node-a: NIC eth0: sw1 port swp1 has native VLAN 20, not 1".to_string()
-            )]
-        );
-    }
-
-    #[test]
-    fn a_bond_of_another_mode_on_an_aggregated_port_is_a_warning() {
-        let text = INV.replace("mode: 802.3ad", "mode: active-backup");
-        let inv = crate::test_inventory(&text);
-        let o = observed(
-            "node-a",
-            vec![
-                ("eth0", "52:54:00:aa:00:01", Some(neighbour("swp1", 7))),
-                ("eth1", "52:54:00:aa:00:02", Some(neighbour("swp2", 7))),
-            ],
-        );
-        let d = compare(&inv, &[o]);
-        assert_eq!(d.len(), 1, "{:?}", codes(&d));
-        assert_eq!(d[0].code, Code::LldpAggregation);
-        assert!(!d[0].is_error());
-        assert!(
-            d[0].message.contains(
-                "bond bond0 has mode active-backup, yet sw1 aggregates its port eth0 (swp1)"
-            ),
-            "{}",
-            d[0].message
-        );
-    }
-}
+mod tests;

@@ -399,25 +399,105 @@ fn render(
     pools: &BTreeMap<String, Pool>,
     taken: &mut HashSet<IpAddr>,
 ) -> (J, JsonSpans) {
+    let r = Rendering { host, nics, pools };
     let mut spans = JsonSpans::default();
-    let links_node = nd.get("links");
-    let mut links: Vec<J> = Vec::new();
-    let mac = |l: &Node| -> Option<String> {
+    let links = r.links(nd.get("links"), &mut spans);
+    let networks = r.networks(nd.get("networks"), taken, &mut spans);
+    let mut services: Vec<J> = Vec::new();
+    let svc = nd.get("services");
+    for d in seq(svc, "dns") {
+        if let Some(a) = d.scalar_text() {
+            spans.at(format!("/services/{}", services.len()), d.span);
+            services.push(json!({"type": "dns", "address": a}));
+        }
+    }
+    r.dns_from(
+        svc.and_then(|s| s.get("dnsFromIPPool")),
+        &mut services,
+        &mut spans,
+        "/services",
+    );
+    (
+        json!({"links": links, "networks": networks, "services": services}),
+        spans,
+    )
+}
+
+/// One host's network_data.json being rendered from a template.
+struct Rendering<'a> {
+    host: &'a str,
+    /// The host's NICs from inspection: (name, MAC).
+    nics: Option<&'a [(String, String)]>,
+    pools: &'a BTreeMap<String, Pool<'a>>,
+}
+
+fn mtu(l: &Node) -> u64 {
+    s(l, "mtu")
+        .and_then(|m| m.parse::<u64>().ok())
+        .unwrap_or(1500)
+}
+
+impl Rendering<'_> {
+    /// A link's MAC: given, or the inspected NIC's it names.
+    fn mac(&self, l: &Node) -> Option<String> {
         let m = l.get("macAddress")?;
         s(m, "string").or_else(|| {
             let nic = s(m, "fromHostInterface")?;
-            nics?
+            self.nics?
                 .iter()
                 .find(|(n, _)| *n == nic)
                 .map(|(_, mac)| mac.clone())
         })
-    };
-    let mtu = |l: &Node| {
-        s(l, "mtu")
-            .and_then(|m| m.parse::<u64>().ok())
-            .unwrap_or(1500)
-    };
-    for b in seq(links_node, "bonds") {
+    }
+
+    fn links(&self, links_node: Option<&Node>, spans: &mut JsonSpans) -> Vec<J> {
+        let mut links: Vec<J> = Vec::new();
+        let mut add = |node: &Node, link: Map<String, J>| {
+            spans.at(format!("/links/{}", links.len()), node.span);
+            links.push(J::Object(link));
+        };
+        for b in seq(links_node, "bonds") {
+            add(b, self.bond(b));
+        }
+        for e in seq(links_node, "ethernets") {
+            let mut o = Map::new();
+            o.insert(
+                "type".into(),
+                json!(s(e, "type").unwrap_or_else(|| "phy".into())),
+            );
+            o.insert("id".into(), json!(s(e, "id")));
+            o.insert("mtu".into(), json!(mtu(e)));
+            // The NIC keeps the name the host gives it: the one inspection
+            // found it under, or the template's `name`.
+            let named = s(e, "name")
+                .or_else(|| e.get("macAddress").and_then(|m| s(m, "fromHostInterface")));
+            if let Some(n) = named {
+                o.insert("name".into(), json!(n));
+            }
+            if let Some(m) = self.mac(e) {
+                o.insert("ethernet_mac_address".into(), json!(m));
+            }
+            add(e, o);
+        }
+        for v in seq(links_node, "vlans") {
+            let mut o = Map::new();
+            o.insert("type".into(), json!("vlan"));
+            o.insert("id".into(), json!(s(v, "id")));
+            o.insert("mtu".into(), json!(mtu(v)));
+            o.insert(
+                "vlan_id".into(),
+                json!(s(v, "vlanID").and_then(|i| i.parse::<u64>().ok())),
+            );
+            o.insert("vlan_link".into(), json!(s(v, "vlanLink")));
+            if let Some(m) = self.mac(v) {
+                o.insert("vlan_mac_address".into(), json!(m));
+            }
+            add(v, o);
+        }
+        links
+    }
+
+    fn bond(&self, b: &Node) -> Map<String, J> {
         let mut o = Map::new();
         o.insert("type".into(), json!("bond"));
         o.insert("id".into(), json!(s(b, "id")));
@@ -431,7 +511,7 @@ fn render(
             .filter_map(Node::scalar_text)
             .collect();
         o.insert("bond_links".into(), json!(ports));
-        if let Some(m) = mac(b) {
+        if let Some(m) = self.mac(b) {
             o.insert("ethernet_mac_address".into(), json!(m));
         }
         // v1beta1: a map; v1beta2: a list of {name, value}.
@@ -452,49 +532,15 @@ fn render(
             }
             None => {}
         }
-        spans.at(format!("/links/{}", links.len()), b.span);
-        links.push(J::Object(o));
+        o
     }
-    for e in seq(links_node, "ethernets") {
-        let mut o = Map::new();
-        o.insert(
-            "type".into(),
-            json!(s(e, "type").unwrap_or_else(|| "phy".into())),
-        );
-        o.insert("id".into(), json!(s(e, "id")));
-        o.insert("mtu".into(), json!(mtu(e)));
-        // The NIC keeps the name the host gives it: the one inspection
-        // found it under, or the template's `name`.
-        let named =
-            s(e, "name").or_else(|| e.get("macAddress").and_then(|m| s(m, "fromHostInterface")));
-        if let Some(n) = named {
-            o.insert("name".into(), json!(n));
-        }
-        if let Some(m) = mac(e) {
-            o.insert("ethernet_mac_address".into(), json!(m));
-        }
-        spans.at(format!("/links/{}", links.len()), e.span);
-        links.push(J::Object(o));
-    }
-    for v in seq(links_node, "vlans") {
-        let mut o = Map::new();
-        o.insert("type".into(), json!("vlan"));
-        o.insert("id".into(), json!(s(v, "id")));
-        o.insert("mtu".into(), json!(mtu(v)));
-        o.insert(
-            "vlan_id".into(),
-            json!(s(v, "vlanID").and_then(|i| i.parse::<u64>().ok())),
-        );
-        o.insert("vlan_link".into(), json!(s(v, "vlanLink")));
-        if let Some(m) = mac(v) {
-            o.insert("vlan_mac_address".into(), json!(m));
-        }
-        spans.at(format!("/links/{}", links.len()), v.span);
-        links.push(J::Object(o));
-    }
-    let mut services: Vec<J> = Vec::new();
-    let dns_from = |p: Option<&Node>, out: &mut Vec<J>, spans: &mut JsonSpans, at: &str| {
-        let Some(pool) = p.and_then(Node::scalar_text).and_then(|p| pools.get(&p)) else {
+
+    /// DNS servers of the pool `p` names (its first range's), located.
+    fn dns_from(&self, p: Option<&Node>, out: &mut Vec<J>, spans: &mut JsonSpans, at: &str) {
+        let Some(pool) = p
+            .and_then(Node::scalar_text)
+            .and_then(|p| self.pools.get(&p))
+        else {
             return;
         };
         for (d, sp) in pool
@@ -506,91 +552,99 @@ fn render(
             spans.at(format!("{at}/{}", out.len()), sp);
             out.push(json!({"type": "dns", "address": d}));
         }
-    };
-    let networks_node = nd.get("networks");
-    let mut networks: Vec<J> = Vec::new();
-    for (kind, ty) in [
-        ("ipv4", "ipv4"),
-        ("ipv6", "ipv6"),
-        ("ipv4DHCP", "ipv4_dhcp"),
-        ("ipv6DHCP", "ipv6_dhcp"),
-        ("ipv6SLAAC", "ipv6_slaac"),
-    ] {
-        for n in seq(networks_node, kind) {
-            let at = format!("/networks/{}", networks.len());
-            spans.at(at.clone(), n.span);
-            let mut o = Map::new();
-            o.insert("type".into(), json!(ty));
-            o.insert("id".into(), json!(s(n, "id")));
-            o.insert("link".into(), json!(s(n, "link")));
-            let pool = pool_ref(n).and_then(|p| pools.get(&p));
-            if ty == "ipv4" || ty == "ipv6" {
-                let Some(pool) = pool else {
-                    continue; // said where the pool is named
-                };
-                let Some((ip, ip_at)) = pool.address(&format!("{host}-{}", pool.name), taken)
-                else {
+    }
+
+    fn networks(
+        &self,
+        networks_node: Option<&Node>,
+        taken: &mut HashSet<IpAddr>,
+        spans: &mut JsonSpans,
+    ) -> Vec<J> {
+        let mut networks: Vec<J> = Vec::new();
+        for (kind, ty) in [
+            ("ipv4", "ipv4"),
+            ("ipv6", "ipv6"),
+            ("ipv4DHCP", "ipv4_dhcp"),
+            ("ipv6DHCP", "ipv6_dhcp"),
+            ("ipv6SLAAC", "ipv6_slaac"),
+        ] {
+            for n in seq(networks_node, kind) {
+                let at = format!("/networks/{}", networks.len());
+                spans.at(at.clone(), n.span);
+                let mut o = Map::new();
+                o.insert("type".into(), json!(ty));
+                o.insert("id".into(), json!(s(n, "id")));
+                o.insert("link".into(), json!(s(n, "link")));
+                if (ty == "ipv4" || ty == "ipv6") && !self.address(n, &at, &mut o, taken, spans) {
                     continue;
-                };
-                let range = pool.range_of(ip);
-                o.insert("ip_address".into(), json!(ip.to_string()));
-                spans.at(format!("{at}/ip_address"), ip_at);
-                let prefix = range.and_then(|r| r.prefix).unwrap_or(0);
-                o.insert("netmask".into(), json!(prefix.to_string()));
-            }
-            let mut routes = Vec::new();
-            for (k, r) in seq(Some(n), "routes").iter().enumerate() {
-                let g = r.get("gateway");
-                let gateway = g.and_then(|g| s(g, "string")).or_else(|| {
-                    let p = g.and_then(pool_ref)?;
-                    let pool = pools.get(&p)?;
-                    // The gateway of the range the host's address is in.
-                    let claim = format!("{host}-{}", pool.name);
-                    let ip = pool.preallocated(&claim).map(|x| x.0);
-                    let range = ip.and_then(|ip| pool.range_of(ip)).or(pool.ranges.first());
-                    range.and_then(|r| r.gateway.clone()).map(|g| g.0)
-                });
-                let mut ro = Map::new();
-                ro.insert("network".into(), json!(s(r, "network")));
-                ro.insert(
-                    "netmask".into(),
-                    json!(s(r, "prefix").unwrap_or_else(|| "0".into())),
-                );
-                ro.insert("gateway".into(), json!(gateway.unwrap_or_default()));
-                let mut rs: Vec<J> = seq(r.get("services"), "dns")
+                }
+                let routes = seq(Some(n), "routes")
                     .iter()
-                    .filter_map(Node::scalar_text)
-                    .map(|d| json!({"type": "dns", "address": d}))
+                    .enumerate()
+                    .map(|(k, r)| self.route(r, &format!("{at}/routes/{k}"), spans))
                     .collect();
-                dns_from(
-                    r.get("services").and_then(|s| s.get("dnsFromIPPool")),
-                    &mut rs,
-                    &mut spans,
-                    &format!("{at}/routes/{k}/services"),
-                );
-                ro.insert("services".into(), J::Array(rs));
-                spans.at(format!("{at}/routes/{k}"), r.span);
-                routes.push(J::Object(ro));
+                o.insert("routes".into(), J::Array(routes));
+                networks.push(J::Object(o));
             }
-            o.insert("routes".into(), J::Array(routes));
-            networks.push(J::Object(o));
         }
+        networks
     }
-    let svc = nd.get("services");
-    for d in seq(svc, "dns") {
-        if let Some(a) = d.scalar_text() {
-            spans.at(format!("/services/{}", services.len()), d.span);
-            services.push(json!({"type": "dns", "address": a}));
-        }
+
+    /// A static network's address and netmask from its pool; false when
+    /// there is none (said where the pool is named, or the pool is full).
+    fn address(
+        &self,
+        n: &Node,
+        at: &str,
+        o: &mut Map<String, J>,
+        taken: &mut HashSet<IpAddr>,
+        spans: &mut JsonSpans,
+    ) -> bool {
+        let Some(pool) = pool_ref(n).and_then(|p| self.pools.get(&p)) else {
+            return false;
+        };
+        let Some((ip, ip_at)) = pool.address(&format!("{}-{}", self.host, pool.name), taken) else {
+            return false;
+        };
+        let range = pool.range_of(ip);
+        o.insert("ip_address".into(), json!(ip.to_string()));
+        spans.at(format!("{at}/ip_address"), ip_at);
+        let prefix = range.and_then(|r| r.prefix).unwrap_or(0);
+        o.insert("netmask".into(), json!(prefix.to_string()));
+        true
     }
-    dns_from(
-        svc.and_then(|s| s.get("dnsFromIPPool")),
-        &mut services,
-        &mut spans,
-        "/services",
-    );
-    (
-        json!({"links": links, "networks": networks, "services": services}),
-        spans,
-    )
+
+    fn route(&self, r: &Node, at: &str, spans: &mut JsonSpans) -> J {
+        let g = r.get("gateway");
+        let gateway = g.and_then(|g| s(g, "string")).or_else(|| {
+            let p = g.and_then(pool_ref)?;
+            let pool = self.pools.get(&p)?;
+            // The gateway of the range the host's address is in.
+            let claim = format!("{}-{}", self.host, pool.name);
+            let ip = pool.preallocated(&claim).map(|x| x.0);
+            let range = ip.and_then(|ip| pool.range_of(ip)).or(pool.ranges.first());
+            range.and_then(|r| r.gateway.clone()).map(|g| g.0)
+        });
+        let mut ro = Map::new();
+        ro.insert("network".into(), json!(s(r, "network")));
+        ro.insert(
+            "netmask".into(),
+            json!(s(r, "prefix").unwrap_or_else(|| "0".into())),
+        );
+        ro.insert("gateway".into(), json!(gateway.unwrap_or_default()));
+        let mut rs: Vec<J> = seq(r.get("services"), "dns")
+            .iter()
+            .filter_map(Node::scalar_text)
+            .map(|d| json!({"type": "dns", "address": d}))
+            .collect();
+        self.dns_from(
+            r.get("services").and_then(|s| s.get("dnsFromIPPool")),
+            &mut rs,
+            spans,
+            &format!("{at}/services"),
+        );
+        ro.insert("services".into(), J::Array(rs));
+        spans.at(at.to_string(), r.span);
+        J::Object(ro)
+    }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, RESULT_KIND, VERSION};
+use super::{Plan, PlanNic, RESULT_KIND, VERSION};
 use crate::socket::{self, LinkGuard, RawSocket};
 use crate::{ether, WiresError};
 
@@ -192,13 +192,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
         ))
     })?;
     let run = run_bytes(&plan.run);
-    // The node's interfaces by MAC, for NICs renamed on this boot.
-    let local: Vec<(String, String)> = std::fs::read_dir("/sys/class/net")
-        .map_err(|e| WiresError::Io("/sys/class/net".into(), e))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter_map(|n| Some((socket::mac(&n).ok()?, n)))
-        .collect();
+    let local = local_interfaces()?;
     let mut guard = LinkGuard::default();
     let mut nics: Vec<NicResult> = Vec::new();
     // Per NIC that exists here: (its result's index, socket), and apart
@@ -207,167 +201,32 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
     let mut senders: Vec<(usize, RawSocket)> = Vec::new();
     let mut outgoing: Vec<Vec<Outgoing>> = Vec::new();
     for pn in &me.nics {
-        let by_mac = pn.mac.as_ref().and_then(|m| {
-            local
-                .iter()
-                .find(|(lm, _)| lm.eq_ignore_ascii_case(m))
-                .map(|(_, n)| n.clone())
-        });
-        let iface = by_mac.or_else(|| {
-            local
-                .iter()
-                .any(|(_, n)| *n == pn.name)
-                .then(|| pn.name.clone())
-        });
-        let mut r = NicResult {
-            name: pn.name.clone(),
-            interface: iface.clone(),
-            mac: None,
-            sent: BTreeMap::new(),
-            send_error: None,
-            heard: Vec::new(),
-        };
-        let Some(iface) = iface else {
-            nics.push(r);
-            continue;
-        };
-        let io = |e| WiresError::Io(iface.clone(), e);
-        let mac_text = socket::mac(&iface).map_err(io)?;
-        let mac = ether::parse_mac(&mac_text).unwrap_or([0; 6]);
-        r.mac = Some(mac_text);
-        guard.up(&iface).map_err(io)?;
-        let mut full_error = None;
-        if let Some(mtu) = pn.mtu {
-            if let Err(e) = guard.mtu_at_least(&iface, mtu) {
-                full_error = Some(format!("raising the MTU to {mtu}: {e}"));
-            }
+        let (r, opened) = open_nic(pn, &me.name, run, &local, &mut guard)?;
+        if let Some((sock, frames)) = opened {
+            senders.push((nics.len(), sock));
+            outgoing.push(frames);
         }
-        let sock = RawSocket::open(&iface, ETHERTYPE).map_err(io)?;
-        sock.promiscuous().map_err(io)?;
-        let mut frames = Vec::new();
-        for vlan in std::iter::once(0).chain(pn.vlans.iter().copied()) {
-            let probe = |full| Probe {
-                run,
-                host: me.name.clone(),
-                nic: pn.name.clone(),
-                mac,
-                vlan,
-                full,
-                seq: 0,
-            };
-            frames.push(Outgoing::new(
-                mac,
-                vlan,
-                &encode(&probe(false), SMALL_PAYLOAD),
-            ));
-            if let (Some(mtu), None) = (pn.mtu, &full_error) {
-                // The payload fills the MTU: header and tag come on top,
-                // as they do for a full IP packet on a VLAN.
-                frames.push(Outgoing::new(
-                    mac,
-                    vlan,
-                    &encode(&probe(true), mtu as usize),
-                ));
-            }
-        }
-        r.send_error = full_error;
-        senders.push((nics.len(), sock));
-        outgoing.push(frames);
         nics.push(r);
     }
     let changed = guard.changed();
     let window = opts
         .window
         .unwrap_or(Duration::from_secs(u64::from(plan.window_s)));
-    let interval = Duration::from_secs_f64(1.0 / f64::from(plan.rate.max(1)));
     let start = Instant::now();
-    let end = start + window;
-    let mut next_send = start;
-    let mut cursor = 0usize;
-    let mut seq = 0u32;
-    let mut heard: Vec<BTreeMap<HeardKey, (u32, u32)>> = vec![BTreeMap::new(); nics.len()];
-    let mut foreign = 0u32;
-    let refs: Vec<&RawSocket> = senders.iter().map(|(_, s)| s).collect();
-    while !stop.load(Ordering::Relaxed) && Instant::now() < end {
-        let now = Instant::now();
-        if now >= next_send {
-            // One frame per NIC per tick: the rate holds per NIC.
-            for ((ni, sock), frames) in senders.iter().zip(&mut outgoing) {
-                if frames.is_empty() {
-                    continue;
-                }
-                let at = cursor % frames.len();
-                let f = &mut frames[at];
-                f.bytes[f.seq_at..f.seq_at + 4].copy_from_slice(&seq.to_be_bytes());
-                match sock.send(&f.bytes) {
-                    Ok(()) => *nics[*ni].sent.entry(f.vlan).or_default() += 1,
-                    Err(e) => {
-                        nics[*ni]
-                            .send_error
-                            .get_or_insert(format!("sending on VLAN {}: {e}", f.vlan));
-                    }
-                }
-            }
-            cursor += 1;
-            seq = seq.wrapping_add(1);
-            next_send += interval;
-            if next_send < now {
-                next_send = now + interval;
-            }
-        }
-        let wait = next_send
-            .saturating_duration_since(Instant::now())
-            .min(end.saturating_duration_since(Instant::now()));
-        let ready =
-            socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
-        for i in ready {
-            let (ni, sock) = &senders[i];
-            while let Some(r) = sock
-                .recv()
-                .map_err(|e| WiresError::Io(nics[*ni].name.clone(), e))?
-            {
-                if r.outgoing {
-                    continue;
-                }
-                let Ok(f) = ether::parse(&r.frame) else {
-                    continue;
-                };
-                if f.ethertype != ETHERTYPE {
-                    continue;
-                }
-                let Some(p) = decode(f.payload) else { continue };
-                if p.run != run {
-                    foreign += 1;
-                    continue;
-                }
-                let seen = f.vlans.first().copied().unwrap_or(0);
-                let key = (p.host, p.nic, ether::mac_text(&p.mac), p.vlan, seen);
-                let e = heard[*ni].entry(key).or_default();
-                e.0 += 1;
-                if p.full {
-                    e.1 += 1;
-                }
-            }
-        }
-    }
+    let mut exchange = Exchange {
+        run,
+        senders: &senders,
+        outgoing: &mut outgoing,
+        nics: &mut nics,
+        heard: vec![BTreeMap::new(); me.nics.len()],
+        foreign: 0,
+    };
+    exchange.until(start + window, plan.rate, stop)?;
+    let Exchange { heard, foreign, .. } = exchange;
     let window_ms = start.elapsed().as_millis() as u64;
-    drop(refs);
     drop(senders);
     for (n, h) in nics.iter_mut().zip(heard) {
-        n.heard = h
-            .into_iter()
-            .map(
-                |((host, nic, mac, sent_vlan, seen_vlan), (frames, full_frames))| Heard {
-                    host,
-                    nic,
-                    mac,
-                    sent_vlan,
-                    seen_vlan,
-                    frames,
-                    full_frames,
-                },
-            )
-            .collect();
+        n.heard = heard_list(h);
     }
     let errors = guard.restore();
     if !errors.is_empty() {
@@ -383,6 +242,209 @@ pub fn run(plan: &Plan, opts: &RunOptions, stop: &AtomicBool) -> Result<RunResul
         changed,
         foreign_frames: foreign,
     })
+}
+
+/// The node's interfaces by MAC, for NICs renamed on this boot:
+/// (MAC, name).
+fn local_interfaces() -> Result<Vec<(String, String)>, WiresError> {
+    Ok(std::fs::read_dir("/sys/class/net")
+        .map_err(|e| WiresError::Io("/sys/class/net".into(), e))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|n| Some((socket::mac(&n).ok()?, n)))
+        .collect())
+}
+
+/// A NIC's open socket and the frames it cycles through.
+type Opened = (RawSocket, Vec<Outgoing>);
+
+/// A planned NIC found here (by MAC, else by name), brought up with its
+/// MTU and a socket open, with the frames it sends; only its result
+/// when the node has no such NIC.
+fn open_nic(
+    pn: &PlanNic,
+    host: &str,
+    run: [u8; 8],
+    local: &[(String, String)],
+    guard: &mut LinkGuard,
+) -> Result<(NicResult, Option<Opened>), WiresError> {
+    let by_mac = pn.mac.as_ref().and_then(|m| {
+        local
+            .iter()
+            .find(|(lm, _)| lm.eq_ignore_ascii_case(m))
+            .map(|(_, n)| n.clone())
+    });
+    let iface = by_mac.or_else(|| {
+        local
+            .iter()
+            .any(|(_, n)| *n == pn.name)
+            .then(|| pn.name.clone())
+    });
+    let mut r = NicResult {
+        name: pn.name.clone(),
+        interface: iface.clone(),
+        mac: None,
+        sent: BTreeMap::new(),
+        send_error: None,
+        heard: Vec::new(),
+    };
+    let Some(iface) = iface else {
+        return Ok((r, None));
+    };
+    let io = |e| WiresError::Io(iface.clone(), e);
+    let mac_text = socket::mac(&iface).map_err(io)?;
+    let mac = ether::parse_mac(&mac_text).unwrap_or([0; 6]);
+    r.mac = Some(mac_text);
+    guard.up(&iface).map_err(io)?;
+    let mut full_error = None;
+    if let Some(mtu) = pn.mtu {
+        if let Err(e) = guard.mtu_at_least(&iface, mtu) {
+            full_error = Some(format!("raising the MTU to {mtu}: {e}"));
+        }
+    }
+    let sock = RawSocket::open(&iface, ETHERTYPE).map_err(io)?;
+    sock.promiscuous().map_err(io)?;
+    let mut frames = Vec::new();
+    for vlan in std::iter::once(0).chain(pn.vlans.iter().copied()) {
+        let probe = |full| Probe {
+            run,
+            host: host.to_string(),
+            nic: pn.name.clone(),
+            mac,
+            vlan,
+            full,
+            seq: 0,
+        };
+        frames.push(Outgoing::new(
+            mac,
+            vlan,
+            &encode(&probe(false), SMALL_PAYLOAD),
+        ));
+        if let (Some(mtu), None) = (pn.mtu, &full_error) {
+            // The payload fills the MTU: header and tag come on top,
+            // as they do for a full IP packet on a VLAN.
+            frames.push(Outgoing::new(
+                mac,
+                vlan,
+                &encode(&probe(true), mtu as usize),
+            ));
+        }
+    }
+    r.send_error = full_error;
+    Ok((r, Some((sock, frames))))
+}
+
+/// The window's sending and listening, over the NICs that exist here.
+struct Exchange<'a> {
+    run: [u8; 8],
+    senders: &'a [(usize, RawSocket)],
+    outgoing: &'a mut [Vec<Outgoing>],
+    nics: &'a mut [NicResult],
+    /// Per NIC: frames heard and full-size frames heard.
+    heard: Vec<BTreeMap<HeardKey, (u32, u32)>>,
+    /// Probe frames of another run.
+    foreign: u32,
+}
+
+impl Exchange<'_> {
+    /// Sends at `rate` frames a second per NIC and records what arrives,
+    /// until `end` or `stop`.
+    fn until(&mut self, end: Instant, rate: u32, stop: &AtomicBool) -> Result<(), WiresError> {
+        let interval = Duration::from_secs_f64(1.0 / f64::from(rate.max(1)));
+        let mut next_send = Instant::now();
+        let mut cursor = 0usize;
+        let mut seq = 0u32;
+        let refs: Vec<&RawSocket> = self.senders.iter().map(|(_, s)| s).collect();
+        while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+            let now = Instant::now();
+            if now >= next_send {
+                self.send_one_each(cursor, seq);
+                cursor += 1;
+                seq = seq.wrapping_add(1);
+                next_send += interval;
+                if next_send < now {
+                    next_send = now + interval;
+                }
+            }
+            let wait = next_send
+                .saturating_duration_since(Instant::now())
+                .min(end.saturating_duration_since(Instant::now()));
+            let ready =
+                socket::wait_readable(&refs, wait).map_err(|e| WiresError::Io("poll".into(), e))?;
+            for i in ready {
+                self.receive(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One frame per NIC per tick: the rate holds per NIC.
+    fn send_one_each(&mut self, cursor: usize, seq: u32) {
+        for ((ni, sock), frames) in self.senders.iter().zip(self.outgoing.iter_mut()) {
+            if frames.is_empty() {
+                continue;
+            }
+            let at = cursor % frames.len();
+            let f = &mut frames[at];
+            f.bytes[f.seq_at..f.seq_at + 4].copy_from_slice(&seq.to_be_bytes());
+            match sock.send(&f.bytes) {
+                Ok(()) => *self.nics[*ni].sent.entry(f.vlan).or_default() += 1,
+                Err(e) => {
+                    self.nics[*ni]
+                        .send_error
+                        .get_or_insert(format!("sending on VLAN {}: {e}", f.vlan));
+                }
+            }
+        }
+    }
+
+    /// Everything waiting on sender `i`'s socket.
+    fn receive(&mut self, i: usize) -> Result<(), WiresError> {
+        let (ni, sock) = &self.senders[i];
+        while let Some(r) = sock
+            .recv()
+            .map_err(|e| WiresError::Io(self.nics[*ni].name.clone(), e))?
+        {
+            if r.outgoing {
+                continue;
+            }
+            let Ok(f) = ether::parse(&r.frame) else {
+                continue;
+            };
+            if f.ethertype != ETHERTYPE {
+                continue;
+            }
+            let Some(p) = decode(f.payload) else { continue };
+            if p.run != self.run {
+                self.foreign += 1;
+                continue;
+            }
+            let seen = f.vlans.first().copied().unwrap_or(0);
+            let key = (p.host, p.nic, ether::mac_text(&p.mac), p.vlan, seen);
+            let e = self.heard[*ni].entry(key).or_default();
+            e.0 += 1;
+            if p.full {
+                e.1 += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn heard_list(h: BTreeMap<HeardKey, (u32, u32)>) -> Vec<Heard> {
+    h.into_iter()
+        .map(
+            |((host, nic, mac, sent_vlan, seen_vlan), (frames, full_frames))| Heard {
+                host,
+                nic,
+                mac,
+                sent_vlan,
+                seen_vlan,
+                frames,
+                full_frames,
+            },
+        )
+        .collect()
 }
 
 #[cfg(test)]

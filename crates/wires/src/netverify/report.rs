@@ -107,9 +107,59 @@ impl Places {
     }
 }
 
+/// Everything heard: (sender, receiver, sent VLAN) -> (seen VLAN, whether
+/// full-size frames came too).
+type Heard = BTreeMap<(NicKey, NicKey, u16), (u16, bool)>;
+
 /// Merges the results (all of one plan) into a report; `inv` locates the
 /// findings.
 pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> {
+    let plan = one_plan(results)?;
+    let places = Places::of(inv, &plan);
+    let mut diagnostics = Vec::new();
+    let ran = nics_that_ran(results, inv, &plan, &places, &mut diagnostics);
+    let heard = all_heard(results);
+    let planned: BTreeMap<NicKey, &PlanNic> = plan
+        .hosts
+        .iter()
+        .flat_map(|h| {
+            h.nics
+                .iter()
+                .map(move |n| ((h.name.clone(), n.name.clone()), n))
+        })
+        .collect();
+    let silent = silent_nics(&ran, &heard, &places, &mut diagnostics);
+    let mut matrix: BTreeMap<Segment, SegmentResult> = BTreeMap::new();
+    for (key, n) in &planned {
+        if !ran.contains(key) {
+            continue;
+        }
+        for seg in segments_of(n) {
+            matrix.entry(seg).or_default().nics.push(key.clone());
+        }
+    }
+    let judge = Judge {
+        plan: &plan,
+        planned: &planned,
+        heard: &heard,
+        silent: &silent,
+        places: &places,
+    };
+    for (seg, sr) in matrix.iter_mut() {
+        judge.fill(*seg, sr);
+        judge.pair_findings(*seg, sr, &mut diagnostics);
+    }
+    other_segment_findings(&heard, &planned, &places, &mut diagnostics);
+    nodenet_model::diag::sort(&mut diagnostics);
+    Ok(Report {
+        plan,
+        matrix,
+        diagnostics,
+    })
+}
+
+/// The plan the results share; results of different runs are refused.
+fn one_plan(results: &[RunResult]) -> Result<Plan, String> {
     let Some(first) = results.first() else {
         return Err("no result given".into());
     };
@@ -122,15 +172,24 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
             ));
         }
     }
-    let places = Places::of(inv, &plan);
-    let mut diagnostics = Vec::new();
+    Ok(plan)
+}
+
+/// NICs that ran: in a result, and present on their node. A host without
+/// a result, and a NIC its node lacks, are warned about.
+fn nics_that_ran(
+    results: &[RunResult],
+    inv: &Inventory,
+    plan: &Plan,
+    places: &Places,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BTreeSet<NicKey> {
     let by_host: BTreeMap<&str, &RunResult> =
         results.iter().map(|r| (r.host.as_str(), r)).collect();
-    // NICs that ran: in a result, and present on their node.
     let mut ran: BTreeSet<NicKey> = BTreeSet::new();
     for h in &plan.hosts {
-        match by_host.get(h.name.as_str()) {
-            None => diagnostics.push(
+        let Some(r) = by_host.get(h.name.as_str()) else {
+            diagnostics.push(
                 with_location(
                     Diagnostic::warning(
                         Code::NetverifyNoResult,
@@ -142,29 +201,34 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                         .map(|x| x.span),
                 )
                 .host(&h.name),
-            ),
-            Some(r) => {
-                for n in &r.nics {
-                    if n.interface.is_none() {
-                        diagnostics.push(
-                            with_location(
-                                Diagnostic::warning(
-                                    Code::NetverifyNoResult,
-                                    format!("{}: NIC {} is not on the node (no interface with its MAC or name)", h.name, n.name),
-                                ),
-                                places.segment(&h.name, &n.name, Segment::Untagged(None)),
-                            )
-                            .host(&h.name),
-                        );
-                    } else {
-                        ran.insert((h.name.clone(), n.name.clone()));
-                    }
-                }
+            );
+            continue;
+        };
+        for n in &r.nics {
+            if n.interface.is_some() {
+                ran.insert((h.name.clone(), n.name.clone()));
+                continue;
             }
+            diagnostics.push(
+                with_location(
+                    Diagnostic::warning(
+                        Code::NetverifyNoResult,
+                        format!(
+                            "{}: NIC {} is not on the node (no interface with its MAC or name)",
+                            h.name, n.name
+                        ),
+                    ),
+                    places.segment(&h.name, &n.name, Segment::Untagged(None)),
+                )
+                .host(&h.name),
+            );
         }
     }
-    // Everything heard: (sender, receiver, sent VLAN) -> (seen VLAN, full).
-    let mut heard: BTreeMap<(NicKey, NicKey, u16), (u16, bool)> = BTreeMap::new();
+    ran
+}
+
+fn all_heard(results: &[RunResult]) -> Heard {
+    let mut heard = Heard::new();
     for r in results {
         for n in &r.nics {
             for h in &n.heard {
@@ -179,16 +243,16 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
             }
         }
     }
-    let planned: BTreeMap<NicKey, &PlanNic> = plan
-        .hosts
-        .iter()
-        .flat_map(|h| {
-            h.nics
-                .iter()
-                .map(move |n| ((h.name.clone(), n.name.clone()), n))
-        })
-        .collect();
-    // A NIC that heard nothing and was heard by no one.
+    heard
+}
+
+/// NICs that heard nothing and were heard by no one, each said once.
+fn silent_nics(
+    ran: &BTreeSet<NicKey>,
+    heard: &Heard,
+    places: &Places,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BTreeSet<NicKey> {
     let heard_or_heard_of: BTreeSet<&NicKey> = heard.keys().flat_map(|(s, r, _)| [s, r]).collect();
     let silent: BTreeSet<NicKey> = ran
         .iter()
@@ -208,18 +272,23 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
             .help("unplugged, no link, or no VLAN in common with another NIC"),
         );
     }
-    let mut matrix: BTreeMap<Segment, SegmentResult> = BTreeMap::new();
-    for (key, n) in &planned {
-        if !ran.contains(key) {
-            continue;
-        }
-        for seg in segments_of(n) {
-            matrix.entry(seg).or_default().nics.push(key.clone());
-        }
-    }
-    for (seg, sr) in matrix.iter_mut() {
+    silent
+}
+
+/// What a segment's matrix and findings are judged from.
+struct Judge<'a> {
+    plan: &'a Plan,
+    planned: &'a BTreeMap<NicKey, &'a PlanNic>,
+    heard: &'a Heard,
+    silent: &'a BTreeSet<NicKey>,
+    places: &'a Places,
+}
+
+impl Judge<'_> {
+    /// Who heard whom on the segment, per ordered pair.
+    fn fill(&self, seg: Segment, sr: &mut SegmentResult) {
         let vlan = match seg {
-            Segment::Tagged(v) => *v,
+            Segment::Tagged(v) => v,
             Segment::Untagged(_) => 0,
         };
         for a in &sr.nics {
@@ -227,82 +296,102 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
                 if a == b {
                     continue;
                 }
-                let got = heard.get(&(a.clone(), b.clone(), vlan));
+                let got = self.heard.get(&(a.clone(), b.clone(), vlan));
                 // An untagged segment passes when the frame arrives
                 // untagged; a tagged one when it arrives with its tag.
                 let ok = got.is_some_and(|(seen, _)| *seen == vlan);
                 // Full-size frames of a sender whose MTU the receiver also
                 // runs (a larger one could never arrive).
-                let tested = match (planned[a].mtu, planned[b].mtu) {
-                    (Some(ma), Some(mb)) => plan.mtu && ma <= mb,
+                let tested = match (self.planned[a].mtu, self.planned[b].mtu) {
+                    (Some(ma), Some(mb)) => self.plan.mtu && ma <= mb,
                     _ => false,
                 };
                 let full = tested.then(|| got.is_some_and(|g| ok && g.1));
                 sr.heard.insert((a.clone(), b.clone()), (ok, full));
             }
         }
-        // Findings per unordered pair, skipping silent NICs (said once).
+    }
+
+    /// Findings per unordered pair, skipping silent NICs (said once).
+    fn pair_findings(&self, seg: Segment, sr: &SegmentResult, diagnostics: &mut Vec<Diagnostic>) {
         for (i, a) in sr.nics.iter().enumerate() {
             for b in &sr.nics[i + 1..] {
-                if silent.contains(a) || silent.contains(b) {
+                if self.silent.contains(a) || self.silent.contains(b) {
                     continue;
                 }
                 let ab = sr.heard[&(a.clone(), b.clone())];
                 let ba = sr.heard[&(b.clone(), a.clone())];
-                let who = |k: &NicKey| format!("{} {}", k.0, k.1);
                 if !ab.0 || !ba.0 {
-                    let how = match (ab.0, ba.0) {
-                        (false, false) => "in either direction".to_string(),
-                        (true, false) => format!("from {} to {}", who(b), who(a)),
-                        _ => format!("from {} to {}", who(a), who(b)),
-                    };
-                    let here = places.segment(&a.0, &a.1, *seg);
-                    let there = places.segment(&b.0, &b.1, *seg);
-                    let mut d = with_location(
-                        Diagnostic::error(
-                            Code::NetverifyVlanNotCarried,
-                            format!(
-                                "{seg} does not pass between {} and {} ({how})",
-                                who(a),
-                                who(b)
-                            ),
-                        ),
-                        here,
-                    )
-                    .host(&a.0);
-                    if let Some(s) = there {
-                        d = d.related(s, format!("{} plans it here", who(b)));
-                    }
-                    diagnostics.push(d);
-                } else {
-                    for (s, r, got) in [(a, b, ab.1), (b, a, ba.1)] {
-                        if got == Some(false) {
-                            let m = planned[s].mtu.unwrap_or_default();
-                            diagnostics.push(
-                                with_location(
-                                    Diagnostic::error(
-                                        Code::NetverifyMtu,
-                                        format!(
-                                            "{seg}: small frames pass from {} to {} but {m}-byte frames do not",
-                                            who(s),
-                                            who(r)
-                                        ),
-                                    ),
-                                    places.mtu(&s.0, &s.1),
-                                )
-                                .host(&s.0)
-                                .help("a switch port or NIC on the path has a smaller MTU"),
-                            );
-                        }
+                    diagnostics.push(self.not_carried(seg, a, b, ab.0, ba.0));
+                    continue;
+                }
+                for (s, r, got) in [(a, b, ab.1), (b, a, ba.1)] {
+                    if got == Some(false) {
+                        diagnostics.push(self.mtu_short(seg, s, r));
                     }
                 }
             }
         }
     }
-    // Heard on a segment the receiver does not plan: wrong cable, or a
-    // switch port carrying more than it should.
+
+    fn not_carried(&self, seg: Segment, a: &NicKey, b: &NicKey, ab: bool, ba: bool) -> Diagnostic {
+        let how = match (ab, ba) {
+            (false, false) => "in either direction".to_string(),
+            (true, false) => format!("from {} to {}", who(b), who(a)),
+            _ => format!("from {} to {}", who(a), who(b)),
+        };
+        let here = self.places.segment(&a.0, &a.1, seg);
+        let there = self.places.segment(&b.0, &b.1, seg);
+        let mut d = with_location(
+            Diagnostic::error(
+                Code::NetverifyVlanNotCarried,
+                format!(
+                    "{seg} does not pass between {} and {} ({how})",
+                    who(a),
+                    who(b)
+                ),
+            ),
+            here,
+        )
+        .host(&a.0);
+        if let Some(s) = there {
+            d = d.related(s, format!("{} plans it here", who(b)));
+        }
+        d
+    }
+
+    fn mtu_short(&self, seg: Segment, s: &NicKey, r: &NicKey) -> Diagnostic {
+        let m = self.planned[s].mtu.unwrap_or_default();
+        with_location(
+            Diagnostic::error(
+                Code::NetverifyMtu,
+                format!(
+                    "{seg}: small frames pass from {} to {} but {m}-byte frames do not",
+                    who(s),
+                    who(r)
+                ),
+            ),
+            self.places.mtu(&s.0, &s.1),
+        )
+        .host(&s.0)
+        .help("a switch port or NIC on the path has a smaller MTU")
+    }
+}
+
+fn who(k: &NicKey) -> String {
+    format!("{} {}", k.0, k.1)
+}
+
+/// Heard on a segment the receiver does not plan: wrong cable, or a
+/// switch port carrying more than it should.
+fn other_segment_findings(
+    heard: &Heard,
+    planned: &BTreeMap<NicKey, &PlanNic>,
+    places: &Places,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let mut told: BTreeSet<(NicKey, u16, u16)> = BTreeSet::new();
-    for ((sender, receiver, sent), (seen, _)) in &heard {
+    for ((sender, receiver, sent), (seen, _)) in heard {
         let Some(rn) = planned.get(receiver) else {
             continue;
         };
@@ -344,12 +433,6 @@ pub fn report(results: &[RunResult], inv: &Inventory) -> Result<Report, String> 
             .host(&receiver.0),
         );
     }
-    nodenet_model::diag::sort(&mut diagnostics);
-    Ok(Report {
-        plan,
-        matrix,
-        diagnostics,
-    })
 }
 
 fn with_location(d: Diagnostic, span: Option<Span>) -> Diagnostic {
@@ -401,187 +484,4 @@ impl Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::probe::{Heard, NicResult};
-    use super::super::{plan, PlanOptions, RESULT_KIND, VERSION};
-    use super::*;
-
-    const INV: &str = r#"nodenet: v1
-hosts:
-- name: a
-  nics: [{name: eth0, mac: "52:54:00:00:00:01"}]
-  network:
-    interfaces:
-    - {name: eth0, type: ethernet, mtu: 9000}
-    - {name: eth0.110, type: vlan, vlan: {base-iface: eth0, id: 110}}
-- name: b
-  nics: [{name: eth0, mac: "52:54:00:00:00:02"}]
-  network:
-    interfaces:
-    - {name: eth0, type: ethernet, mtu: 9000}
-    - {name: eth0.110, type: vlan, vlan: {base-iface: eth0, id: 110}}
-- name: c
-  nics: [{name: eth0, mac: "52:54:00:00:00:03"}]
-  network:
-    interfaces:
-    - {name: eth0, type: ethernet, mtu: 9000}
-    - {name: eth0.110, type: vlan, vlan: {base-iface: eth0, id: 110}}
-"#;
-
-    fn inv() -> Inventory {
-        crate::test_inventory(INV)
-    }
-
-    /// Results in which everyone hears everyone on VLAN 110 (full-size
-    /// frames too), but for the (sender, receiver) pairs in `lost` and
-    /// the full-size frames of `small_only`.
-    fn results(
-        p: &Plan,
-        hosts: &[&str],
-        lost: &[(&str, &str)],
-        small_only: &[(&str, &str)],
-    ) -> Vec<RunResult> {
-        hosts
-            .iter()
-            .map(|me| RunResult {
-                kind: RESULT_KIND.into(),
-                version: VERSION,
-                host: me.to_string(),
-                plan: p.clone(),
-                window_ms: 1000,
-                nics: vec![NicResult {
-                    name: "eth0".into(),
-                    interface: Some("eth0".into()),
-                    mac: None,
-                    sent: [(110, 10)].into(),
-                    send_error: None,
-                    heard: ["a", "b", "c"]
-                        .iter()
-                        .filter(|s| *s != me && !lost.contains(&(**s, *me)))
-                        .map(|s| Heard {
-                            host: s.to_string(),
-                            nic: "eth0".into(),
-                            mac: String::new(),
-                            sent_vlan: 110,
-                            seen_vlan: 110,
-                            frames: 10,
-                            full_frames: if small_only.contains(&(*s, *me)) {
-                                0
-                            } else {
-                                5
-                            },
-                        })
-                        .collect(),
-                }],
-                changed: Vec::new(),
-                foreign_frames: 0,
-            })
-            .collect()
-    }
-
-    fn found(r: &Report) -> Vec<(Code, String)> {
-        r.diagnostics
-            .iter()
-            .map(|d| (d.code, d.message.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn a_full_matrix_is_clean_and_one_lost_direction_is_named_and_located() {
-        let p = plan(
-            &inv(),
-            &PlanOptions {
-                mtu: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let r = report(&results(&p, &["a", "b", "c"], &[], &[]), &inv()).unwrap();
-        assert!(r.diagnostics.is_empty(), "{:?}", found(&r));
-        assert_eq!(r.matrix[&Segment::Tagged(110)].score(), (6, 6));
-        let r = report(&results(&p, &["a", "b", "c"], &[("a", "c")], &[]), &inv()).unwrap();
-        assert_eq!(
-            found(&r),
-            [(
-                Code::NetverifyVlanNotCarried,
-                "VLAN 110 does not pass between a eth0 and c eth0 (from a eth0 to c eth0)"
-                    .to_string()
-            )]
-        );
-        // At a's `id: 110`, with c's as the related place.
-        let d = &r.diagnostics[0];
-        assert_eq!(d.span.unwrap().line, 8);
-        assert_eq!(d.related.as_ref().unwrap().0.line, 20);
-        assert_eq!(r.matrix[&Segment::Tagged(110)].score(), (6, 5));
-        assert!(
-            r.matrix_text().contains("VLAN 110: 5/6 directions pass"),
-            "{}",
-            r.matrix_text()
-        );
-    }
-
-    #[test]
-    fn silent_nics_missing_results_and_full_size_frames_lost() {
-        let p = plan(
-            &inv(),
-            &PlanOptions {
-                mtu: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        // c heard nobody and nobody heard c; b has no result.
-        let rs = results(
-            &p,
-            &["a", "c"],
-            &[("a", "c"), ("c", "a"), ("b", "c")],
-            &[("c", "a")],
-        );
-        let r = report(&rs, &inv()).unwrap();
-        let codes: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();
-        assert_eq!(
-            codes,
-            [Code::NetverifyNoResult, Code::NetverifySilentNic],
-            "{:?}",
-            found(&r)
-        );
-        // Full-size frames from b to a lost, small ones pass.
-        let rs = results(&p, &["a", "b", "c"], &[], &[("b", "a")]);
-        let r = report(&rs, &inv()).unwrap();
-        assert_eq!(
-            found(&r),
-            [(
-                Code::NetverifyMtu,
-                "VLAN 110: small frames pass from b eth0 to a eth0 but 9000-byte frames do not"
-                    .to_string()
-            )]
-        );
-        assert_eq!(
-            r.diagnostics[0].span.unwrap().line,
-            13,
-            "at b's `mtu: 9000`"
-        );
-        assert!(r.matrix_text().contains(" m"), "{}", r.matrix_text());
-    }
-
-    #[test]
-    fn results_of_two_plans_are_refused() {
-        let p = plan(&inv(), &PlanOptions::default()).unwrap();
-        let q = plan(
-            &inv(),
-            &PlanOptions {
-                all_vlans: true,
-                rate: 10,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let mut rs = results(&p, &["a"], &[], &[]);
-        rs.extend(results(&q, &["b"], &[], &[]));
-        assert!(report(&rs, &inv())
-            .err()
-            .unwrap()
-            .contains("give the results of one plan"));
-        assert!(report(&[], &inv()).is_err());
-    }
-}
+mod tests;

@@ -1,0 +1,154 @@
+use super::*;
+
+/// Additive, or a modifying change said to carry no cluster traffic,
+/// is a claim the lab can contradict; a disruptive one is not.
+#[test]
+fn which_claims_say_the_cluster_traffic_is_left_alone() {
+    let no = vec!["changes mtu of `bond0.120`, which carries no cluster traffic".to_string()];
+    let yes = vec!["adds `bond0.130` (vlan) on `bond0`, which carries `bond0.110`".to_string()];
+    assert!(claims_no_cluster_traffic(Risk::Additive, &yes));
+    assert!(claims_no_cluster_traffic(Risk::Modifying, &no));
+    assert!(!claims_no_cluster_traffic(Risk::Modifying, &yes));
+    assert!(!claims_no_cluster_traffic(Risk::Disruptive, &no));
+}
+
+#[test]
+fn measured_reads_what_rehearse_writes() {
+    let r = Rehearsal {
+        old: "a".into(),
+        new: "b".into(),
+        switch_changes: vec![],
+        hosts: vec![HostResult {
+            host: "m0".into(),
+            order: 1,
+            risk: Risk::Modifying,
+            outcome: "committed".into(),
+            detail: String::new(),
+            loss: vec![
+                Loss {
+                    address: "10.0.0.1".parse().unwrap(),
+                    interface: "a".into(),
+                    sent: 100,
+                    lost: 2,
+                    ms: 40,
+                },
+                Loss {
+                    address: "10.0.1.1".parse().unwrap(),
+                    interface: "b".into(),
+                    sent: 100,
+                    lost: 5,
+                    ms: 100,
+                },
+            ],
+            converged: true,
+            carried: true,
+            claims: vec![],
+            contradicted: false,
+        }],
+        steps: vec![],
+        notes: vec![],
+        topology: None,
+    };
+    let m = read_measured(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(
+        m,
+        [Measured {
+            host: "m0".into(),
+            outcome: "committed".into(),
+            lost_ms: 100,
+            converged: true
+        }]
+    );
+    assert!(read_measured("{}").is_err());
+}
+
+/// Each policy of a step advances its own `at_once` nodes per round,
+/// side by side: a 1-at-a-time policy of two nodes takes two rounds
+/// while a policy of three nodes two at a time takes two as well.
+#[test]
+fn a_steps_policies_go_out_side_by_side_each_at_its_pace() {
+    let masters = vec![vec!["m0"], vec!["m1"]];
+    let workers = vec![vec!["w0", "w1"], vec!["w2"]];
+    let single = vec![vec!["x"]];
+    assert_eq!(
+        rounds(&[masters, workers, single]),
+        [
+            vec![(0, "m0"), (1, "w0"), (1, "w1"), (2, "x")],
+            vec![(0, "m1"), (1, "w2")]
+        ]
+    );
+    assert!(rounds::<&str>(&[]).is_empty());
+}
+
+/// A policy selects the lab nodes whose labels it names: its role, a
+/// hostname, the inventory's own labels.
+#[test]
+fn a_policy_selects_by_the_nodes_labels() {
+    let inv = nodenet_model::load_texts(vec![(
+            "inv.yaml".into(),
+            "nodenet: v1\ncluster: {name: c, baseDomain: example.com}\nhosts:\n- {name: m0, role: master}\n- {name: m1, role: master}\n- {name: w0, role: worker, labels: {rack: r1}}\n".into(),
+        )])
+        .inventory;
+    let lab: Vec<_> = inv
+        .hosts
+        .iter()
+        .map(|h| (h, h.node_labels(&inv.cluster)))
+        .collect();
+    let policy = |selector: &[(&str, &str)]| PlannedPolicy {
+        wave: 1,
+        risk: Risk::Modifying,
+        file: "f".into(),
+        name: "p".into(),
+        selector: selector
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        max_unavailable: serde_json::json!(1),
+        hosts: 0,
+        state: serde_json::json!({}),
+    };
+    let names = |p: &PlannedPolicy| -> Vec<String> {
+        selected(p, &lab)
+            .iter()
+            .map(|h| h.name.value.clone())
+            .collect()
+    };
+    assert_eq!(
+        names(&policy(&[("node-role.kubernetes.io/master", "")])),
+        ["m0", "m1"]
+    );
+    assert_eq!(
+        names(&policy(&[
+            ("node-role.kubernetes.io/master", ""),
+            ("kubernetes.io/hostname", "m1")
+        ])),
+        ["m1"]
+    );
+    assert_eq!(names(&policy(&[("rack", "r1")])), ["w0"]);
+    assert!(names(&policy(&[("rack", "r2")])).is_empty());
+}
+
+#[test]
+fn ping_summary_counts() {
+    let s = "--- 192.168.110.131 ping statistics ---\n512 packets transmitted, 498 received, 2.7% packet loss, time 10230ms\nrtt min/avg/max/mdev = 0.3/0.9/4.1/0.2 ms\n";
+    assert_eq!(ping_counts(s), Some((512, 498)));
+    assert_eq!(
+        ping_counts("12 packets transmitted, 0 received, +12 errors, 100% packet loss, time 240ms"),
+        Some((12, 0))
+    );
+    assert_eq!(ping_counts("connect: Network is unreachable"), None);
+}
+
+/// The last ping, sent as ping is stopped, is not a loss; a reply
+/// missing before the last is.
+#[test]
+fn the_ping_in_flight_when_stopped_is_not_lost() {
+    let stopped =
+        "735 packets transmitted, 734 received, 0.136% packet loss, time 14700ms\nlast-reply 734\n";
+    assert_eq!(ping_outcome(stopped), Some((735, 0)));
+    let gap =
+        "735 packets transmitted, 730 received, 0.68% packet loss, time 14700ms\nlast-reply 735\n";
+    assert_eq!(ping_outcome(gap), Some((735, 5)));
+    let dead = "100 packets transmitted, 0 received, 100% packet loss, time 2000ms\nlast-reply 0\n";
+    assert_eq!(ping_outcome(dead), Some((100, 100)));
+}
