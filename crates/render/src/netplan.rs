@@ -60,6 +60,17 @@ fn parameter(option: &str, value: &str) -> J {
     }
 }
 
+/// netplan's device sections, in the order it writes them.
+#[derive(Clone, Copy)]
+enum Section {
+    Ethernets,
+    Bonds,
+    Vlans,
+    Bridges,
+}
+
+const SECTION_KEYS: [&str; 4] = ["ethernets", "bonds", "vlans", "bridges"];
+
 /// The host's netplan document, or why it cannot be written.
 pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
     let Some(state) = &host.network else {
@@ -67,7 +78,7 @@ pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
     };
     let intent = Intent::read(host, state);
     let mut errors = Vec::new();
-    let mut entries: Vec<(String, &Node, Map<String, J>, &str)> = Vec::new();
+    let mut entries: Vec<(String, &Node, Map<String, J>, Section)> = Vec::new();
     for i in &intent.ifaces {
         let Some((section, mut e)) = device(host, &intent, i, &mut errors) else {
             continue;
@@ -77,15 +88,10 @@ pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
         }
         entries.push((Intent::name(i), i, e, section));
     }
-    let mut sections: [(&str, Map<String, J>); 4] = [
-        ("ethernets", Map::new()),
-        ("bonds", Map::new()),
-        ("vlans", Map::new()),
-        ("bridges", Map::new()),
-    ];
+    let mut sections: [Map<String, J>; 4] = Default::default();
     for (p, at) in intent.port_only() {
         if let Some(e) = nic(host, &intent, &p, at, &mut errors) {
-            sections[0].1.insert(p, J::Object(e));
+            sections[Section::Ethernets as usize].insert(p, J::Object(e));
         }
     }
     let dns_dev = dns_device(&intent);
@@ -103,12 +109,7 @@ pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
         if dns_dev.as_deref() == Some(name.as_str()) && !intent.dns.is_empty() {
             e.insert("nameservers".into(), json!({"addresses": intent.dns}));
         }
-        let target = sections
-            .iter_mut()
-            .find(|(key, _)| *key == section)
-            .map(|(_, s)| s)
-            .expect("a known section");
-        target.insert(name, J::Object(e));
+        sections[section as usize].insert(name, J::Object(e));
     }
     for r in &intent.routes {
         let dev = r.dev.as_deref().unwrap_or("");
@@ -125,7 +126,7 @@ pub fn netplan(host: &Host) -> Result<J, Vec<Diagnostic>> {
     }
     let mut network = Map::new();
     network.insert("version".into(), json!(2));
-    for (key, section) in sections {
+    for (key, section) in SECTION_KEYS.into_iter().zip(sections) {
         if !section.is_empty() {
             network.insert(key.into(), J::Object(section));
         }
@@ -184,11 +185,11 @@ fn device(
     intent: &Intent,
     i: &Node,
     errors: &mut Vec<Diagnostic>,
-) -> Option<(&'static str, Map<String, J>)> {
+) -> Option<(Section, Map<String, J>)> {
     let name = Intent::name(i);
     match Intent::kind(i).as_str() {
-        "ethernet" => nic(host, intent, &name, i, errors).map(|e| ("ethernets", e)),
-        "bond" => Some(("bonds", bond(host, i, &name, errors))),
+        "ethernet" => nic(host, intent, &name, i, errors).map(|e| (Section::Ethernets, e)),
+        "bond" => Some((Section::Bonds, bond(host, i, &name, errors))),
         "vlan" => {
             let Some((base, id)) = Intent::vlan(i) else {
                 errors.push(unsupported(
@@ -201,7 +202,7 @@ fn device(
             let mut e = Map::new();
             e.insert("id".into(), json!(id));
             e.insert("link".into(), json!(base));
-            Some(("vlans", e))
+            Some((Section::Vlans, e))
         }
         "linux-bridge" => {
             let mut e = Map::new();
@@ -216,7 +217,7 @@ fn device(
                 "parameters".into(),
                 json!({"stp": stp.as_deref() == Some("true")}),
             );
-            Some(("bridges", e))
+            Some((Section::Bridges, e))
         }
         other => {
             errors.push(unsupported(

@@ -21,6 +21,14 @@ use crate::state::LabState;
 use crate::topology::SwitchPort;
 use crate::{lacp_aggregated, on_each, LabError, Vm};
 
+mod node;
+mod pxe;
+mod vlans;
+
+use node::*;
+use pxe::*;
+use vlans::*;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Check {
     pub node: String,
@@ -70,14 +78,6 @@ fn check(
 
 /// A node's live addresses: interface -> global addresses with prefixes.
 pub type Addresses = BTreeMap<String, Vec<IpNet>>;
-
-mod node;
-mod pxe;
-mod vlans;
-
-use node::*;
-use pxe::*;
-use vlans::*;
 
 pub fn parse_addresses(ip_j_addr: &str) -> Addresses {
     let mut out = Addresses::new();
