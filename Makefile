@@ -4,6 +4,8 @@
 # make test: the tools the tests run (.ci/install-tools.sh, Debian 12, as
 # root; idempotent), then the whole suite. CI runs exactly this.
 # make test-tools: only the tools.
+# make docs: the reference in docs/ as a book (mdBook) in target/book;
+# mdBook is installed with cargo when missing.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -21,7 +23,7 @@ bashdir = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 zshdir = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 fishdir = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: all build install uninstall test test-tools
+.PHONY: all build install uninstall test test-tools docs
 
 all: build
 
@@ -33,6 +35,13 @@ test: test-tools
 
 test-tools:
 	bash .ci/install-tools.sh
+
+MDBOOK_VERSION = 0.5.4
+docs:
+	export PATH="$$HOME/.cargo/bin:$$PATH"; \
+	mdbook --version 2>/dev/null | grep -q 'v$(MDBOOK_VERSION)$$' \
+	    || $(CARGO) install mdbook --version $(MDBOOK_VERSION) --locked --no-default-features; \
+	mdbook build
 
 install: $(if $(filter command line,$(origin BIN)),,build)
 	install -d $(bindir) $(mandir) $(bashdir) $(zshdir) $(fishdir)
