@@ -402,29 +402,14 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
     // The baremetal-operator reads `networkData` from the Secret a
     // BareMetalHost's `spec.networkData` names (Ironic's config drive) and
     // from `spec.preprovisioningNetworkDataName`'s (the ramdisk).
-    let secret = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": secret_name},
-        "type": "Opaque",
-        "stringData": {"networkData": text},
-    });
+    let mut data = serde_json::Map::new();
+    data.insert("networkData".into(), serde_json::json!(text));
+    let secret = artifacts::kube::secret(&secret_name, None, data).to_yaml();
     // BMC credentials: the scale-out file's Secret.
     let mut spec = artifacts::baremetal_host_spec(h);
-    spec.insert(
-        "networkData".into(),
-        serde_json::json!({"name": secret_name}),
-    );
-    spec.insert(
-        "preprovisioningNetworkDataName".into(),
-        serde_json::json!(secret_name),
-    );
-    let bmh = serde_json::json!({
-        "apiVersion": "metal3.io/v1alpha1",
-        "kind": "BareMetalHost",
-        "metadata": {"name": h.name.value},
-        "spec": spec,
-    });
+    spec.network_data = Some(artifacts::kube::SecretRef { name: &secret_name });
+    spec.preprovisioning_network_data_name = Some(&secret_name);
+    let bmh = artifacts::kube::bare_metal_host(&h.name.value, None, spec).to_yaml();
     Ok(vec![
         OutFile::new(
             format!("network-data/{name}/network_data.json"),
@@ -433,7 +418,7 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
         ),
         OutFile::new(
             format!("network-data/{name}.yaml"),
-            format!("{}---\n{}", artifacts::yaml(&secret), artifacts::yaml(&bmh)),
+            format!("{secret}---\n{bmh}"),
             0o644,
         ),
     ])

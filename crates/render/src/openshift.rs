@@ -20,12 +20,12 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use serde_json::{json, Map, Value as J};
+use serde_json::{json, Value as J};
 
 use nodenet_check::br_ex::{self, BrExPlan, NODENET_DIR, OPENSHIFT_DIR};
 use nodenet_model::{short_hostname, Code, Diagnostic, Host, Inventory, Role};
 
-use crate::artifacts::{dns_label, yaml};
+use crate::artifacts::{dns_label, kube, yaml};
 use crate::output::OutFile;
 
 /// The most one rendered object may take, and a pool's MachineConfigs
@@ -141,17 +141,29 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 /// A MachineConfig for `role` (a pool name) carrying `config` (Ignition).
 pub fn machine_config(name: &str, role: &str, config: J, os_image_url: Option<&str>) -> J {
-    let mut spec = Map::new();
-    if let Some(url) = os_image_url {
-        spec.insert("osImageURL".into(), json!(url));
+    let labels = BTreeMap::from([(
+        "machineconfiguration.openshift.io/role".to_string(),
+        role.to_string(),
+    )]);
+    let mut doc = kube::Object {
+        api_version: "machineconfiguration.openshift.io/v1",
+        kind: "MachineConfig",
+        metadata: kube::Metadata {
+            name,
+            namespace: None,
+            labels: Some(&labels),
+        },
+        body: kube::SpecBody {
+            spec: kube::MachineConfigSpec {
+                os_image_url,
+                config: J::Null,
+            },
+        },
     }
-    spec.insert("config".into(), config);
-    json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1",
-        "kind": "MachineConfig",
-        "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
-        "spec": J::Object(spec),
-    })
+    .to_json();
+    // Moved in after: serialising it with the envelope would copy it.
+    doc["spec"]["config"] = config;
+    doc
 }
 
 /// One host's Ignition file entries, one MachineConfig kind each.

@@ -56,13 +56,9 @@ pub fn scale_out(
     let mut docs = Vec::new();
     let net_secret = format!("{name}-network-config-secret");
     if let Some(state) = text {
-        let envelope = yaml(&json!({
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": net_secret, "namespace": NAMESPACE},
-            "type": "Opaque",
-            "stringData": {"nmstate": TOKEN},
-        }));
+        let mut data = Map::new();
+        data.insert("nmstate".into(), json!(TOKEN));
+        let envelope = kube::secret(&net_secret, Some(NAMESPACE), data).to_yaml();
         docs.push(embed(&envelope, state, Embed::Literal));
     }
     let mut spec = baremetal_host_spec(host);
@@ -85,24 +81,15 @@ pub fn scale_out(
                     data.insert("password".into(), placeholder(&login.var));
                 }
             }
-            docs.push(placeholders(&yaml(&json!({
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": secret, "namespace": NAMESPACE},
-                "type": "Opaque",
-                "stringData": data,
-            }))));
+            docs.push(placeholders(
+                &kube::secret(&secret, Some(NAMESPACE), data).to_yaml(),
+            ));
         }
     }
     if text.is_some() {
-        spec.insert("preprovisioningNetworkDataName".into(), json!(net_secret));
+        spec.preprovisioning_network_data_name = Some(&net_secret);
     }
-    docs.push(yaml(&json!({
-        "apiVersion": "metal3.io/v1alpha1",
-        "kind": "BareMetalHost",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": spec,
-    })));
+    docs.push(kube::bare_metal_host(name, Some(NAMESPACE), spec).to_yaml());
     out.push(OutFile::new(
         format!("scale-out/{name}.yaml"),
         docs.join("---\n"),
@@ -117,27 +104,18 @@ pub fn bmc_secret_name(host: &Host) -> String {
 
 /// A BareMetalHost's `spec` for a host, less its network: online, boot
 /// MAC and mode, BMC (credentials in [`bmc_secret_name`]), root device.
-pub fn baremetal_host_spec(host: &Host) -> Map<String, J> {
-    let mut spec = Map::new();
-    spec.insert("online".into(), json!(true));
-    if let Some(mac) = &host.boot_mac {
-        spec.insert("bootMACAddress".into(), json!(mac.value));
+pub fn baremetal_host_spec(host: &Host) -> kube::BareMetalHostSpec<'_> {
+    kube::BareMetalHostSpec {
+        online: true,
+        boot_mac_address: host.boot_mac.as_ref().map(|m| m.value.as_str()),
+        boot_mode: host.boot_mode.as_ref().map(|m| m.value.as_str()),
+        bmc: host.bmc.as_ref().map(|bmc| kube::BmcDetails {
+            address: &bmc.address.value,
+            credentials_name: bmc_secret_name(host),
+            disable_certificate_verification: bmc.disable_certificate_verification,
+        }),
+        root_device_hints: host.root_device_hints.as_ref().map(|h| h.to_json()),
+        network_data: None,
+        preprovisioning_network_data_name: None,
     }
-    if let Some(mode) = &host.boot_mode {
-        spec.insert("bootMode".into(), json!(mode.value));
-    }
-    if let Some(bmc) = &host.bmc {
-        spec.insert(
-            "bmc".into(),
-            json!({
-                "address": bmc.address.value,
-                "credentialsName": bmc_secret_name(host),
-                "disableCertificateVerification": bmc.disable_certificate_verification,
-            }),
-        );
-    }
-    if let Some(hints) = &host.root_device_hints {
-        spec.insert("rootDeviceHints".into(), hints.to_json());
-    }
-    spec
 }

@@ -4,42 +4,35 @@
 
 use super::*;
 pub(crate) fn install_config_host(inv: &Inventory, host: &Host, has_net: bool) -> J {
-    let mut h = Map::new();
-    h.insert("name".into(), json!(host.name.value));
-    h.insert("role".into(), json!(host.role.value.as_str()));
-    if let Some(bmc) = &host.bmc {
+    let bmc = host.bmc.as_ref().map(|bmc| {
         let cred_name = bmc
             .credentials
             .as_ref()
             .map(|c| c.value.as_str())
             .unwrap_or("");
         let cred = inv.credentials.get(cred_name).map(|c| &c.value);
-        h.insert(
-            "bmc".into(),
-            json!({
-                "address": bmc.address.value,
-                "username": cred.map(|c| c.username.as_str()).unwrap_or(""),
-                "password": placeholder(&password_var(cred_name, cred)),
-                "disableCertificateVerification": bmc.disable_certificate_verification,
-            }),
-        );
-    }
-    if let Some(mac) = &host.boot_mac {
-        h.insert("bootMACAddress".into(), json!(mac.value));
-    }
-    if let Some(mode) = &host.boot_mode {
-        h.insert("bootMode".into(), json!(mode.value));
-    }
-    if let Some(hints) = &host.root_device_hints {
-        h.insert("rootDeviceHints".into(), hints.to_json());
-    }
-    if let Some(J::Object(extra)) = host.install_config_extra.as_ref().map(|n| n.to_json()) {
-        h.extend(extra);
-    }
-    if has_net {
-        h.insert("networkConfig".into(), json!(TOKEN));
-    }
-    J::Object(h)
+        kube::InstallConfigBmc {
+            address: &bmc.address.value,
+            username: cred.map(|c| c.username.as_str()).unwrap_or(""),
+            password: placeholder(&password_var(cred_name, cred)),
+            disable_certificate_verification: bmc.disable_certificate_verification,
+        }
+    });
+    let extra = match host.install_config_extra.as_ref().map(|n| n.to_json()) {
+        Some(J::Object(extra)) => extra,
+        _ => Map::new(),
+    };
+    let entry = kube::InstallConfigHost {
+        name: &host.name.value,
+        role: host.role.value.as_str(),
+        bmc,
+        boot_mac_address: host.boot_mac.as_ref().map(|m| m.value.as_str()),
+        boot_mode: host.boot_mode.as_ref().map(|m| m.value.as_str()),
+        root_device_hints: host.root_device_hints.as_ref().map(|h| h.to_json()),
+        extra,
+        network_config: has_net.then_some(TOKEN),
+    };
+    serde_json::to_value(entry).expect("a host entry of strings and JSON serialises")
 }
 
 /// install-config.yaml: complete when the inventory has the cluster

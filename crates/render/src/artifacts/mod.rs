@@ -16,6 +16,7 @@ use crate::output::OutFile;
 mod agent_config;
 mod baremetal_host;
 mod install_config;
+pub mod kube;
 mod nncp;
 mod nodes_config;
 

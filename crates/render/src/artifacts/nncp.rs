@@ -36,21 +36,26 @@ impl Policy {
     /// into the document, not copied (a per-node policy for each of
     /// 10,000 hosts).
     pub fn into_yaml(self) -> String {
-        let mut spec = Map::new();
-        spec.insert("nodeSelector".into(), json!(self.selector));
-        spec.insert("maxUnavailable".into(), self.max_unavailable);
-        spec.insert("desiredState".into(), self.state);
-        let mut metadata = Map::new();
-        metadata.insert("name".into(), json!(self.name));
-        if !self.labels.is_empty() {
-            metadata.insert("labels".into(), json!(self.labels));
+        let mut doc = kube::Object {
+            api_version: "nmstate.io/v1",
+            kind: "NodeNetworkConfigurationPolicy",
+            metadata: kube::Metadata {
+                name: &self.name,
+                namespace: None,
+                labels: Some(&self.labels).filter(|l| !l.is_empty()),
+            },
+            body: kube::SpecBody {
+                spec: kube::NncpSpec {
+                    node_selector: &self.selector,
+                    max_unavailable: &self.max_unavailable,
+                    desired_state: J::Null,
+                },
+            },
         }
-        yaml(&json!({
-            "apiVersion": "nmstate.io/v1",
-            "kind": "NodeNetworkConfigurationPolicy",
-            "metadata": J::Object(metadata),
-            "spec": J::Object(spec),
-        }))
+        .to_json();
+        // Moved in after: serialising it with the envelope would copy it.
+        doc["spec"]["desiredState"] = self.state;
+        yaml(&doc)
     }
 }
 
