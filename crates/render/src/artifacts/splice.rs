@@ -1,0 +1,111 @@
+//! Documents assembled as text: YAML emitted once per host state and
+//! spliced into every envelope that carries it, and secrets' placeholders
+//! written the way `envsubst` fills them.
+
+use serde_json::Value as J;
+
+pub fn yaml(v: &J) -> String {
+    crate::yaml_out::to_string(v)
+}
+
+/// Stand-in value replaced by [`embed`]: each host state is emitted as
+/// YAML once and spliced into every envelope that carries it, instead of
+/// being re-emitted (YAML emission dominated render time).
+pub(crate) const TOKEN: &str = "__nodenet_embedded__";
+
+/// How embedded text goes in.
+#[derive(Clone, Copy)]
+pub enum Embed {
+    /// As a nested block mapping (a `networkConfig:` / `desiredState:`).
+    Mapping,
+    /// As a literal block scalar (a Secret's `stringData.nmstate: |`).
+    Literal,
+}
+
+/// Replaces the i-th `key: TOKEN` line of `envelope` with `texts[i]`
+/// indented under the key (one linear pass, for 10,000-host documents).
+pub fn embed_all(envelope: &str, texts: &[&str], how: Embed) -> String {
+    let needle = format!(": {TOKEN}\n");
+    let mut out =
+        String::with_capacity(envelope.len() + texts.iter().map(|t| t.len() * 2).sum::<usize>());
+    let mut rest = envelope;
+    for text in texts {
+        let Some(pos) = rest.find(&needle) else { break };
+        let line_start = rest[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = &rest[line_start..pos];
+        let key_col = line.len() - line.trim_start_matches([' ', '-']).len();
+        out.push_str(&rest[..pos]);
+        out.push_str(match how {
+            Embed::Mapping => ":\n",
+            Embed::Literal => ": |\n",
+        });
+        for l in text.lines() {
+            if !l.is_empty() {
+                out.extend(std::iter::repeat_n(' ', key_col + 2));
+                out.push_str(l);
+            }
+            out.push('\n');
+        }
+        rest = &rest[pos + needle.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+pub fn embed(envelope: &str, text: &str, how: Embed) -> String {
+    embed_all(envelope, &[text], how)
+}
+
+/// Stand-in for a `${VAR}` placeholder that [`placeholders`] turns into a
+/// block scalar.
+pub(crate) const PLACEHOLDER: &str = "__nodenet_placeholder__";
+
+/// A value to be filled in later with `envsubst`: `${var}`.
+pub fn placeholder(var: &str) -> J {
+    J::String(format!("{PLACEHOLDER}{var}"))
+}
+
+/// Writes every [`placeholder`] value as a literal block scalar with an
+/// explicit indentation indicator, the placeholder alone on its line:
+///
+/// ```yaml
+/// password: |2-
+///   ${BMC_PASSWORD}
+/// ```
+///
+/// Whatever one-line text `envsubst` puts there is read back as that very
+/// string by every YAML reader: no character is special inside a literal
+/// block (`:`, `#`, quotes, backslashes, `{`, a leading `-` or space), and
+/// the indicator keeps leading spaces as content. A plain, single- or
+/// double-quoted scalar each break on some of those.
+pub fn placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    while let Some(pos) = rest.find(PLACEHOLDER) {
+        let line_start = rest[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = &rest[line_start..pos];
+        let Some(before) = line.strip_suffix(": ") else {
+            // Not a mapping value (never written so): leave it.
+            out.push_str(&rest[..pos + PLACEHOLDER.len()]);
+            rest = &rest[pos + PLACEHOLDER.len()..];
+            continue;
+        };
+        // The key's column is the mapping's indentation, which the
+        // indicator counts from (after `- ` too).
+        let key_col = before.len() - before.trim_start_matches([' ', '-']).len();
+        let end = rest[pos..]
+            .find('\n')
+            .map(|i| pos + i)
+            .unwrap_or(rest.len());
+        let var = &rest[pos + PLACEHOLDER.len()..end];
+        out.push_str(&rest[..pos]);
+        out.push_str("|2-\n");
+        out.extend(std::iter::repeat_n(' ', key_col + 2));
+        out.push_str("${");
+        out.push_str(var);
+        out.push('}');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
