@@ -379,7 +379,11 @@ fn title(d: &Diagnostic, hosts: &[&str], varies: bool, sources: &SourceMap) -> S
         [] => String::new(),
         [h] => format!("[{h}] "),
         [a, b] => format!("[{a}, {b}] "),
-        [a, b, rest @ ..] => format!("[{a}, {b} and {} more hosts] ", rest.len()),
+        [a, b, rest @ ..] => format!(
+            "[{a}, {b} and {} more {}] ",
+            rest.len(),
+            nodenet_model::names::plural(rest.len(), "host")
+        ),
     };
     let values = match hosts.first() {
         Some(first) if varies => format!(" (shown for {first})"),

@@ -1,5 +1,15 @@
 //! Names as Kubernetes and DNS take them: one home for "is this a valid
-//! host/object name" and "make this a valid one".
+//! host/object name" and "make this a valid one"; and lists of names as
+//! messages show them ("`a`, `b` and 3 more hosts").
+
+/// `noun` as `n` of it reads: "host" for one, "hosts" otherwise.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    }
+}
 
 /// A DNS-1123 subdomain (what Kubernetes, the installer and
 /// assisted-service take as a host name): dot-separated labels of
@@ -78,5 +88,12 @@ mod tests {
         assert_eq!(host_name_from_file("Bond_Example"), "bond-example");
         assert_eq!(host_name_from_file("___"), "this-host");
         assert_eq!(host_name_from_file(&"x".repeat(80)).len(), 63);
+    }
+
+    #[test]
+    fn one_host_is_singular_and_others_plural() {
+        assert_eq!(plural(1, "host"), "host");
+        assert_eq!(plural(0, "host"), "hosts");
+        assert_eq!(plural(2, "host"), "hosts");
     }
 }

@@ -428,11 +428,20 @@ fn field_changes(
     out
 }
 
-/// `worker-0` or `worker-0 and 99 more{noun}`: a list too long to show.
+/// `worker-0` or `worker-0 and 99 more hosts` (`noun` "host"; "" names
+/// nothing): a list too long to show.
 pub(crate) fn first_and_more(names: &[impl AsRef<str>], noun: &str) -> String {
     match names {
         [one] => one.as_ref().to_string(),
-        [first, rest @ ..] => format!("{} and {} more{noun}", first.as_ref(), rest.len()),
+        [first, rest @ ..] if noun.is_empty() => {
+            format!("{} and {} more", first.as_ref(), rest.len())
+        }
+        [first, rest @ ..] => format!(
+            "{} and {} more {}",
+            first.as_ref(),
+            rest.len(),
+            nodenet_model::names::plural(rest.len(), noun)
+        ),
         [] => String::new(),
     }
 }
@@ -491,7 +500,7 @@ pub fn render_text(plan: &Plan) -> String {
             parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
         );
-        let who = first_and_more(&hosts, " hosts");
+        let who = first_and_more(&hosts, "host");
         s.push_str(&format!("{sign} {who} ({role}) {body}\n"));
     }
     s

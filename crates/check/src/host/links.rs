@@ -9,7 +9,11 @@ pub(super) fn hosts_phrase(names: &[&str]) -> String {
     match names {
         [a] => format!("`{a}`"),
         [a, b] => format!("`{a}` and `{b}`"),
-        [a, b, rest @ ..] => format!("`{a}`, `{b}` and {} more hosts", rest.len()),
+        [a, b, rest @ ..] => format!(
+            "`{a}`, `{b}` and {} more {}",
+            rest.len(),
+            nodenet_model::names::plural(rest.len(), "host")
+        ),
         [] => String::new(),
     }
 }
