@@ -10,16 +10,21 @@ use std::process::Command;
 
 use crate::common::*;
 
-/// Every `nodenet …` the documentation writes, with the file it is in.
-fn documented_commands() -> Vec<(String, String)> {
-    let mut files = vec![repo().join("README.md"), repo().join("CONTRIBUTING.md")];
+/// The repository's pages `top` and every page of docs/.
+fn doc_pages(top: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = top.iter().map(|f| repo().join(f)).collect();
     files.extend(
         files_under(&repo().join("docs"))
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "md")),
     );
+    files
+}
+
+/// Every `nodenet …` the documentation writes, with the file it is in.
+fn documented_commands() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for f in files {
+    for f in doc_pages(&["README.md", "CONTRIBUTING.md"]) {
         let text = std::fs::read_to_string(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         let mut in_shell = false;
@@ -133,14 +138,8 @@ struct Example {
 /// Every ```console block of the README, CONTRIBUTING.md and docs/, as
 /// its examples: each block runs in a directory of its own.
 fn console_blocks() -> Vec<Vec<Example>> {
-    let mut files = vec![repo().join("README.md"), repo().join("CONTRIBUTING.md")];
-    files.extend(
-        files_under(&repo().join("docs"))
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "md")),
-    );
     let mut blocks = Vec::new();
-    for f in files {
+    for f in doc_pages(&["README.md", "CONTRIBUTING.md"]) {
         let text = std::fs::read_to_string(&f).unwrap();
         let name = f.strip_prefix(repo()).unwrap().display().to_string();
         let mut block: Option<Vec<Example>> = None;
@@ -266,9 +265,7 @@ fn console_examples_print_what_the_docs_show() {
     let blocks = console_blocks();
     let examples: usize = blocks.iter().map(Vec::len).sum();
     assert!(examples >= 10, "only {examples} console examples found");
-    let bin = std::env::var_os("NODENET_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nodenet").into());
+    let bin = nodenet_path();
     let mut wrong = Vec::new();
     for block in blocks {
         let dir = tempfile::tempdir().unwrap();
@@ -351,20 +348,12 @@ fn link_targets(line: &str) -> Vec<&str> {
 /// `#anchor` to a heading of that file.
 #[test]
 fn every_relative_link_leads_to_a_file_and_heading() {
-    let mut files: Vec<PathBuf> = [
+    let files = doc_pages(&[
         "README.md",
         "CONTRIBUTING.md",
         "BENCHMARKS.md",
         "RELIABILITY.md",
-    ]
-    .iter()
-    .map(|f| repo().join(f))
-    .collect();
-    files.extend(
-        files_under(&repo().join("docs"))
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "md")),
-    );
+    ]);
     let anchors = |path: &std::path::Path| -> Vec<String> {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let mut fenced = false;

@@ -20,12 +20,17 @@ pub const EXAMPLE_PASSWORDS: [(&str, &str); 3] = [
     ("IPMI_PASSWORD", "example-ipmi-password"),
 ];
 
-/// The binary under test; `NODENET_TEST_BIN` runs the tests against
-/// another one (an older build, to see a test fail without its fix).
+/// Where the binary under test is; `NODENET_TEST_BIN` runs the tests
+/// against another one (an older build, to see a test fail without its fix).
+pub fn nodenet_path() -> PathBuf {
+    std::env::var_os("NODENET_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nodenet").into())
+}
+
+/// The binary under test, with the examples' BMC passwords set.
 pub fn nodenet() -> Command {
-    let bin = std::env::var_os("NODENET_TEST_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nodenet").into());
-    let mut c = Command::new(bin);
+    let mut c = Command::new(nodenet_path());
     c.envs(EXAMPLE_PASSWORDS);
     c
 }
