@@ -2,7 +2,8 @@
 # manual pages and shell completions (bash, zsh, fish).
 # BIN=path/to/nodenet installs an already built binary instead of building.
 # make test: the tools the tests run (.ci/install-tools.sh, Debian 12, as
-# root; idempotent), then the whole suite. CI runs exactly this.
+# root; idempotent), then the whole suite (.ci/suite: the cli tests, then
+# the lab with the unit tests beside it). CI runs exactly this.
 # make test-tools: only the tools.
 # make docs: the reference in docs/ as a book (mdBook) in target/book;
 # mdBook is installed with cargo when missing.
@@ -14,7 +15,7 @@ TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 BIN ?= $(TARGET_DIR)/release/nodenet
 # Twice the cores: the tests wait on tools, emulators and VMs more than
 # they compute (the cli binary: 115 s with 2 threads, 82 s with 4 on two
-# cores). VM tests still run one at a time (they share one lock).
+# cores). VM tests take a lab slot: two labs at a time (NODENET_LAB_SLOTS).
 TEST_THREADS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 bindir = $(DESTDIR)$(PREFIX)/bin
@@ -31,7 +32,7 @@ build:
 	$(CARGO) build --release --locked -p nodenet
 
 test: test-tools
-	PATH="$$HOME/.cargo/bin:$$PATH" $(CARGO) test --release --locked --workspace -- --test-threads=$(TEST_THREADS)
+	PATH="$$HOME/.cargo/bin:$$PATH" CARGO="$(CARGO)" TEST_THREADS=$(TEST_THREADS) bash .ci/suite
 
 test-tools:
 	bash .ci/install-tools.sh

@@ -41,8 +41,21 @@ pub(crate) const STAGE1_MODULES: &[&str] = &[
 /// cached images are rebuilt (from the cached debootstrap root).
 pub(crate) const RECIPE: u32 = 12;
 
+/// Held while an image in `cache` is looked for or built: two labs
+/// started together (two `nodenet lab up`, the test suite's lab slots)
+/// would otherwise both debootstrap into one folder, or one would boot an
+/// image the other is still writing. Released when dropped.
+pub(crate) fn cache_lock(cache: &Path) -> Result<std::fs::File, LabError> {
+    std::fs::create_dir_all(cache).map_err(io("cache dir"))?;
+    let path = cache.join(".lock");
+    let lock = std::fs::File::create(&path).map_err(io(path.display().to_string()))?;
+    lock.lock().map_err(io(path.display().to_string()))?;
+    Ok(lock)
+}
+
 /// Builds (or reuses) the lab image under `cache`.
 pub fn image(cache: &Path) -> Result<Image, LabError> {
+    let _building = cache_lock(cache)?;
     let kver = sh("ls /lib/modules | sort | tail -1")?;
     let nm = sh("apt-cache policy network-manager | sed -n 's/ *Candidate: //p'")?;
     let dir = cache.join(format!("{kver}-nm{nm}"));

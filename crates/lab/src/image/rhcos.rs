@@ -49,6 +49,7 @@ pub fn rhcos_image(cache: &Path) -> Result<Image, LabError> {
         )),
         ..base
     };
+    let _building = cache_lock(cache)?;
     if img.rootfs.is_file() {
         return Ok(img);
     }
