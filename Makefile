@@ -15,7 +15,7 @@ TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 BIN ?= $(TARGET_DIR)/release/nodenet
 # Twice the cores: the tests wait on tools, emulators and VMs more than
 # they compute (the cli binary: 115 s with 2 threads, 82 s with 4 on two
-# cores). VM tests take a lab slot: two labs at a time (NODENET_LAB_SLOTS).
+# cores). VM tests take a lab slot: one lab at a time (NODENET_LAB_SLOTS).
 TEST_THREADS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 bindir = $(DESTDIR)$(PREFIX)/bin
