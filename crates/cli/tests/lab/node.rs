@@ -280,7 +280,7 @@ fn day1_keyfiles_lacp_link_failure_day2_apply_show_and_rollback() {
     if skip_without(&["debootstrap", "genisoimage", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let img = nodenet_lab::image(&cache()).expect("lab image");
     let tmp = tempfile::tempdir().unwrap();
     let (mut node, mut switch) = boot_pair(&img, tmp.path());
@@ -817,7 +817,7 @@ fn config_drive_network_data_through_cloud_init() {
     if skip_without(&["debootstrap", "genisoimage", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let img = nodenet_lab::image(&cache()).expect("lab image");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -342,7 +342,7 @@ fn rhcos_scripts_make_br_ex_from_what_render_writes() {
     if skip_without(&["buildah", "debootstrap", "qemu-system-x86_64", "strip"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let img = nodenet_lab::rhcos_image(&cache()).expect("the lab's OpenShift node image");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -63,7 +63,7 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
     if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let _teardown = Teardown(dir.clone());
@@ -381,7 +381,7 @@ fn provision_lab_boots_each_host_from_its_iso_through_its_bmc() {
     if skip_without(&["curl", "debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let _teardown = Teardown(dir.clone());
@@ -566,7 +566,7 @@ fn a_vm_not_ready_in_time_is_started_again_once() {
     if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let _teardown = Teardown(dir.clone());
@@ -599,7 +599,7 @@ fn nics_bound_by_mac_come_up_under_other_names_and_by_name_do_not() {
     if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let _teardown = Teardown(dir.clone());
@@ -726,7 +726,7 @@ fn dual_stack_and_ipv6_only_examples_come_up_with_every_family() {
     if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     for (example, hosts, families, leases) in [
         (

@@ -336,7 +336,7 @@ fn lldp_and_netverify_find_what_the_switch_and_the_cables_do() {
     if skip_without(&["debootstrap", "qemu-system-x86_64"]) {
         return;
     }
-    let _one = crate::lab_slot();
+    let _slot = crate::lab_slot();
     let tmp = tempfile::tempdir().unwrap();
     let inv = tmp.path().join("inventory.yaml");
     fs::write(&inv, inventory(["active-backup", "active-backup"])).unwrap();
