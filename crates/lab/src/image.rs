@@ -46,7 +46,7 @@ pub(crate) const RECIPE: u32 = 12;
 /// would otherwise both debootstrap into one folder, or one would boot an
 /// image the other is still writing. Released when dropped.
 pub(crate) fn cache_lock(cache: &Path) -> Result<std::fs::File, LabError> {
-    std::fs::create_dir_all(cache).map_err(io("cache dir"))?;
+    std::fs::create_dir_all(cache).map_err(io(cache.display().to_string()))?;
     let path = cache.join(".lock");
     let lock = std::fs::File::create(&path).map_err(io(path.display().to_string()))?;
     lock.lock().map_err(io(path.display().to_string()))?;
