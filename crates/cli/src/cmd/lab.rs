@@ -34,6 +34,10 @@ pub enum LabCommand {
     Console(ConsoleArgs),
     /// Stop every VM of the lab and remove its files.
     Down(DirArgs),
+    /// Build the lab's VM image now (debootstrap and the machine's kernel,
+    /// a few minutes, once), so that the first `lab up` boots at once;
+    /// prints the kernel, initramfs and root filesystem it will boot.
+    Image(ImageArgs),
     /// The machine side of the lab's BMCs (`lab up` starts it): power and
     /// virtual media turned into VM boots.
     #[command(hide = true)]
@@ -45,6 +49,13 @@ pub struct DirArgs {
     /// The lab's directory [default: $XDG_CACHE_HOME/nodenet/lab].
     #[arg(long)]
     dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ImageArgs {
+    /// Where the lab image is built and kept [default: $NODENET_LAB_CACHE, else $XDG_CACHE_HOME/nodenet/lab-image].
+    #[arg(long)]
+    image_cache: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -181,7 +192,27 @@ pub fn run(cmd: LabCommand) -> Outcome {
             println!("stopped {}: {}", stopped.len(), stopped.join(", "));
             Ok(Exit::Success)
         }
+        LabCommand::Image(a) => image(a.image_cache),
     }
+}
+
+/// The lab image in `cache` (the default one when `None`), built when
+/// missing.
+fn lab_image(cache: Option<PathBuf>) -> Result<nodenet_lab::Image, LabError> {
+    let cache = cache.unwrap_or_else(state::default_image_cache);
+    info!(
+        "lab image in {} (built once: debootstrap and a kernel, a few minutes)",
+        cache.display()
+    );
+    nodenet_lab::image(&cache)
+}
+
+fn image(cache: Option<PathBuf>) -> Outcome {
+    let img = lab_image(cache)?;
+    println!("kernel {}", img.kernel.display());
+    println!("initramfs {}", img.initrd.display());
+    println!("root filesystem {}", img.rootfs.display());
+    Ok(Exit::Success)
 }
 
 fn up(a: UpArgs) -> Outcome {
@@ -242,16 +273,8 @@ fn up(a: UpArgs) -> Outcome {
         files.push(f);
     }
     let script = switch::script(&topo);
-    let cache = a
-        .image_cache
-        .clone()
-        .unwrap_or_else(state::default_image_cache);
-    info!(
-        "lab image in {} (built once: debootstrap and a kernel, a few minutes)",
-        cache.display()
-    );
     let started = std::time::Instant::now();
-    let img = nodenet_lab::image(&cache)?;
+    let img = lab_image(a.image_cache.clone())?;
     let image_s = started.elapsed().as_secs_f64();
     let d = a.dir.dir.clone().unwrap_or_else(state::default_dir);
     let inventory = a.inventory.canonicalize().unwrap_or(a.inventory.clone());

@@ -1238,6 +1238,7 @@ fn readme_command_table_names_every_option() {
         &["lab", "status"],
         &["lab", "console"],
         &["lab", "down"],
+        &["lab", "image"],
         &["completions"],
         &["man"],
     ];

@@ -38,13 +38,26 @@ fn slots() -> usize {
 static BUSY: Mutex<usize> = Mutex::new(0);
 static FREED: Condvar = Condvar::new();
 
-/// One of the [`slots`], held for the whole of a test that boots VMs.
-pub struct LabSlot;
+/// One of the [`slots`], held for the whole of a test that boots VMs,
+/// from when it was taken.
+pub struct LabSlot(std::time::Instant);
+
+/// Where each test's time in its slot is added (`name seconds`, a line
+/// each): the suite prints it after the lab, the figures to cut CI's
+/// time by. The harness captures a passing test's own output.
+const SLOT_TIMES: &str = "target/lab-slot-times.log";
 
 impl Drop for LabSlot {
     fn drop(&mut self) {
         *BUSY.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
         FREED.notify_one();
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        let line = format!("{test} {:.0}\n", self.0.elapsed().as_secs_f64());
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(common::repo().join(SLOT_TIMES))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     }
 }
 
@@ -56,7 +69,7 @@ pub fn lab_slot() -> LabSlot {
         busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
     }
     *busy += 1;
-    LabSlot
+    LabSlot(std::time::Instant::now())
 }
 
 /// Where lab images are built once and kept between runs

@@ -557,6 +557,40 @@ fn refusals_start_nothing() {
     assert!(!dir.exists(), "nothing made for a refused lab");
 }
 
+/// `lab image` builds (or finds) the image in the cache it is given and
+/// names its files: a kernel of this machine's, a newc initramfs and an
+/// ext4 root filesystem, the last two in that cache.
+#[test]
+fn lab_image_names_a_kernel_an_initramfs_and_an_ext4_root_in_the_cache() {
+    if skip_without(&["debootstrap", "mkfs.ext4"]) {
+        return;
+    }
+    let o = run(nodenet()
+        .args(["lab", "image", "--image-cache"])
+        .arg(crate::cache()));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    let file = |what: &str| -> PathBuf {
+        let line = said
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{what} ")))
+            .unwrap_or_else(|| panic!("no {what} in:\n{said}"));
+        PathBuf::from(line)
+    };
+    let kernel = file("kernel");
+    assert!(kernel.starts_with("/boot") && kernel.is_file(), "{said}");
+    let initrd = fs::read(file("initramfs")).unwrap();
+    assert!(initrd.starts_with(b"070701"), "not a newc cpio: {said}");
+    let rootfs = file("root filesystem");
+    assert!(rootfs.starts_with(crate::cache()), "{said}");
+    let mut superblock = [0u8; 2];
+    use std::io::{Read, Seek};
+    let mut f = fs::File::open(&rootfs).unwrap();
+    f.seek(std::io::SeekFrom::Start(1024 + 56)).unwrap();
+    f.read_exact(&mut superblock).unwrap();
+    assert_eq!(u16::from_le_bytes(superblock), 0xEF53, "not ext4: {said}");
+}
+
 /// A VM that is not ready in time is started once more, its first
 /// console kept; not ready again, `lab up` stops everything and names
 /// both consoles. (A timeout too short for any boot stands in for a
