@@ -163,12 +163,21 @@ fn string(s: &str, out: &mut String) -> Option<()> {
         }
         return Some(());
     }
-    if reads_as_non_string(s) || yaml11_reads_as_non_string(s) {
+    if !plainly_a_string(s) && (reads_as_non_string(s) || yaml11_reads_as_non_string(s)) {
         single_quoted(s, out);
     } else {
         out.push_str(s);
     }
     Some(())
+}
+
+/// Whether `s` (made of `[A-Za-z0-9._/:+-,;=%${}]`) is a string to every
+/// reader without the checks below: no boolean, null, number, base-60
+/// number or timestamp of YAML 1.1 or 1.2 holds a `/` or two dots (a
+/// float or a timestamp's seconds have one). Addresses and prefixes,
+/// most of a state's scalars, take this path.
+fn plainly_a_string(s: &str) -> bool {
+    s.contains('/') || s.bytes().filter(|&b| b == b'.').nth(1).is_some()
 }
 
 /// `s` single-quoted: a quote inside is doubled (`it's` → `'it''s'`).
