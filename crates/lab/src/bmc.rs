@@ -7,8 +7,9 @@
 //! to each VM what a server does when its BMC is driven: power off stops
 //! the VM, power on boots it — from the virtual CD when the boot override
 //! says Cd, clearing a `Once` override afterwards as a BMC does.
-//! sushy's fake driver only keeps state, so a restart that leaves the power
-//! on is not seen; `nodenet provision` powers off first.
+//! sushy's fake driver only keeps state; it tells the machine side of
+//! each change as it makes it ([`notify`]), so an off as short as
+//! `provision`'s, or a restart's, is followed too.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::state::{self, LabState};
 use crate::{io, LabError};
+
+pub mod notify;
 
 /// The lab BMCs' user.
 pub const USER: &str = "admin";
@@ -34,6 +37,10 @@ pub struct LabBmcs {
     pub image_server_pid: u32,
     /// The machine side ([`machines`]).
     pub machines_pid: u32,
+    /// Where the machine side hears of each change the emulator makes
+    /// ([`notify`]; 0 in a lab started before it did).
+    #[serde(default)]
+    pub notify_port: u16,
     pub systems: Vec<BmcSystem>,
 }
 
@@ -160,6 +167,83 @@ pub fn start(
     let password: String = raw.iter().map(|b| format!("{b:02x}")).collect();
     let pw_file = bmc_dir.join("password");
     write_private(&pw_file, password.as_bytes())?;
+    let htpasswd = bmc_dir.join("htpasswd");
+    write_htpasswd(sushy, &password, &htpasswd)?;
+
+    let mut systems = Vec::new();
+    let mut fake = Vec::new();
+    for vm in st.vms.iter().filter(|v| v.role == "node") {
+        let id = system_id(&vm.machine_id);
+        let host = inv.hosts.iter().find(|h| h.name.value == vm.name);
+        let macs: Vec<String> = vm
+            .nics
+            .iter()
+            .map(|n| format!("{{'mac': '{}'}}", n.mac))
+            .collect();
+        fake.push(format!(
+            "{{'uuid': '{id}', 'name': '{}', 'power_state': 'On', 'external_notifier': True, 'nics': [{}]}}",
+            vm.name,
+            macs.join(", ")
+        ));
+        systems.push(BmcSystem {
+            host: vm.name.clone(),
+            id,
+            inventory_address: host
+                .and_then(|h| h.bmc.as_ref())
+                .map(|b| b.address.value.clone()),
+        });
+    }
+    let conf = bmc_dir.join("emulator.conf");
+    let notify_port = free_tcp_port();
+    std::fs::write(
+        &conf,
+        format!(
+            "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nEXTERNAL_NOTIFICATION_URL = 'http://127.0.0.1:{notify_port}/'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
+            htpasswd.display(),
+            bmc_dir.join("state").display(),
+            fake.join(", ")
+        ),
+    )
+    .map_err(io(conf.display().to_string()))?;
+
+    let mut started: Vec<u32> = Vec::new();
+    let result = (|| {
+        let (base, emulator_pid) = start_emulator(sushy, &conf, &bmc_dir, &password)?;
+        started.push(emulator_pid);
+        let images = dir.join(IMAGES_DIR);
+        std::fs::create_dir_all(&images).map_err(io(images.display().to_string()))?;
+        let (image_url, image_server_pid) = start_image_server(nodenet, &images, dir)?;
+        started.push(image_server_pid);
+        let img = st
+            .image
+            .as_ref()
+            .ok_or_else(|| LabError::Input("the lab's state names no image".into()))?;
+        crate::live_iso(img, &dir.join(LIVE_ISO))?;
+        let machines = spawn(
+            Command::new(nodenet)
+                .args(["lab", "machines", "--dir"])
+                .arg(dir),
+            &dir.join(MACHINES_LOG),
+        )?;
+        Ok(LabBmcs {
+            base,
+            emulator_pid,
+            image_url,
+            image_server_pid,
+            machines_pid: machines.id(),
+            notify_port,
+            systems,
+        })
+    })();
+    if result.is_err() {
+        state::terminate(&started, dir);
+    }
+    result
+}
+
+/// The emulator's htpasswd file at `to` (mode 0600): [`USER`] with
+/// `password`.
+fn write_htpasswd(sushy: &Path, password: &str, to: &Path) -> Result<(), LabError> {
     // sushy's basic auth reads bcrypt hashes; its own Python has bcrypt.
     // The lowest work factor (4): the password is 144 random bits, which
     // no work factor makes stronger, and the emulator pays the factor on
@@ -193,79 +277,10 @@ pub fn start(
             String::from_utf8_lossy(&hash.stderr).into_owned(),
         ));
     }
-    let htpasswd = bmc_dir.join("htpasswd");
     write_private(
-        &htpasswd,
+        to,
         format!("{USER}:{}", String::from_utf8_lossy(&hash.stdout).trim()).as_bytes(),
-    )?;
-
-    let mut systems = Vec::new();
-    let mut fake = Vec::new();
-    for vm in st.vms.iter().filter(|v| v.role == "node") {
-        let id = system_id(&vm.machine_id);
-        let host = inv.hosts.iter().find(|h| h.name.value == vm.name);
-        let macs: Vec<String> = vm
-            .nics
-            .iter()
-            .map(|n| format!("{{'mac': '{}'}}", n.mac))
-            .collect();
-        fake.push(format!(
-            "{{'uuid': '{id}', 'name': '{}', 'power_state': 'On', 'nics': [{}]}}",
-            vm.name,
-            macs.join(", ")
-        ));
-        systems.push(BmcSystem {
-            host: vm.name.clone(),
-            id,
-            inventory_address: host
-                .and_then(|h| h.bmc.as_ref())
-                .map(|b| b.address.value.clone()),
-        });
-    }
-    let conf = bmc_dir.join("emulator.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
-            htpasswd.display(),
-            bmc_dir.join("state").display(),
-            fake.join(", ")
-        ),
     )
-    .map_err(io(conf.display().to_string()))?;
-
-    let mut started: Vec<u32> = Vec::new();
-    let result = (|| {
-        let (base, emulator_pid) = start_emulator(sushy, &conf, &bmc_dir, &password)?;
-        started.push(emulator_pid);
-        let images = dir.join(IMAGES_DIR);
-        std::fs::create_dir_all(&images).map_err(io(images.display().to_string()))?;
-        let (image_url, image_server_pid) = start_image_server(nodenet, &images, dir)?;
-        started.push(image_server_pid);
-        let img = st
-            .image
-            .as_ref()
-            .ok_or_else(|| LabError::Input("the lab's state names no image".into()))?;
-        crate::live_iso(img, &dir.join(LIVE_ISO))?;
-        let machines = spawn(
-            Command::new(nodenet)
-                .args(["lab", "machines", "--dir"])
-                .arg(dir),
-            &dir.join(MACHINES_LOG),
-        )?;
-        Ok(LabBmcs {
-            base,
-            emulator_pid,
-            image_url,
-            image_server_pid,
-            machines_pid: machines.id(),
-            systems,
-        })
-    })();
-    if result.is_err() {
-        state::terminate(&started, dir);
-    }
-    result
 }
 
 fn write_private(p: &Path, data: &[u8]) -> Result<(), LabError> {
@@ -372,9 +387,12 @@ struct Seen {
     cd_boot: Option<(String, String)>,
 }
 
-/// The machine side of the lab's BMCs, until the lab is gone: polls each
-/// system and follows its power transitions with the VM (see the module's
-/// doc). Every event goes to stdout (`machines.log`).
+/// The machine side of the lab's BMCs, until the lab is gone: follows
+/// each system's power transitions with the VM (see the module's doc),
+/// as the emulator reports them ([`notify`]) and as polling its power
+/// every half second reads them (which is also what makes the fake
+/// driver apply a pending change). Every event goes to stdout
+/// (`machines.log`).
 pub fn machines(dir: &Path, say: &dyn Fn(&str)) -> Result<(), LabError> {
     let st = LabState::load(dir)?;
     let bmcs = st
@@ -386,43 +404,87 @@ pub fn machines(dir: &Path, say: &dyn Fn(&str)) -> Result<(), LabError> {
         .clone()
         .ok_or_else(|| LabError::Input("the lab's state names no image".into()))?;
     let password = password(dir)?;
-    let hosts: Vec<RedfishHost> = bmcs
+    let changes = match bmcs.notify_port {
+        0 => std::sync::mpsc::channel().1,
+        port => notify::listen(port)?,
+    };
+    let machines: Vec<Machine> = bmcs
         .systems
         .iter()
-        .map(|s| RedfishHost {
-            system: bmcs.system_url(s),
-            user: USER.into(),
-            password: password.clone(),
+        .map(|s| Machine {
+            sys: s,
+            host: RedfishHost {
+                system: bmcs.system_url(s),
+                user: USER.into(),
+                password: password.clone(),
+            },
         })
         .collect();
-    let mut last: Vec<Option<Seen>> = vec![None; hosts.len()];
-    say(&format!("machines: following {} BMC(s)", hosts.len()));
+    let mut power: Vec<Option<String>> = vec![None; machines.len()];
+    say(&format!("machines: following {} BMC(s)", machines.len()));
     loop {
         // Ends with its lab (down, or another lab in the directory).
         match LabState::load(dir) {
             Ok(s) if s.bmc.as_ref().map(|b| b.machines_pid) == Some(std::process::id()) => {}
             _ => return Ok(()),
         }
-        for ((sys, host), last) in bmcs.systems.iter().zip(&hosts).zip(&mut last) {
-            let Ok(seen) = host.seen() else { continue };
-            let was = last.replace(seen.clone());
-            let Some(was) = was else { continue };
-            if was.power == seen.power {
-                continue;
-            }
-            let result = match seen.power.as_str() {
-                "Off" => {
-                    say(&format!("{}: powered off: VM stopped", sys.host));
-                    state::stop_vm(dir, &sys.host)
-                }
-                "On" => power_on(dir, &img, sys, host, &seen, say),
-                _ => Ok(()),
-            };
-            if let Err(e) = result {
-                say(&format!("{}: {e}", sys.host));
+        // Every change reported, in order, before what a read sees now:
+        // a read after a change finds its report already here.
+        for change in changes.try_iter() {
+            if let Some(i) = machines.iter().position(|m| m.sys.id == change.system) {
+                machines[i].follow(&mut power[i], &change.power, dir, &img, say);
             }
         }
-        std::thread::sleep(Duration::from_millis(500));
+        for (m, power) in machines.iter().zip(&mut power) {
+            if let Ok(seen) = m.host.seen() {
+                m.follow(power, &seen.power, dir, &img, say);
+            }
+        }
+        if let Ok(change) = changes.recv_timeout(Duration::from_millis(500)) {
+            if let Some(i) = machines.iter().position(|m| m.sys.id == change.system) {
+                machines[i].follow(&mut power[i], &change.power, dir, &img, say);
+            }
+        }
+    }
+}
+
+/// A node VM and its BMC.
+struct Machine<'a> {
+    sys: &'a BmcSystem,
+    host: RedfishHost,
+}
+
+impl Machine<'_> {
+    /// Does to the VM what a power state `now` after `last` means (off:
+    /// stopped; on: booted); the first state known is taken as it is.
+    fn follow(
+        &self,
+        last: &mut Option<String>,
+        now: &str,
+        dir: &Path,
+        img: &crate::Image,
+        say: &dyn Fn(&str),
+    ) {
+        let Some(was) = last.replace(now.to_string()) else {
+            return;
+        };
+        if was == now {
+            return;
+        }
+        let result = match now {
+            "Off" => {
+                say(&format!("{}: powered off: VM stopped", self.sys.host));
+                state::stop_vm(dir, &self.sys.host)
+            }
+            "On" => self
+                .host
+                .seen()
+                .and_then(|seen| power_on(dir, img, self.sys, &self.host, &seen, say)),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            say(&format!("{}: {e}", self.sys.host));
+        }
     }
 }
 

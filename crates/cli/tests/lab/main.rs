@@ -25,8 +25,9 @@ use std::sync::{Condvar, Mutex};
 /// most of the time: the suite took 903 s instead of 1,249 s, every test
 /// passing. But not always: in the next run two failed (a ping lost in a
 /// rehearsal that counts them, and a power cycle the lab's BMC poller
-/// missed), so one lab at a time stays the default. Images are built under
-/// a lock (`nodenet_lab::image`) either way.
+/// missed, since followed by the emulator's own reports: `bmc::notify`),
+/// so one lab at a time stays the default. Images are built under a lock
+/// (`nodenet_lab::image`) either way.
 fn slots() -> usize {
     std::env::var("NODENET_LAB_SLOTS")
         .ok()
