@@ -94,10 +94,14 @@ pub struct Diff {
 
 /// nmstate's canonical form of a state.
 pub fn canonical(state: &J, side: &'static str) -> Result<J, DiffError> {
-    let parsed: nmstate::NetworkState =
-        serde_json::from_value(state.clone()).map_err(|e| DiffError {
-            side,
-            message: e.to_string(),
+    // Read from the value in place (`&Value` is a serde Deserializer):
+    // `from_value` would take a copy of every state first.
+    let parsed =
+        <nmstate::NetworkState as serde::Deserialize>::deserialize(state).map_err(|e| {
+            DiffError {
+                side,
+                message: e.to_string(),
+            }
         })?;
     serde_json::to_value(&parsed).map_err(|e| DiffError {
         side,
