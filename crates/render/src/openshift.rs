@@ -50,29 +50,23 @@ pub struct NodeStates {
 /// Every whole host's node files.
 pub fn node_states(inv: &Inventory) -> Vec<NodeStates> {
     use rayon::prelude::*;
+    let agent = inv.cluster.node_agent.is_some();
     inv.hosts
         .par_iter()
-        .map(|h| host_node_states(inv, h, false).0)
+        .map(|h| {
+            let Ok(plan) = br_ex::plan(h, &inv.cluster) else {
+                return NodeStates::default();
+            };
+            NodeStates {
+                openshift: br_ex::openshift_state(h, &plan).map(|s| yaml(&s)),
+                nodenet: agent
+                    .then(|| br_ex::day2_state(h, &inv.cluster, &plan))
+                    .flatten()
+                    .map(|s| yaml(&s)),
+                br_ex: Some(plan),
+            }
+        })
         .collect()
-}
-
-/// One host's node files, and its day-2 state (`br_ex::day2_state`) when
-/// the node agent's file needs it or `want_day2` (the policies split it:
-/// made once for both, it is the costliest part of either).
-pub fn host_node_states(inv: &Inventory, h: &Host, want_day2: bool) -> (NodeStates, Option<J>) {
-    let Ok(plan) = br_ex::plan(h, &inv.cluster) else {
-        return (NodeStates::default(), None);
-    };
-    let agent = inv.cluster.node_agent.is_some();
-    let day2 = (agent || want_day2)
-        .then(|| br_ex::day2_state(h, &inv.cluster, &plan))
-        .flatten();
-    let states = NodeStates {
-        openshift: br_ex::openshift_state(h, &plan).map(|s| yaml(&s)),
-        nodenet: day2.as_ref().filter(|_| agent).map(yaml),
-        br_ex: Some(plan),
-    };
-    (states, day2)
 }
 
 /// Which nodes a custom pool takes.
@@ -474,15 +468,8 @@ fn machine_config_pool(pool: &Pool, selector: &Selector) -> OutFile {
 /// pools, and the node agent; with what laying them out decided, and
 /// anything still past the limits.
 pub fn openshift_files(inv: &Inventory) -> (Vec<OutFile>, Vec<Diagnostic>) {
-    openshift_files_of(inv, &node_states(inv))
-}
-
-/// [`openshift_files`] of the hosts' node files made already.
-pub fn openshift_files_of(
-    inv: &Inventory,
-    states: &[NodeStates],
-) -> (Vec<OutFile>, Vec<Diagnostic>) {
-    let layout = layout(inv, states);
+    let states = node_states(inv);
+    let layout = layout(inv, &states);
     let mut files = files(&layout);
     files.extend(crate::node_agent::files(inv, &layout.pools));
     let mut diagnostics = layout.diagnostics;

@@ -141,12 +141,11 @@ pub fn fleet_artifacts(
             )
         },
         || {
-            let (states, split) = host_states(inv);
             rayon::join(
-                || crate::openshift::openshift_files_of(inv, &states),
+                || crate::openshift::openshift_files(inv),
                 || {
                     let mut v = Vec::new();
-                    nncps_of(inv, split, &mut v);
+                    nncps(inv, &mut v);
                     v
                 },
             )
@@ -161,23 +160,6 @@ pub fn fleet_artifacts(
     out.extend(mcs);
     out.extend(policies);
     (out, diagnostics)
-}
-
-/// Each host's node files (MachineConfigs) and its day-2 state split for
-/// the policies, from one br-ex plan and one day-2 state per host.
-fn host_states(inv: &Inventory) -> (Vec<crate::openshift::NodeStates>, Vec<Option<(J, J)>>) {
-    use rayon::prelude::*;
-    inv.hosts
-        .par_iter()
-        .map(|h| {
-            let (states, day2) = crate::openshift::host_node_states(inv, h, true);
-            let split = match (&states.br_ex, day2) {
-                (Some(plan), Some(day2)) => split_day2(inv, h, plan, day2),
-                _ => None,
-            };
-            (states, split)
-        })
-        .unzip()
 }
 
 #[cfg(test)]

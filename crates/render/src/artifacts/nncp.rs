@@ -65,21 +65,11 @@ impl Policy {
 /// (`nodenet_check::traffic`) with the routes and name servers, and the
 /// rest. A policy never names an interface another one owns.
 pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
+    let node = host.network.as_ref()?;
     let plan = nodenet_check::br_ex::plan(host, &inv.cluster).ok()?;
     let state = nodenet_check::br_ex::day2_state(host, &inv.cluster, &plan)?;
-    split_day2(inv, host, &plan, state)
-}
-
-/// [`split_state`] of the host's br-ex plan and day-2 state made already.
-pub fn split_day2(
-    inv: &Inventory,
-    host: &Host,
-    plan: &nodenet_check::br_ex::BrExPlan,
-    state: J,
-) -> Option<(J, J)> {
-    let node = host.network.as_ref()?;
     let derived;
-    let carried = match plan {
+    let carried = match &plan {
         // The derived br-ex and its uplink carry what the intent's uplink did.
         nodenet_check::br_ex::BrExPlan::Derived { .. } => {
             derived = nodenet_model::yaml::Node::from_json(&state, node.span);
@@ -127,19 +117,11 @@ pub fn split_day2(
 pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
     use rayon::prelude::*;
     // Each host's state is split (and later written) on every core.
-    let split: Vec<Option<(J, J)>> = inv.hosts.par_iter().map(|h| split_state(inv, h)).collect();
-    nncps_of(inv, split, out)
-}
-
-/// [`nncps`] of the hosts' split states made already (one per host, in
-/// the inventory's order).
-pub fn nncps_of(inv: &Inventory, split: Vec<Option<(J, J)>>, out: &mut Vec<OutFile>) {
-    use rayon::prelude::*;
-    let split = inv
+    let split: Vec<(&Host, [J; 2])> = inv
         .hosts
-        .iter()
-        .zip(split)
-        .filter_map(|(h, s)| s.map(|(c, r)| (h, [c, r])));
+        .par_iter()
+        .filter_map(|h| split_state(inv, h).map(|(c, r)| (h, [c, r])))
+        .collect();
     let mut roles: BTreeMap<&'static str, Vec<(&Host, [J; 2])>> = BTreeMap::new();
     for (h, parts) in split {
         roles
