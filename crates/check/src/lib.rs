@@ -243,25 +243,40 @@ pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
         .filter_map(|i| br_ex::judge_derived(host_at(i), &inv.cluster))
         .collect();
     diagnostics.extend(derived);
-    fleet::check_fleet(inv, &hosts, &mut diagnostics);
-    segments::check(inv, &mut diagnostics);
-    cluster_networks::check(inv, &mut diagnostics);
-    sites::check_single_node(inv, &hosts, &mut diagnostics);
-    sites::check_cluster_instance_fields(inv, &mut diagnostics);
-    sites::check_mac_binding_release(inv, &mut diagnostics);
-    node_agent::check(inv, &mut diagnostics);
-    // The expected cabling (`nics:` switch, port, VLANs, MTU) against itself.
-    let wiring: Vec<Diagnostic> = inv
-        .hosts
-        .par_iter()
-        .flat_map_iter(|h| {
+    // The fleet's address rules (one thread: every address claimed in
+    // turn) beside the other fleet rules, in the same order as found.
+    let (fleet, others) = rayon::join(
+        || {
             let mut d = Vec::new();
-            wiring::check_host(h, &mut d);
+            fleet::check_fleet(inv, &hosts, &mut d);
             d
-        })
-        .collect();
-    diagnostics.extend(wiring);
-    wiring::check_fleet(inv, &mut diagnostics);
+        },
+        || {
+            let mut d = Vec::new();
+            segments::check(inv, &mut d);
+            cluster_networks::check(inv, &mut d);
+            sites::check_single_node(inv, &hosts, &mut d);
+            sites::check_cluster_instance_fields(inv, &mut d);
+            sites::check_mac_binding_release(inv, &mut d);
+            node_agent::check(inv, &mut d);
+            // The expected cabling (`nics:` switch, port, VLANs, MTU)
+            // against itself.
+            let wiring: Vec<Diagnostic> = inv
+                .hosts
+                .par_iter()
+                .flat_map_iter(|h| {
+                    let mut d = Vec::new();
+                    wiring::check_host(h, &mut d);
+                    d
+                })
+                .collect();
+            d.extend(wiring);
+            wiring::check_fleet(inv, &mut d);
+            d
+        },
+    );
+    diagnostics.extend(fleet);
+    diagnostics.extend(others);
     drop_consequences(inv, &mut diagnostics);
     diag::sort(&mut diagnostics);
     diagnostics.dedup();
