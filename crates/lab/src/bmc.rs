@@ -428,22 +428,23 @@ pub fn machines(dir: &Path, say: &dyn Fn(&str)) -> Result<(), LabError> {
             Ok(s) if s.bmc.as_ref().map(|b| b.machines_pid) == Some(std::process::id()) => {}
             _ => return Ok(()),
         }
-        // Every change reported, in order, before what a read sees now:
-        // a read after a change finds its report already here.
-        for change in changes.try_iter() {
+        let reported = |power: &mut [Option<String>], change: notify::PowerChange| {
             if let Some(i) = machines.iter().position(|m| m.sys.id == change.system) {
                 machines[i].follow(&mut power[i], &change.power, dir, &img, say);
             }
-        }
+        };
+        // Every change reported, in order, before what a read sees now:
+        // a read after a change finds its report already here.
+        changes
+            .try_iter()
+            .for_each(|change| reported(&mut power, change));
         for (m, power) in machines.iter().zip(&mut power) {
             if let Ok(seen) = m.host.seen() {
                 m.follow(power, &seen.power, dir, &img, say);
             }
         }
         if let Ok(change) = changes.recv_timeout(Duration::from_millis(500)) {
-            if let Some(i) = machines.iter().position(|m| m.sys.id == change.system) {
-                machines[i].follow(&mut power[i], &change.power, dir, &img, say);
-            }
+            reported(&mut power, change);
         }
     }
 }
