@@ -195,16 +195,7 @@ pub fn start(
     }
     let conf = bmc_dir.join("emulator.conf");
     let notify_port = free_tcp_port();
-    std::fs::write(
-        &conf,
-        format!(
-            "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nEXTERNAL_NOTIFICATION_URL = 'http://127.0.0.1:{notify_port}/'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
-            htpasswd.display(),
-            bmc_dir.join("state").display(),
-            fake.join(", ")
-        ),
-    )
-    .map_err(io(conf.display().to_string()))?;
+    write_emulator_conf(&conf, &bmc_dir, notify_port, &fake)?;
 
     let mut started: Vec<u32> = Vec::new();
     let result = (|| {
@@ -239,6 +230,28 @@ pub fn start(
         state::terminate(&started, dir);
     }
     result
+}
+
+/// sushy-emulator's configuration at `conf`: on 127.0.0.1, the fake
+/// driver with `systems` (Python dict literals) and its state in `dir`,
+/// basic auth from `dir/htpasswd`, each change reported to
+/// `127.0.0.1:notify_port` ([`notify`]).
+fn write_emulator_conf(
+    conf: &Path,
+    dir: &Path,
+    notify_port: u16,
+    systems: &[String],
+) -> Result<(), LabError> {
+    std::fs::write(
+        conf,
+        format!(
+            "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nEXTERNAL_NOTIFICATION_URL = 'http://127.0.0.1:{notify_port}/'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{}]\n",
+            dir.join("htpasswd").display(),
+            dir.join("state").display(),
+            systems.join(", ")
+        ),
+    )
+    .map_err(io(conf.display().to_string()))
 }
 
 /// The emulator's htpasswd file at `to` (mode 0600): [`USER`] with

@@ -110,12 +110,7 @@ fn power_change(body: &[u8]) -> Option<PowerChange> {
 mod tests {
     use super::*;
 
-    fn free_port() -> u16 {
-        TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap()
-    }
+    use super::super::free_tcp_port as free_port;
 
     /// What comes back for `request`, sent whole or a byte at a time.
     fn send(port: u16, request: &[u8], bytewise: bool) -> String {
@@ -199,15 +194,10 @@ mod tests {
         let rx = listen(port).unwrap();
         let id = "4e1f2c3a-0000-4000-8000-000000000001";
         let conf = dir.join("emulator.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_AUTH_FILE = '{}'\nSUSHY_EMULATOR_STATE_DIR = '{}'\nEXTERNAL_NOTIFICATION_URL = 'http://127.0.0.1:{port}/'\nSUSHY_EMULATOR_FAKE_SYSTEMS = [{{'uuid': '{id}', 'name': 'node-0', 'power_state': 'On', 'external_notifier': True, 'nics': []}}]\n",
-                dir.join("htpasswd").display(),
-                dir.join("state").display(),
-            ),
-        )
-        .unwrap();
+        let system = format!(
+            "{{'uuid': '{id}', 'name': 'node-0', 'power_state': 'On', 'external_notifier': True, 'nics': []}}"
+        );
+        super::super::write_emulator_conf(&conf, &dir, port, &[system]).unwrap();
         let (base, pid) = super::super::start_emulator(&sushy, &conf, &dir, password).unwrap();
         let host = super::super::RedfishHost {
             system: format!("{base}/redfish/v1/Systems/{id}"),
@@ -237,10 +227,7 @@ mod tests {
         };
         cycle("ForceOff", "Off");
         cycle("On", "On");
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_raw(pid as i32).unwrap(),
-            rustix::process::Signal::KILL,
-        );
+        crate::state::terminate(&[pid], &dir);
         let _ = std::fs::remove_dir_all(&dir);
         let mut powers: Vec<String> = rx
             .try_iter()
