@@ -154,6 +154,8 @@ codes! {
     NetverifyOtherSegment = "netverify-other-segment": "A NIC heard probe frames of a VLAN it does not use, or a VLAN's frames with another tag or untagged: cabled into another segment, or the switch port carries more than it should (a warning).",
     NetverifyMtu = "netverify-mtu": "Small probe frames passed between two NICs on a VLAN but full-size ones (the planned MTU) did not: an MTU on the path is smaller.",
     NetverifyNoResult = "netverify-no-result": "A host of the plan has no result among those given to `netverify report`, or ran on a NIC the node does not have (a warning).",
+    // NetBox (`netbox:` inputs)
+    NetboxUnmapped = "netbox-unmapped": "A NetBox object nodenet cannot map into the inventory (an interface type it does not configure, a LAG member or subinterface parent on another device, a VLAN of another site, a VLAN interface its parent does not carry tagged, a device role that is no cluster role): named, with its page, where the inventory read from NetBox says so.",
     // import
     KeyfileSyntax = "keyfile-syntax": "A NetworkManager keyfile is not in keyfile format (binary, a line outside any group, too large).",
     KeyfileInvalid = "keyfile-invalid": "A keyfile setting has an impossible value (bad address, VLAN without parent or id, unknown type or controller).",
@@ -312,6 +314,30 @@ impl SourceMap {
             embedded: None,
         }));
         (self.files.len() - 1) as FileId
+    }
+
+    /// The span of bytes `offset..offset + len` of file `id` (1-based
+    /// line and column in characters), for findings made on a text
+    /// rather than read from its nodes.
+    pub fn span_of(&self, id: FileId, offset: usize, len: usize) -> Option<Span> {
+        let text = &self.get(id)?.text;
+        let before = text.get(..offset)?;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Some(Span {
+            file: id,
+            line: before.matches('\n').count() as u32 + 1,
+            column: before[line_start..].chars().count() as u32 + 1,
+            offset: offset as u32,
+            len: len as u32,
+        })
+    }
+
+    /// The id of the file called `name`, the first added.
+    pub fn find(&self, name: &str) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| i as FileId)
     }
 
     /// Adds a text carried inside another file.

@@ -1,4 +1,5 @@
-//! `nodenet import`: NetworkManager keyfiles → NMState YAML.
+//! `nodenet import`: NetworkManager keyfiles → NMState YAML; a NetBox
+//! query → an inventory file.
 
 use super::{CliError, Exit, Outcome};
 use crate::report::{self, Format};
@@ -8,8 +9,16 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Keyfiles or directories of keyfiles (e.g. /etc/NetworkManager/system-connections).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "from", conflicts_with = "from")]
     paths: Vec<PathBuf>,
+    /// Read a whole inventory from NetBox instead
+    /// (`netbox:?site=dc1&cluster=ocp-prod`; NETBOX_URL, and NETBOX_TOKEN
+    /// or NETBOX_TOKEN_FILE, from the environment): docs/netbox.md.
+    #[arg(long, value_name = "SOURCE")]
+    from: Option<String>,
+    /// With `--from`: write the inventory here (else stdout).
+    #[arg(short, long, requires = "from")]
+    output: Option<PathBuf>,
     /// Every warning is an error: a setting not imported, a value
     /// NetworkManager ignores, a file of a directory it would not load.
     #[arg(long)]
@@ -28,6 +37,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
+    if let Some(source) = &args.from {
+        return from_netbox(source, args.output.as_deref(), args.format);
+    }
     let imported = nodenet_import::import_paths(&args.paths, args.strict)?;
     if args.format == Format::Human || imported.has_errors() {
         report::print(&imported.sources, &imported.diagnostics, args.format);
@@ -68,4 +80,38 @@ pub fn run(args: Args) -> Outcome {
             Ok(Exit::Success)
         }
     }
+}
+
+/// `--from netbox:…`: the inventory NetBox's objects map to, with what
+/// could not be mapped said at its place; nothing written when that is
+/// an error.
+fn from_netbox(source: &str, output: Option<&std::path::Path>, format: Format) -> Outcome {
+    if !nodenet_netbox::is_source(source) {
+        return Err(CliError::usage(format!(
+            "--from {source}: the sources `import --from` reads are NetBox queries (netbox:?cluster=NAME)"
+        )));
+    }
+    let generated = nodenet_netbox::read(source)?;
+    // The findings of the mapping, and the inventory's own (loaded as
+    // `check` loads it), said at their lines of what is written.
+    let loaded = super::load_with_generated(&[], std::slice::from_ref(&generated))?;
+    let (sources, diagnostics) = (&loaded.sources, &loaded.diagnostics);
+    report::print(sources, diagnostics, format);
+    if diagnostics.iter().any(nodenet_model::Diagnostic::is_error) {
+        info!("failed: {}", report::summary(diagnostics));
+        return Ok(Exit::Problems);
+    }
+    match output {
+        Some(path) => {
+            nodenet_model::write_atomic(path, generated.text.as_bytes())
+                .map_err(|e| CliError::io(path.display().to_string(), e))?;
+            info!(
+                "wrote {} ({} host(s) from NetBox)",
+                path.display(),
+                loaded.inventory.hosts.len()
+            );
+        }
+        None => print!("{}", generated.text),
+    }
+    Ok(Exit::Success)
 }

@@ -65,8 +65,63 @@ impl From<Exit> for ExitCode {
 /// read by the import stage.
 pub fn load_files(
     paths: &[impl AsRef<std::path::Path>],
-) -> Result<nodenet_model::Loaded, nodenet_model::LoadError> {
-    nodenet_model::load::load_files_with(paths, Some(&nodenet_import::KeyfileReader))
+) -> Result<nodenet_model::Loaded, CliError> {
+    let (netbox, files): (Vec<&std::path::Path>, Vec<&std::path::Path>) = paths
+        .iter()
+        .map(AsRef::as_ref)
+        .partition(|p| p.to_str().is_some_and(nodenet_netbox::is_source));
+    let generated = netbox
+        .iter()
+        .map(|p| nodenet_netbox::read(p.to_str().expect("told as UTF-8")))
+        .collect::<Result<Vec<_>, _>>()?;
+    load_with_generated(&files, &generated)
+}
+
+/// Files, and inventories read from NetBox, loaded together; what the
+/// mapping could not read said at its line of the inventory.
+pub fn load_with_generated(
+    files: &[&std::path::Path],
+    generated: &[nodenet_netbox::Generated],
+) -> Result<nodenet_model::Loaded, CliError> {
+    let texts = generated
+        .iter()
+        .map(|g| (g.name.clone(), g.text.clone()))
+        .collect();
+    let mut loaded = nodenet_model::load::load_files_and_texts(
+        files,
+        texts,
+        Some(&nodenet_import::KeyfileReader),
+    )?;
+    for g in generated {
+        let file = loaded.sources.find(&g.name);
+        for f in &g.findings {
+            let mut d = nodenet_model::Diagnostic {
+                severity: f.severity,
+                ..nodenet_model::Diagnostic::error(f.code, f.message.clone())
+            }
+            .at_opt(file.and_then(|id| loaded.sources.span_of(id, f.at.0, f.at.1)));
+            if let Some(help) = &f.help {
+                d = d.help(help.clone());
+            }
+            if let Some(host) = &f.host {
+                d = d.host(host.clone());
+            }
+            loaded.diagnostics.push(d);
+        }
+    }
+    Ok(loaded)
+}
+
+impl From<nodenet_netbox::Error> for CliError {
+    fn from(e: nodenet_netbox::Error) -> CliError {
+        CliError {
+            code: e.code(),
+            message: e.to_string(),
+            file: None,
+            exit: USAGE,
+            findings: None,
+        }
+    }
 }
 
 /// Freed as the process ends, not node by node: the kernel reclaims a

@@ -97,7 +97,12 @@ pub fn run(args: Args) -> Outcome {
             super::load_files(&args.files)?,
             args.files
                 .iter()
-                .map(|p| Provenance::input_name(p))
+                .map(
+                    |p| match p.to_str().filter(|s| nodenet_netbox::is_source(s)) {
+                        Some(netbox) => netbox.to_string(),
+                        None => Provenance::input_name(p),
+                    },
+                )
                 .collect(),
         )
     };

@@ -20,6 +20,7 @@ mod image;
 mod import;
 mod inputs;
 mod metal3;
+mod netbox;
 mod netplan;
 mod network_data;
 mod openshift;

@@ -5,6 +5,7 @@
 
 pub mod crd;
 pub mod layering;
+pub mod netbox;
 pub mod sushy;
 
 use std::fs;

@@ -125,8 +125,26 @@ pub fn load_files_with(
     paths: &[impl AsRef<Path>],
     keyfiles: Option<&dyn ProfileReader>,
 ) -> Result<Loaded, LoadError> {
+    load_files_and_texts(paths, Vec::new(), keyfiles)
+}
+
+/// [`load_files_with`], and texts that are no file (`(name, text)`: an
+/// inventory read from NetBox) loaded beside them, first.
+pub fn load_files_and_texts(
+    paths: &[impl AsRef<Path>],
+    texts: Vec<(String, String)>,
+    keyfiles: Option<&dyn ProfileReader>,
+) -> Result<Loaded, LoadError> {
     let limit = max_input_bytes()?;
-    let mut inputs = Vec::new();
+    let mut inputs: Vec<Input> = texts
+        .into_iter()
+        .map(|(name, text)| Input {
+            name,
+            text,
+            in_dir: false,
+            not_text: None,
+        })
+        .collect();
     let mut dirs = Vec::new();
     for p in paths {
         let p = p.as_ref();

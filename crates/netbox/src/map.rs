@@ -1,0 +1,467 @@
+//! NetBox objects → a nodenet inventory (docs/netbox.md): a device is a
+//! host, its interfaces the NIC table and the NMState intent, its IP
+//! addresses static addresses, its out-of-band address the BMC, the
+//! virtualization cluster the OpenShift cluster. What NetBox cannot say
+//! comes from the device's config context (`nodenet:` key), merged over
+//! what the objects say.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value as J};
+
+use nodenet_model::{Code, Severity};
+
+use crate::emit::{emit, Y};
+use crate::objects::{Device, Interface, IpAddress, Snapshot, Vlan};
+use crate::{Finding, Generated};
+
+/// The config context key nodenet reads.
+pub const CONTEXT_KEY: &str = "nodenet";
+const CONTEXT: &str = "config context";
+/// The host label carrying the NetBox device's id.
+pub const DEVICE_LABEL: &str = "netbox/device-id";
+
+/// A finding before it has a place: said at a note line.
+struct Pending {
+    severity: Severity,
+    message: String,
+    help: Option<String>,
+    host: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Findings(Vec<Pending>);
+
+impl Findings {
+    /// A note line for a finding about an object (its page in the text).
+    pub(crate) fn note(
+        &mut self,
+        severity: Severity,
+        host: Option<&str>,
+        message: String,
+        help: &str,
+    ) -> Y {
+        self.0.push(Pending {
+            severity,
+            message: message.clone(),
+            help: (!help.is_empty()).then(|| help.to_string()),
+            host: host.map(str::to_string),
+        });
+        Y::Note(
+            format!(
+                "{}: {message}",
+                if severity == Severity::Error {
+                    "error"
+                } else {
+                    "not read"
+                }
+            ),
+            self.0.len() - 1,
+        )
+    }
+}
+
+/// The page of an object (`display_url`, or its API URL without `/api`).
+pub(crate) fn page(url: &str, display_url: Option<&String>) -> String {
+    match display_url {
+        Some(u) if !u.is_empty() => u.clone(),
+        _ => url.replacen("/api/", "/", 1),
+    }
+}
+
+/// The device's `nodenet:` config context, if any.
+fn context(d: &Device) -> Option<&Map<String, J>> {
+    d.config_context.as_ref()?.get(CONTEXT_KEY)?.as_object()
+}
+
+pub fn inventory(source: &str, base: &str, snap: &Snapshot) -> Generated {
+    let mut findings = Findings::default();
+    let mut devices: Vec<&Device> = snap.devices.iter().collect();
+    devices.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut top: Vec<(String, Y)> = vec![("nodenet".into(), Y::scalar("v1", None))];
+    let mut notes = Vec::new();
+    if devices.is_empty() {
+        notes.push((
+            "hosts-note".to_string(),
+            findings.note(
+                Severity::Error,
+                None,
+                format!("{source} selects no device in NetBox at {base}"),
+                "check the filters (site and role slugs, the cluster's name) and the token's permissions",
+            ),
+        ));
+    }
+    top.push(("cluster".into(), cluster(snap, &devices, &mut findings)));
+    if let Some(creds) = devices.iter().find_map(|d| context(d)?.get("credentials")) {
+        top.push(("credentials".into(), Y::from_json(creds, CONTEXT)));
+    }
+    let index = Index::new(snap);
+    let hosts: Vec<Y> = devices
+        .iter()
+        .filter_map(|d| host(d, &index, &mut findings, &mut notes))
+        .collect();
+    top.extend(notes);
+    top.push(("hosts".into(), Y::Seq(hosts)));
+    let header = format!(
+        "nodenet inventory read from NetBox at {base} ({source}).\nEach value's source is on its line: a NetBox object's page, or the device's config context (`{CONTEXT_KEY}:`)."
+    );
+    let (text, placed) = emit(&top, &header);
+    let mut out: Vec<Finding> = placed
+        .into_iter()
+        .map(|(i, at, len)| {
+            let p = &findings.0[i];
+            Finding {
+                severity: p.severity,
+                code: Code::NetboxUnmapped,
+                message: p.message.clone(),
+                help: p.help.clone(),
+                at: (at, len),
+                host: p.host.clone(),
+            }
+        })
+        .collect();
+    out.sort_by_key(|f| f.at);
+    Generated {
+        name: source.to_string(),
+        text,
+        findings: out,
+    }
+}
+
+/// Lookups by id across the snapshot.
+pub(crate) struct Index<'a> {
+    interfaces: HashMap<u64, Vec<&'a Interface>>,
+    pub(crate) by_interface: HashMap<u64, Vec<&'a IpAddress>>,
+    pub(crate) vlans: HashMap<u64, &'a Vlan>,
+}
+
+impl<'a> Index<'a> {
+    fn new(snap: &'a Snapshot) -> Index<'a> {
+        let mut interfaces: HashMap<u64, Vec<&Interface>> = HashMap::new();
+        for i in &snap.interfaces {
+            interfaces.entry(i.device.id).or_default().push(i);
+        }
+        let mut by_interface: HashMap<u64, Vec<&IpAddress>> = HashMap::new();
+        for a in &snap.addresses {
+            if a.assigned_object_type.as_deref() == Some("dcim.interface") {
+                if let Some(id) = a.assigned_object_id {
+                    by_interface.entry(id).or_default().push(a);
+                }
+            }
+        }
+        Index {
+            interfaces,
+            by_interface,
+            vlans: snap.vlans.iter().map(|v| (v.id, v)).collect(),
+        }
+    }
+}
+
+/// `cluster:`: its name from NetBox's cluster, the rest from the config
+/// context, VIPs from addresses of role VIP named like OpenShift's.
+fn cluster(snap: &Snapshot, devices: &[&Device], findings: &mut Findings) -> Y {
+    let mut entries = Vec::new();
+    let clusters: BTreeMap<&str, &crate::objects::Ref> = devices
+        .iter()
+        .filter_map(|d| d.cluster.as_ref())
+        .map(|c| (c.name.as_deref().unwrap_or(""), c))
+        .collect();
+    let name = match (&snap.cluster, clusters.first_key_value()) {
+        (Some(c), _) => Some((c.name.clone(), page(&c.url, c.display_url.as_ref()))),
+        (None, Some((n, c))) => Some((n.to_string(), page(&c.url, c.display_url.as_ref()))),
+        (None, None) => None,
+    };
+    if clusters.len() > 1 {
+        entries.push((
+            "clusters-note".to_string(),
+            findings.note(
+                Severity::Error,
+                None,
+                format!(
+                    "the devices selected are in {} NetBox clusters ({}): an inventory is one cluster",
+                    clusters.len(),
+                    clusters.keys().copied().collect::<Vec<_>>().join(", ")
+                ),
+                "add `cluster=NAME` to the netbox: input",
+            ),
+        ));
+    }
+    let ctx = devices
+        .iter()
+        .find_map(|d| context(d)?.get("cluster")?.as_object());
+    match (name, ctx.and_then(|c| c.get("name"))) {
+        (_, Some(n)) => entries.push(("name".into(), Y::from_json(n, CONTEXT))),
+        (Some((n, p)), None) => entries.push(("name".into(), Y::scalar(n, Some(p)))),
+        (None, None) => {}
+    }
+    if let Some(ctx) = ctx {
+        for (k, v) in ctx.iter().filter(|(k, _)| *k != "name") {
+            entries.push((k.clone(), Y::from_json(v, CONTEXT)));
+        }
+    }
+    let cluster_name = entries.iter().find_map(|(k, v)| match (k.as_str(), v) {
+        ("name", Y::Scalar(J::String(s), _)) => Some(s.clone()),
+        _ => None,
+    });
+    let domain = ctx.and_then(|c| c.get("baseDomain")?.as_str());
+    if let (Some(name), Some(domain)) = (cluster_name, domain) {
+        let zone = format!("{name}.{domain}");
+        for (key, names) in [
+            ("apiVIPs", vec![format!("api.{zone}")]),
+            (
+                "ingressVIPs",
+                vec![format!("*.apps.{zone}"), format!("apps.{zone}")],
+            ),
+        ] {
+            if ctx.is_some_and(|c| c.contains_key(key)) {
+                continue;
+            }
+            let vips: Vec<Y> = snap
+                .vips
+                .iter()
+                .filter(|a| names.iter().any(|n| a.dns_name.eq_ignore_ascii_case(n)))
+                .map(|a| {
+                    Y::scalar(
+                        address_only(&a.address),
+                        Some(page(&a.url, a.display_url.as_ref())),
+                    )
+                })
+                .collect();
+            if !vips.is_empty() {
+                entries.push((key.to_string(), Y::Seq(vips)));
+            }
+        }
+    }
+    Y::Map(entries, None)
+}
+
+/// `10.0.0.5/24` → `10.0.0.5`.
+fn address_only(cidr: &str) -> String {
+    cidr.split('/').next().unwrap_or(cidr).to_string()
+}
+
+/// The cluster role of a device role's slug.
+fn role_of(slug: &str) -> Option<&'static str> {
+    let s = slug.to_ascii_lowercase();
+    if s.contains("master") || s.contains("control") {
+        Some("master")
+    } else if s.contains("arbiter") {
+        Some("arbiter")
+    } else if s.contains("worker") || s.contains("compute") {
+        Some("worker")
+    } else {
+        None
+    }
+}
+
+/// One device as a host; `None` (and a finding) when it cannot be one.
+fn host(
+    d: &Device,
+    index: &Index,
+    findings: &mut Findings,
+    notes: &mut Vec<(String, Y)>,
+) -> Option<Y> {
+    let device_page = page(&d.url, d.display_url.as_ref());
+    let Some(name) = d.name.clone().filter(|n| !n.is_empty()) else {
+        notes.push((
+            format!("device-{}", d.id),
+            findings.note(
+                Severity::Error,
+                None,
+                format!("device {device_page} has no name: a host needs one"),
+                "name the device in NetBox",
+            ),
+        ));
+        return None;
+    };
+    let ctx = context(d);
+    let host_ctx = ctx.and_then(|c| c.get("host")?.as_object());
+    let role = match (host_ctx.and_then(|h| h.get("role")), &d.role) {
+        (Some(r), _) => Y::from_json(r, CONTEXT),
+        (None, Some(r)) => {
+            let slug = r.slug.clone().or(r.name.clone()).unwrap_or_default();
+            match role_of(&slug) {
+                Some(role) => Y::scalar(role, Some(format!("device role `{slug}`"))),
+                None => {
+                    notes.push((
+                        format!("device-{}", d.id),
+                        findings.note(
+                            Severity::Error,
+                            Some(&name),
+                            format!(
+                                "device {name} ({device_page}): device role `{slug}` is no cluster role (master, worker, arbiter)"
+                            ),
+                            "name the role like the cluster role (`worker`, `control-plane`), or set `nodenet: {host: {role: worker}}` in its config context",
+                        ),
+                    ));
+                    return None;
+                }
+            }
+        }
+        (None, None) => Y::scalar("worker", Some("no device role: worker".into())),
+    };
+    let mut entries = vec![
+        (
+            "name".to_string(),
+            Y::scalar(name.clone(), Some(device_page)),
+        ),
+        ("role".to_string(), role),
+        (
+            "labels".to_string(),
+            Y::Map(
+                vec![(DEVICE_LABEL.into(), Y::scalar(d.id.to_string(), None))],
+                None,
+            ),
+        ),
+    ];
+    if let Some(bmc) = bmc(d, host_ctx) {
+        entries.push(("bmc".into(), bmc));
+    }
+    for (k, v) in host_ctx
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !matches!(k.as_str(), "role" | "bmc" | "name"))
+    {
+        entries.push((k.clone(), Y::from_json(v, CONTEXT)));
+    }
+    let interfaces = index
+        .interfaces
+        .get(&d.id)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let nics: Vec<(String, Y)> = interfaces
+        .iter()
+        .filter(|i| physical(&i.kind.value) && !i.mgmt_only)
+        .filter_map(|i| {
+            let mac = i
+                .primary_mac_address
+                .as_ref()
+                .map(|m| m.mac_address.clone())
+                .or(i.mac_address.clone())?;
+            Some((
+                i.name.clone(),
+                Y::scalar(mac, Some(page(&i.url, i.display_url.as_ref()))),
+            ))
+        })
+        .collect();
+    if !nics.is_empty() {
+        entries.push(("nics".into(), Y::Map(nics, None)));
+    }
+    let (network, unread) = crate::map_network::network(d, &name, interfaces, index, findings);
+    entries.extend(unread);
+    let network = match ctx.and_then(|c| c.get("network")) {
+        Some(over) => merge(network, Y::from_json(over, CONTEXT)),
+        None => network,
+    };
+    entries.push(("network".into(), network));
+    Some(Y::Map(entries, None))
+}
+
+/// `bmc:` from the config context (`${oob_ip}` in its address filled in)
+/// or the out-of-band address (Redfish virtual media, system 1).
+fn bmc(d: &Device, host_ctx: Option<&Map<String, J>>) -> Option<Y> {
+    let oob = d.oob_ip.as_ref();
+    let oob_ip = oob.map(|a| address_only(&a.address));
+    let oob_page = oob.map(|a| page(&a.url, a.display_url.as_ref()));
+    let ctx = host_ctx.and_then(|h| h.get("bmc")?.as_object());
+    if ctx.is_none() && oob.is_none() {
+        return None;
+    }
+    let mut entries = Vec::new();
+    match (ctx.and_then(|c| c.get("address")?.as_str()), &oob_ip) {
+        (Some(a), Some(ip)) if a.contains("${oob_ip}") => entries.push((
+            "address".to_string(),
+            Y::scalar(
+                a.replace("${oob_ip}", ip),
+                Some(format!("config context, oob_ip {}", oob_page.clone().unwrap_or_default())),
+            ),
+        )),
+        (Some(a), _) => entries.push(("address".into(), Y::scalar(a, Some(CONTEXT.into())))),
+        (None, Some(ip)) => entries.push((
+            "address".into(),
+            Y::scalar(
+                format!("redfish-virtualmedia://{ip}/redfish/v1/Systems/1"),
+                Some(format!(
+                    "oob_ip {} (Redfish system 1 assumed: `{CONTEXT_KEY}: {{host: {{bmc: {{address: …}}}}}}` in a config context says otherwise)",
+                    oob_page.clone().unwrap_or_default()
+                )),
+            ),
+        )),
+        (None, None) => {}
+    }
+    for (k, v) in ctx.into_iter().flatten().filter(|(k, _)| *k != "address") {
+        entries.push((k.clone(), Y::from_json(v, CONTEXT)));
+    }
+    if !entries.iter().any(|(k, _)| k == "credentials") {
+        entries.push((
+            "credentials".into(),
+            Y::scalar("bmc", Some("default: credentials `bmc`".into())),
+        ));
+    }
+    Some(Y::Map(entries, None))
+}
+
+/// A NetBox interface type of a physical port.
+pub(crate) fn physical(kind: &str) -> bool {
+    !matches!(
+        kind,
+        "virtual" | "lag" | "bridge" | "other" | "other-wireless"
+    ) && !kind.starts_with("ieee802.11")
+        && !matches!(kind, "gsm" | "cdma" | "lte" | "4g" | "5g")
+}
+
+/// `over` merged over `base`: mappings key by key, `interfaces` entry by
+/// `name`, anything else replaced.
+pub(crate) fn merge(base: Y, over: Y) -> Y {
+    match (base, over) {
+        (Y::Map(mut b, c), Y::Map(o, _)) => {
+            for (k, v) in o {
+                match b.iter_mut().find(|(bk, _)| *bk == k) {
+                    // An equal value keeps the source it had.
+                    Some((_, Y::Scalar(was, _))) if matches!(&v, Y::Scalar(now, _) if now == was) =>
+                        {}
+                    Some((_, slot)) => {
+                        let old = std::mem::replace(slot, Y::Seq(Vec::new()));
+                        *slot = if k == "interfaces" {
+                            merge_by_name(old, v)
+                        } else {
+                            merge(old, v)
+                        };
+                    }
+                    None => b.push((k, v)),
+                }
+            }
+            Y::Map(b, c)
+        }
+        (_, over) => over,
+    }
+}
+
+fn merge_by_name(base: Y, over: Y) -> Y {
+    let name_of = |y: &Y| match y {
+        Y::Map(m, _) => m.iter().find_map(|(k, v)| match (k.as_str(), v) {
+            ("name", Y::Scalar(J::String(s), _)) => Some(s.clone()),
+            _ => None,
+        }),
+        _ => None,
+    };
+    match (base, over) {
+        (Y::Seq(mut b), Y::Seq(o)) => {
+            for item in o {
+                let name = name_of(&item);
+                match b.iter().position(|x| name.is_some() && name_of(x) == name) {
+                    Some(i) => {
+                        let old = std::mem::replace(&mut b[i], Y::Seq(Vec::new()));
+                        b[i] = merge(old, item);
+                    }
+                    None => b.push(item),
+                }
+            }
+            Y::Seq(b)
+        }
+        (_, over) => over,
+    }
+}
+
+#[cfg(test)]
+mod tests;

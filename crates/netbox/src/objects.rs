@@ -1,0 +1,221 @@
+//! The NetBox objects a read uses, as NetBox 4's REST API returns them
+//! (only the fields nodenet reads), and fetching them for a query.
+
+use serde::Deserialize;
+use serde_json::Value as J;
+
+use crate::{Client, Error, Query};
+
+/// A nested reference to another object (`device`, `role`, `lag`, …).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Ref {
+    pub id: u64,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub slug: Option<String>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+}
+
+/// A choice field (`{"value": "lag", "label": "Link Aggregation Group (LAG)"}`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Choice {
+    pub value: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Device {
+    pub id: u64,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+    pub name: Option<String>,
+    pub role: Option<Ref>,
+    pub site: Option<Ref>,
+    #[serde(default)]
+    pub cluster: Option<Ref>,
+    #[serde(default)]
+    pub oob_ip: Option<AddressRef>,
+    #[serde(default)]
+    pub config_context: Option<J>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct AddressRef {
+    pub address: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct VlanRef {
+    pub id: u64,
+    pub vid: u16,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct MacRef {
+    pub mac_address: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Interface {
+    pub id: u64,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+    pub device: Ref,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: Choice,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub parent: Option<Ref>,
+    #[serde(default)]
+    pub bridge: Option<Ref>,
+    #[serde(default)]
+    pub lag: Option<Ref>,
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    #[serde(default)]
+    pub mgmt_only: bool,
+    #[serde(default)]
+    pub mode: Option<Choice>,
+    #[serde(default)]
+    pub untagged_vlan: Option<VlanRef>,
+    #[serde(default)]
+    pub tagged_vlans: Vec<VlanRef>,
+    /// NetBox 4.2+: the MAC address object the interface uses.
+    #[serde(default)]
+    pub primary_mac_address: Option<MacRef>,
+    /// Before 4.2 a plain field (read-only since).
+    #[serde(default)]
+    pub mac_address: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Vlan {
+    pub id: u64,
+    pub vid: u16,
+    #[serde(default)]
+    pub site: Option<Ref>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct IpAddress {
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+    pub address: String,
+    #[serde(default)]
+    pub status: Option<Choice>,
+    #[serde(default)]
+    pub assigned_object_type: Option<String>,
+    #[serde(default)]
+    pub assigned_object_id: Option<u64>,
+    #[serde(default)]
+    pub dns_name: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Cluster {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+}
+
+/// Everything one read uses.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub cluster: Option<Cluster>,
+    pub devices: Vec<Device>,
+    pub interfaces: Vec<Interface>,
+    pub addresses: Vec<IpAddress>,
+    pub vlans: Vec<Vlan>,
+    /// Addresses of role VIP or anycast (the API and ingress VIPs).
+    pub vips: Vec<IpAddress>,
+}
+
+/// Ids per list request (`?device_id=1&device_id=2…`), short of URL limits.
+const IDS_PER_REQUEST: usize = 100;
+
+impl Snapshot {
+    pub fn fetch(client: &Client, query: &Query) -> Result<Snapshot, Error> {
+        let cluster = match &query.cluster {
+            Some(name) => {
+                let mut found: Vec<Cluster> =
+                    client.list("virtualization/clusters", &[("name", name.clone())])?;
+                if found.is_empty() {
+                    return Err(Error::Query(format!(
+                        "NetBox at {} has no cluster named `{name}` (Virtualization → Clusters)",
+                        client.base()
+                    )));
+                }
+                Some(found.swap_remove(0))
+            }
+            None => None,
+        };
+        let devices: Vec<Device> = client.list(
+            "dcim/devices",
+            &query.device_filters(cluster.as_ref().map(|c| c.id)),
+        )?;
+        let ids: Vec<u64> = devices.iter().map(|d| d.id).collect();
+        let interfaces: Vec<Interface> = by_ids(client, "dcim/interfaces", "device_id", &ids)?;
+        let addresses: Vec<IpAddress> = by_ids(client, "ipam/ip-addresses", "device_id", &ids)?;
+        let mut vlan_ids: Vec<u64> = interfaces
+            .iter()
+            .flat_map(|i| i.untagged_vlan.iter().chain(&i.tagged_vlans).map(|v| v.id))
+            .collect();
+        vlan_ids.sort_unstable();
+        vlan_ids.dedup();
+        let vlans = by_ids(client, "ipam/vlans", "id", &vlan_ids)?;
+        let vips = client.list(
+            "ipam/ip-addresses",
+            &[("role", "vip".to_string()), ("role", "anycast".to_string())],
+        )?;
+        Ok(Snapshot {
+            cluster,
+            devices,
+            interfaces,
+            addresses,
+            vlans,
+            vips,
+        })
+    }
+}
+
+/// The objects of `endpoint` whose `key` is one of `ids`, a batch of ids
+/// per request.
+fn by_ids<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    endpoint: &str,
+    key: &'static str,
+    ids: &[u64],
+) -> Result<Vec<T>, Error> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(IDS_PER_REQUEST) {
+        let filters: Vec<(&str, String)> = chunk.iter().map(|id| (key, id.to_string())).collect();
+        out.extend(client.list(endpoint, &filters)?);
+    }
+    Ok(out)
+}
