@@ -214,12 +214,7 @@ fn a_clusters_hosts_read_from_netbox_check_clean_and_carry_what_netbox_holds() {
     for input in [file.to_str().unwrap(), source.as_str()] {
         let o = run(nb.nodenet().args(["check", "--format", "json", input]));
         let v = json(&o);
-        let errors: Vec<&J> = v["diagnostics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|d| d["severity"] == "error")
-            .collect();
+        let errors = diagnostics_where(&v, |d| d["severity"] == "error");
         assert!(
             o.status.success() && errors.is_empty(),
             "{input}: {}",
@@ -297,12 +292,7 @@ fn what_netbox_holds_but_nodenet_cannot_map_is_said_at_a_line_naming_the_object(
     let o = run(nb.nodenet().args(["check", "--format", "json", &source]));
     assert_eq!(o.status.code(), Some(1), "{}", said(&o));
     let v = json(&o);
-    let unmapped: Vec<&J> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == "netbox-unmapped")
-        .collect();
+    let unmapped = diagnostics_where(&v, |d| d["code"] == "netbox-unmapped");
     assert_eq!(unmapped.len(), 2, "{v:#}");
     let wlan_page = wlan["display_url"].as_str().unwrap();
     let sub_page = sub["display_url"].as_str().unwrap();

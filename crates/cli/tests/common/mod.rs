@@ -143,6 +143,19 @@ pub fn files_by_name(dir: &Path) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The diagnostics of a `--format json` object that `keep` keeps.
+pub fn diagnostics_where(
+    v: &serde_json::Value,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<&serde_json::Value> {
+    v["diagnostics"]
+        .as_array()
+        .expect("a diagnostics list")
+        .iter()
+        .filter(|d| keep(d))
+        .collect()
+}
+
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))

@@ -136,15 +136,7 @@ pub fn load_files_and_texts(
     keyfiles: Option<&dyn ProfileReader>,
 ) -> Result<Loaded, LoadError> {
     let limit = max_input_bytes()?;
-    let mut inputs: Vec<Input> = texts
-        .into_iter()
-        .map(|(name, text)| Input {
-            name,
-            text,
-            in_dir: false,
-            not_text: None,
-        })
-        .collect();
+    let mut inputs = text_inputs(texts);
     let mut dirs = Vec::new();
     for p in paths {
         let p = p.as_ref();
@@ -174,20 +166,22 @@ pub fn load_files_and_texts(
     Ok(loaded)
 }
 
+/// Named texts to load as if they were files given on the command line.
+fn text_inputs(texts: Vec<(String, String)>) -> Vec<Input> {
+    texts
+        .into_iter()
+        .map(|(name, text)| Input {
+            name,
+            text,
+            in_dir: false,
+            not_text: None,
+        })
+        .collect()
+}
+
 /// Loads named texts as if they were files given on the command line.
 pub fn load_texts(texts: Vec<(String, String)>) -> Loaded {
-    load_inputs(
-        texts
-            .into_iter()
-            .map(|(name, text)| Input {
-                name,
-                text,
-                in_dir: false,
-                not_text: None,
-            })
-            .collect(),
-        None,
-    )
+    load_inputs(text_inputs(texts), None)
 }
 
 impl Loaded {
