@@ -329,23 +329,8 @@ fn host(
         .get(&d.id)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let nics: Vec<(String, Y)> = interfaces
-        .iter()
-        .filter(|i| physical(&i.kind.value) && !i.mgmt_only)
-        .filter_map(|i| {
-            let mac = i
-                .primary_mac_address
-                .as_ref()
-                .map(|m| m.mac_address.clone())
-                .or(i.mac_address.clone())?;
-            Some((
-                i.name.clone(),
-                Y::scalar(mac, Some(page(&i.url, i.display_url.as_ref()))),
-            ))
-        })
-        .collect();
-    if !nics.is_empty() {
-        entries.push(("nics".into(), Y::Map(nics, None)));
+    if let Some(nics) = nics(interfaces) {
+        entries.push(("nics".into(), nics));
     }
     let (network, unread) = crate::map_network::network(d, &name, interfaces, index, findings);
     entries.extend(unread);
@@ -355,6 +340,46 @@ fn host(
     };
     entries.push(("network".into(), network));
     Some(Y::Map(entries, None))
+}
+
+/// `nics:`: each physical port's primary MAC address, and where its
+/// cable ends (the switch's device name, its port) when NetBox has the
+/// cable: then in the list form, for the wiring checks and `check
+/// --observed` (docs/wires.md).
+fn nics(interfaces: &[&Interface]) -> Option<Y> {
+    let ports: Vec<&&Interface> = interfaces
+        .iter()
+        .filter(|i| physical(&i.kind.value) && !i.mgmt_only)
+        .collect();
+    let mac = |i: &Interface| {
+        i.primary_mac_address
+            .as_ref()
+            .map(|m| m.mac_address.clone())
+            .or(i.mac_address.clone())
+    };
+    let src = |i: &Interface| Some(page(&i.url, i.display_url.as_ref()));
+    if ports.iter().any(|i| i.cabled_to().is_some()) {
+        let list: Vec<Y> = ports
+            .iter()
+            .map(|i| {
+                let mut e = vec![("name".to_string(), Y::scalar(i.name.clone(), src(i)))];
+                if let Some(m) = mac(i) {
+                    e.push(("mac".into(), Y::scalar(m, None)));
+                }
+                if let Some((switch, port)) = i.cabled_to() {
+                    e.push(("switch".into(), Y::scalar(switch, Some("cable".into()))));
+                    e.push(("port".into(), Y::scalar(port, Some("cable".into()))));
+                }
+                Y::Map(e, None)
+            })
+            .collect();
+        return Some(Y::Seq(list));
+    }
+    let map: Vec<(String, Y)> = ports
+        .iter()
+        .filter_map(|i| Some((i.name.clone(), Y::scalar(mac(i)?, src(i)))))
+        .collect();
+    (!map.is_empty()).then_some(Y::Map(map, None))
 }
 
 /// `bmc:` from the config context (`${oob_ip}` in its address filled in)

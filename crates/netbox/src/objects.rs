@@ -99,6 +99,42 @@ pub struct Interface {
     /// Before 4.2 a plain field (read-only since).
     #[serde(default)]
     pub mac_address: Option<String>,
+    /// The far end of the cable path (through patch panels).
+    #[serde(default)]
+    pub connected_endpoints: Option<Vec<Endpoint>>,
+    #[serde(default)]
+    pub connected_endpoints_type: Option<String>,
+    /// The cable's other end.
+    #[serde(default)]
+    pub link_peers: Vec<Endpoint>,
+    #[serde(default)]
+    pub link_peers_type: Option<String>,
+}
+
+/// A cable's end: an interface (or port) of a device.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Endpoint {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub device: Option<Ref>,
+}
+
+impl Interface {
+    /// The switch (device) and port its cable ends at: the path's far end,
+    /// else the cable's other end when that is an interface.
+    pub fn cabled_to(&self) -> Option<(String, String)> {
+        let ends = match (
+            &self.connected_endpoints,
+            self.connected_endpoints_type.as_deref(),
+        ) {
+            (Some(ends), Some("dcim.interface")) if !ends.is_empty() => ends,
+            _ if self.link_peers_type.as_deref() == Some("dcim.interface") => &self.link_peers,
+            _ => return None,
+        };
+        let end = ends.first()?;
+        Some((end.device.as_ref()?.name.clone()?, end.name.clone()?))
+    }
 }
 
 fn yes() -> bool {

@@ -33,15 +33,22 @@ struct HostMade {
     interface_pages: std::collections::BTreeMap<String, String>,
 }
 
+/// Where a host goes: its cluster, the VLAN its address is on, and the
+/// switch its ports are cabled to (if any).
+struct Place<'a> {
+    m: &'a Made,
+    vlan: &'a J,
+    leaf: Option<&'a J>,
+}
+
 fn host(
     nb: &NetBox,
-    m: &Made,
-    vlan: &J,
+    at: &Place,
     i: u8,
-    name: &str,
-    role: &str,
+    (name, role): (&str, &str),
     subinterface: bool,
 ) -> HostMade {
+    let (m, vlan, leaf) = (at.m, at.vlan, at.leaf);
     let d = nb.device(m, name, role);
     let mut pages = std::collections::BTreeMap::new();
     let lag_extra = if subinterface {
@@ -58,6 +65,11 @@ fn host(
             json!({"mtu": 9000, "lag": bond["id"]}),
         );
         nb.mac(&p, &format!("52:54:00:77:{i:02x}:{:02x}", n + 1));
+        if let Some(leaf) = leaf {
+            let name = format!("Ethernet1/{}", 2 * i as usize + n + 1);
+            let switch_port = nb.interface(leaf, &name, "25gbase-x-sfp28", json!({}));
+            nb.cable(&p, &switch_port);
+        }
         pages.insert(
             port.to_string(),
             p["display_url"].as_str().unwrap().to_string(),
@@ -99,15 +111,24 @@ fn host(
     }
 }
 
-/// Three control-plane hosts and a worker, VIPs by their DNS names.
-fn fleet(nb: &NetBox) -> (Made, Vec<HostMade>) {
+/// Three control-plane hosts and a worker, cabled to one leaf switch
+/// (`Ethernet1/1`, `/2` for the first host's eno1, eno2, and so on), VIPs
+/// by their DNS names.
+fn fleet(nb: &NetBox) -> (Made, String, Vec<HostMade>) {
     let m = nb.cluster(context());
     let vlan = nb.vlan(m.site, 110);
+    let leaf_name = format!("leaf-{}", m.site_slug);
+    let leaf = nb.switch(&m, &leaf_name);
+    let at = Place {
+        m: &m,
+        vlan: &vlan,
+        leaf: Some(&leaf),
+    };
     let hosts = vec![
-        host(nb, &m, &vlan, 0, "master-0", "control-plane", true),
-        host(nb, &m, &vlan, 1, "master-1", "control-plane", true),
-        host(nb, &m, &vlan, 2, "master-2", "control-plane", false),
-        host(nb, &m, &vlan, 3, "worker-0", "worker", false),
+        host(nb, &at, 0, ("master-0", "control-plane"), true),
+        host(nb, &at, 1, ("master-1", "control-plane"), true),
+        host(nb, &at, 2, ("master-2", "control-plane"), false),
+        host(nb, &at, 3, ("worker-0", "worker"), false),
     ];
     let zone = format!("{}.example.com", m.cluster);
     nb.address(
@@ -122,7 +143,7 @@ fn fleet(nb: &NetBox) -> (Made, Vec<HostMade>) {
         None,
         json!({"role": "vip", "dns_name": format!("*.apps.{zone}")}),
     );
-    (m, hosts)
+    (m, leaf_name, hosts)
 }
 
 fn said(o: &std::process::Output) -> String {
@@ -137,7 +158,7 @@ fn said(o: &std::process::Output) -> String {
 #[test]
 fn a_clusters_hosts_read_from_netbox_check_clean_and_carry_what_netbox_holds() {
     let Some(nb) = netbox() else { return };
-    let (m, hosts) = fleet(nb);
+    let (m, leaf, hosts) = fleet(nb);
     let dir = tempfile::tempdir().unwrap();
     let source = format!("netbox:?cluster={}&site={}", m.cluster, m.site_slug);
     let file = dir.path().join("cluster.yaml");
@@ -162,7 +183,10 @@ fn a_clusters_hosts_read_from_netbox_check_clean_and_carry_what_netbox_holds() {
         assert_eq!(h["bootMode"], "UEFI");
         assert_eq!(
             h["nics"],
-            json!({"eno1": format!("52:54:00:77:{i:02x}:01"), "eno2": format!("52:54:00:77:{i:02x}:02")})
+            json!([
+                {"name": "eno1", "mac": format!("52:54:00:77:{i:02x}:01"), "switch": leaf, "port": format!("Ethernet1/{}", 2 * i + 1)},
+                {"name": "eno2", "mac": format!("52:54:00:77:{i:02x}:02"), "switch": leaf, "port": format!("Ethernet1/{}", 2 * i + 2)},
+            ])
         );
         assert_eq!(
             h["bmc"]["address"],
@@ -255,7 +279,12 @@ fn what_netbox_holds_but_nodenet_cannot_map_is_said_at_a_line_naming_the_object(
     let Some(nb) = netbox() else { return };
     let m = nb.cluster(context());
     let vlan = nb.vlan(m.site, 110);
-    let made = host(nb, &m, &vlan, 9, "worker-9", "worker", false);
+    let at = Place {
+        m: &m,
+        vlan: &vlan,
+        leaf: None,
+    };
+    let made = host(nb, &at, 9, ("worker-9", "worker"), false);
     let d = nb.call(
         "GET",
         &format!("dcim/devices/?name={}&site_id={}", made.name, m.site),

@@ -151,7 +151,7 @@ impl NetBox {
             json!({"manufacturer": maker["id"], "model": tag, "slug": tag}),
         );
         let mut roles = std::collections::BTreeMap::new();
-        for role in ["control-plane", "worker"] {
+        for role in ["control-plane", "worker", "leaf"] {
             let name = format!("{role}-{tag}");
             let r = self.post(
                 "dcim/device-roles/",
@@ -189,6 +189,25 @@ impl NetBox {
             json!({"name": name, "device_type": m.device_type, "role": m.roles[role],
                    "site": m.site, "cluster": m.cluster_id, "status": "active"}),
         )
+    }
+
+    /// A switch of the cluster's site (in no cluster).
+    pub fn switch(&self, m: &Made, name: &str) -> J {
+        self.post(
+            "dcim/devices/",
+            json!({"name": name, "device_type": m.device_type, "role": m.roles["leaf"],
+                   "site": m.site, "status": "active"}),
+        )
+    }
+
+    /// A cable between two interfaces.
+    pub fn cable(&self, a: &J, b: &J) {
+        self.post(
+            "dcim/cables/",
+            json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": a["id"]}],
+                   "b_terminations": [{"object_type": "dcim.interface", "object_id": b["id"]}],
+                   "status": "connected"}),
+        );
     }
 
     /// An interface of `device`; `extra` fields as NetBox takes them.

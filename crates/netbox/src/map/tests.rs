@@ -65,8 +65,26 @@ fn fleet() -> Snapshot {
     }});
     let mut interfaces = Vec::new();
     for (d, base) in [(1u64, 10u64), (2, 20)] {
-        interfaces.push(iface(base + 1, d, "eno1", "25gbase-x-sfp28", json!({"lag": {"id": base + 3, "name": "bond0", "url": ""}, "primary_mac_address": mac(&format!("52:54:00:00:0{d}:01")), "mtu": 9000})));
-        interfaces.push(iface(base + 2, d, "eno2", "25gbase-x-sfp28", json!({"lag": {"id": base + 3, "name": "bond0", "url": ""}, "primary_mac_address": mac(&format!("52:54:00:00:0{d}:02")), "mtu": 9000})));
+        // The first host's eno1 cabled to a leaf through a patch panel
+        // (the path's far end), its eno2 straight to it (the cable's peer).
+        let (eno1_cable, eno2_cable) = if d == 1 {
+            (
+                json!({"connected_endpoints": [{"name": "Ethernet1/1", "device": {"id": 99, "name": "leaf-1", "url": ""}}], "connected_endpoints_type": "dcim.interface", "link_peers": [{"name": "front-1"}], "link_peers_type": "dcim.frontport"}),
+                json!({"link_peers": [{"name": "Ethernet1/2", "device": {"id": 99, "name": "leaf-1", "url": ""}}], "link_peers_type": "dcim.interface"}),
+            )
+        } else {
+            (json!({}), json!({}))
+        };
+        let mut eno1 = json!({"lag": {"id": base + 3, "name": "bond0", "url": ""}, "primary_mac_address": mac(&format!("52:54:00:00:0{d}:01")), "mtu": 9000});
+        eno1.as_object_mut()
+            .unwrap()
+            .extend(eno1_cable.as_object().unwrap().clone());
+        interfaces.push(iface(base + 1, d, "eno1", "25gbase-x-sfp28", eno1));
+        let mut eno2 = json!({"lag": {"id": base + 3, "name": "bond0", "url": ""}, "primary_mac_address": mac(&format!("52:54:00:00:0{d}:02")), "mtu": 9000});
+        eno2.as_object_mut()
+            .unwrap()
+            .extend(eno2_cable.as_object().unwrap().clone());
+        interfaces.push(iface(base + 2, d, "eno2", "25gbase-x-sfp28", eno2));
         interfaces.push(iface(
             base + 5,
             d,
@@ -171,6 +189,22 @@ fn both_ways_of_modelling_a_hosts_vlan_read_as_the_same_bond_and_vlan() {
                 ("eno2", format!("52:54:00:00:0{n}:02").as_str())
             ]
         );
+        let cabled: Vec<_> = h
+            .nics
+            .iter()
+            .map(|n| {
+                (
+                    n.wiring.switch.as_ref().map(|s| s.value.clone()),
+                    n.wiring.port.as_ref().map(|p| p.value.clone()),
+                )
+            })
+            .collect();
+        if n == 1 {
+            let leaf = |p: &str| (Some("leaf-1".to_string()), Some(p.to_string()));
+            assert_eq!(cabled, [leaf("Ethernet1/1"), leaf("Ethernet1/2")]);
+        } else {
+            assert_eq!(cabled, [(None, None), (None, None)]);
+        }
         assert_eq!(
             h.labels.get(DEVICE_LABEL).map(String::as_str),
             Some(n.to_string().as_str())
