@@ -18,6 +18,9 @@ use crate::{Finding, Generated};
 /// The config context key nodenet reads.
 pub const CONTEXT_KEY: &str = "nodenet";
 const CONTEXT: &str = "config context";
+/// The device custom field that gives its BMC's address (`${oob_ip}` in
+/// it filled in), over the config context's.
+pub const BMC_FIELD: &str = "bmc_address";
 /// The host label carrying the NetBox device's id.
 pub const DEVICE_LABEL: &str = "netbox/device-id";
 
@@ -389,19 +392,26 @@ fn bmc(d: &Device, host_ctx: Option<&Map<String, J>>) -> Option<Y> {
     let oob_ip = oob.map(|a| address_only(&a.address));
     let oob_page = oob.map(|a| page(&a.url, a.display_url.as_ref()));
     let ctx = host_ctx.and_then(|h| h.get("bmc")?.as_object());
-    if ctx.is_none() && oob.is_none() {
+    // The device's own custom field first, then the config context.
+    let address = match d.custom_fields.get(BMC_FIELD).and_then(J::as_str) {
+        Some(a) if !a.is_empty() => Some((a, format!("custom field `{BMC_FIELD}`"))),
+        _ => ctx
+            .and_then(|c| c.get("address")?.as_str())
+            .map(|a| (a, CONTEXT.to_string())),
+    };
+    if ctx.is_none() && oob.is_none() && address.is_none() {
         return None;
     }
     let mut entries = Vec::new();
-    match (ctx.and_then(|c| c.get("address")?.as_str()), &oob_ip) {
-        (Some(a), Some(ip)) if a.contains("${oob_ip}") => entries.push((
+    match (address, &oob_ip) {
+        (Some((a, from)), Some(ip)) if a.contains("${oob_ip}") => entries.push((
             "address".to_string(),
             Y::scalar(
                 a.replace("${oob_ip}", ip),
-                Some(format!("config context, oob_ip {}", oob_page.clone().unwrap_or_default())),
+                Some(format!("{from}, oob_ip {}", oob_page.clone().unwrap_or_default())),
             ),
         )),
-        (Some(a), _) => entries.push(("address".into(), Y::scalar(a, Some(CONTEXT.into())))),
+        (Some((a, from)), _) => entries.push(("address".into(), Y::scalar(a, Some(from)))),
         (None, Some(ip)) => entries.push((
             "address".into(),
             Y::scalar(

@@ -42,6 +42,8 @@ pub struct Device {
     pub oob_ip: Option<AddressRef>,
     #[serde(default)]
     pub config_context: Option<J>,
+    #[serde(default)]
+    pub custom_fields: serde_json::Map<String, J>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

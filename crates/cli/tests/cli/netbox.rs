@@ -29,6 +29,7 @@ fn context() -> J {
 /// modelled as a subinterface of the LAG in access mode (`subinterface`)
 /// or as a `bond0.110` virtual interface on the LAG tagged for it.
 struct HostMade {
+    id: u64,
     name: String,
     interface_pages: std::collections::BTreeMap<String, String>,
 }
@@ -106,6 +107,7 @@ fn host(
         vif["display_url"].as_str().unwrap().to_string(),
     );
     HostMade {
+        id: d["id"].as_u64().unwrap(),
         name: name.to_string(),
         interface_pages: pages,
     }
@@ -159,6 +161,12 @@ fn said(o: &std::process::Output) -> String {
 fn a_clusters_hosts_read_from_netbox_check_clean_and_carry_what_netbox_holds() {
     let Some(nb) = netbox() else { return };
     let (m, leaf, hosts) = fleet(nb);
+    // master-0's BMC by the device's own custom field (a Dell iDRAC).
+    nb.custom_field("bmc_address", "dcim.device");
+    nb.patch(
+        &format!("dcim/devices/{}/", hosts[0].id),
+        json!({"custom_fields": {"bmc_address": "idrac-virtualmedia://${oob_ip}/redfish/v1/Systems/System.Embedded.1"}}),
+    );
     let dir = tempfile::tempdir().unwrap();
     let source = format!("netbox:?cluster={}&site={}", m.cluster, m.site_slug);
     let file = dir.path().join("cluster.yaml");
@@ -188,13 +196,15 @@ fn a_clusters_hosts_read_from_netbox_check_clean_and_carry_what_netbox_holds() {
                 {"name": "eno2", "mac": format!("52:54:00:77:{i:02x}:02"), "switch": leaf, "port": format!("Ethernet1/{}", 2 * i + 2)},
             ])
         );
-        assert_eq!(
-            h["bmc"]["address"],
+        let bmc = if i == 0 {
+            "idrac-virtualmedia://10.77.0.10/redfish/v1/Systems/System.Embedded.1".to_string()
+        } else {
             format!(
                 "redfish-virtualmedia://10.77.0.{}/redfish/v1/Systems/1",
                 10 + i
             )
-        );
+        };
+        assert_eq!(h["bmc"]["address"], bmc);
         let ifaces = h["network"]["interfaces"].as_array().unwrap();
         let by = |n: &str| {
             ifaces

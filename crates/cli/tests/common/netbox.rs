@@ -191,6 +191,22 @@ impl NetBox {
         )
     }
 
+    /// A text custom field on `object_type`, made once for the database
+    /// (kept between runs: a second make is refused as a duplicate).
+    pub fn custom_field(&self, name: &str, object_type: &str) {
+        let found = self.call(
+            "GET",
+            &format!("extras/custom-fields/?name={name}"),
+            &J::Null,
+        );
+        if found["count"] == 0 {
+            self.post(
+                "extras/custom-fields/",
+                json!({"name": name, "type": "text", "object_types": [object_type]}),
+            );
+        }
+    }
+
     /// A switch of the cluster's site (in no cluster).
     pub fn switch(&self, m: &Made, name: &str) -> J {
         self.post(

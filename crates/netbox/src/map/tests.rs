@@ -292,3 +292,34 @@ fn objects_that_cannot_be_mapped_are_said_at_a_line_naming_them() {
     let loaded = load(&g);
     assert_eq!(loaded.inventory.hosts.len(), 2);
 }
+
+#[test]
+fn a_bmc_address_custom_field_wins_over_the_context_and_takes_the_oob_ip() {
+    let mut snap = fleet();
+    snap.devices[0].custom_fields.insert(
+        BMC_FIELD.into(),
+        json!("idrac-virtualmedia://${oob_ip}/redfish/v1/Systems/System.Embedded.1"),
+    );
+    let g = inventory("netbox:?cluster=ocp-prod", NB, &snap);
+    let loaded = load(&g);
+    let addresses: Vec<&str> = loaded
+        .inventory
+        .hosts
+        .iter()
+        .map(|h| h.bmc.as_ref().unwrap().address.value.as_str())
+        .collect();
+    assert_eq!(
+        addresses,
+        [
+            "idrac-virtualmedia://10.0.0.1/redfish/v1/Systems/System.Embedded.1",
+            "redfish-virtualmedia://10.0.0.2/redfish/v1/Systems/1",
+        ]
+    );
+    assert!(
+        g.text.contains(
+            "# custom field `bmc_address`, oob_ip https://nb.example.com/ipam/ip-addresses/91/"
+        ),
+        "{}",
+        g.text
+    );
+}
