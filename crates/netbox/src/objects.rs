@@ -201,8 +201,11 @@ impl Snapshot {
     pub fn fetch(client: &Client, query: &Query) -> Result<Snapshot, Error> {
         let cluster = match &query.cluster {
             Some(name) => {
-                let mut found: Vec<Cluster> =
-                    client.list("virtualization/clusters", &[("name", name.clone())])?;
+                let mut found: Vec<Cluster> = list(
+                    client,
+                    "virtualization/clusters",
+                    vec![("name", name.clone())],
+                )?;
                 if found.is_empty() {
                     return Err(Error::Query(format!(
                         "NetBox at {} has no cluster named `{name}` (Virtualization → Clusters)",
@@ -213,9 +216,10 @@ impl Snapshot {
             }
             None => None,
         };
-        let devices: Vec<Device> = client.list(
+        let devices: Vec<Device> = list(
+            client,
             "dcim/devices",
-            &query.device_filters(cluster.as_ref().map(|c| c.id)),
+            query.device_filters(cluster.as_ref().map(|c| c.id)),
         )?;
         let ids: Vec<u64> = devices.iter().map(|d| d.id).collect();
         let interfaces: Vec<Interface> = by_ids(client, "dcim/interfaces", "device_id", &ids)?;
@@ -227,9 +231,10 @@ impl Snapshot {
         vlan_ids.sort_unstable();
         vlan_ids.dedup();
         let vlans = by_ids(client, "ipam/vlans", "id", &vlan_ids)?;
-        let vips = client.list(
+        let vips = list(
+            client,
             "ipam/ip-addresses",
-            &[("role", "vip".to_string()), ("role", "anycast".to_string())],
+            vec![("role", "vip".to_string()), ("role", "anycast".to_string())],
         )?;
         Ok(Snapshot {
             cluster,
@@ -242,9 +247,50 @@ impl Snapshot {
     }
 }
 
+/// The fields of an object a read uses: NetBox 4 serializes only those
+/// (`?fields=`), which for interfaces is a quarter of the time (their
+/// cable paths and counts are the rest: 1.24 s against 0.30 s for 500
+/// interfaces here).
+trait Fields: serde::de::DeserializeOwned {
+    const FIELDS: &'static str;
+}
+
+impl Fields for Cluster {
+    const FIELDS: &'static str = "id,name,url,display_url";
+}
+
+impl Fields for Device {
+    const FIELDS: &'static str =
+        "id,url,display_url,name,role,site,cluster,oob_ip,config_context,custom_fields";
+}
+
+impl Fields for Interface {
+    const FIELDS: &'static str = "id,url,display_url,device,name,type,enabled,parent,bridge,lag,mtu,mgmt_only,mode,untagged_vlan,tagged_vlans,primary_mac_address,mac_address,connected_endpoints,connected_endpoints_type,link_peers,link_peers_type";
+}
+
+impl Fields for IpAddress {
+    const FIELDS: &'static str =
+        "url,display_url,address,status,assigned_object_type,assigned_object_id,dns_name";
+}
+
+impl Fields for Vlan {
+    const FIELDS: &'static str = "id,vid,site,url,display_url";
+}
+
+/// Every object of `endpoint` that `filters` select, with the fields a
+/// read uses.
+fn list<T: Fields>(
+    client: &Client,
+    endpoint: &str,
+    mut filters: Vec<(&'static str, String)>,
+) -> Result<Vec<T>, Error> {
+    filters.push(("fields", T::FIELDS.to_string()));
+    client.list(endpoint, &filters)
+}
+
 /// The objects of `endpoint` whose `key` is one of `ids`, a batch of ids
 /// per request.
-fn by_ids<T: serde::de::DeserializeOwned>(
+fn by_ids<T: Fields>(
     client: &Client,
     endpoint: &str,
     key: &'static str,
@@ -252,8 +298,8 @@ fn by_ids<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<T>, Error> {
     let mut out = Vec::new();
     for chunk in ids.chunks(IDS_PER_REQUEST) {
-        let filters: Vec<(&str, String)> = chunk.iter().map(|id| (key, id.to_string())).collect();
-        out.extend(client.list(endpoint, &filters)?);
+        let filters = chunk.iter().map(|id| (key, id.to_string())).collect();
+        out.extend(list(client, endpoint, filters)?);
     }
     Ok(out)
 }
