@@ -96,8 +96,15 @@ fn from_netbox(source: &str, output: Option<&std::path::Path>, format: Format) -
     // `check` loads it), said at their lines of what is written.
     let loaded = super::load_with_generated(&[], std::slice::from_ref(&generated))?;
     let (sources, diagnostics) = (&loaded.sources, &loaded.diagnostics);
-    report::print(sources, diagnostics, format);
-    if diagnostics.iter().any(nodenet_model::Diagnostic::is_error) {
+    let errors = diagnostics.iter().any(nodenet_model::Diagnostic::is_error);
+    // As for keyfiles: with `json`, stdout carries the inventory unless
+    // there are errors, and the findings go to stderr then.
+    if format == Format::Human || errors {
+        report::print(sources, diagnostics, format);
+    } else if !diagnostics.is_empty() {
+        eprintln!("{}", report::to_json(sources, diagnostics));
+    }
+    if errors {
         info!("failed: {}", report::summary(diagnostics));
         return Ok(Exit::Problems);
     }
