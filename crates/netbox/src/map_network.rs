@@ -53,17 +53,24 @@ pub(crate) fn network(
             continue;
         }
         if let Some(lag) = &i.lag {
-            if !mine.contains_key(&lag.id) {
-                note(
+            let name = lag.name.as_deref().unwrap_or("?");
+            match mine.get(&lag.id) {
+                None => note(
                     findings,
                     i,
                     Severity::Error,
-                    format!(
-                        "a member of LAG {} of another device",
-                        lag.name.as_deref().unwrap_or("?")
-                    ),
+                    format!("a member of LAG {name} of another device"),
                     "a LAG's members are the same device's interfaces",
-                );
+                ),
+                // NetBox's API takes a `lag` that is no LAG.
+                Some(l) if l.kind.value != "lag" => note(
+                    findings,
+                    i,
+                    Severity::Error,
+                    format!("a member of {name}, which is no LAG (type `{}`)", l.kind.value),
+                    "set the parent's type to `lag` (Link Aggregation Group), or clear the member's LAG",
+                ),
+                Some(_) => {}
             }
         }
         let mut entries = vec![key("name", Y::scalar(i.name.clone(), src(i)))];

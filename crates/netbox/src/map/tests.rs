@@ -255,6 +255,14 @@ fn objects_that_cannot_be_mapped_are_said_at_a_line_naming_them() {
         .push(iface(30, 1, "wlan0", "ieee802.11ax", json!({})));
     snap.interfaces.push(iface(31, 1, "bond0.120", "virtual", json!({"parent": {"id": 13, "name": "bond0", "url": ""}, "mode": {"value": "access"}, "untagged_vlan": {"id": 120, "vid": 120, "url": ""}})));
     snap.vlans.push(de(json!({"id": 120, "vid": 120, "site": {"id": 9, "slug": "dc9", "url": ""}, "url": format!("{NB}/api/ipam/vlans/120/")})));
+    // A port whose LAG is no LAG (NetBox's API takes it).
+    snap.interfaces.push(iface(
+        32,
+        1,
+        "eno3",
+        "25gbase-x-sfp28",
+        json!({"lag": {"id": 30, "name": "wlan0", "url": ""}}),
+    ));
     // A device whose role is no cluster role.
     snap.devices
         .push(device(3, "tor-1", "leaf-switch", json!({})));
@@ -264,7 +272,7 @@ fn objects_that_cannot_be_mapped_are_said_at_a_line_naming_them() {
         .iter()
         .map(|f| (f.severity, f.message.as_str()))
         .collect();
-    assert_eq!(said.len(), 4, "{said:#?}");
+    assert_eq!(said.len(), 5, "{said:#?}");
     let at = |needle: &str| {
         let f = g
             .findings
@@ -286,6 +294,10 @@ fn objects_that_cannot_be_mapped_are_said_at_a_line_naming_them() {
     );
     assert_eq!(
         at("device role `leaf-switch` is no cluster role"),
+        Severity::Error
+    );
+    assert_eq!(
+        at("a member of wlan0, which is no LAG (type `ieee802.11ax`)"),
         Severity::Error
     );
     // The rest still reads: the host without the unread objects.
