@@ -79,12 +79,7 @@ pub(crate) fn network(
         match kind {
             "lag" => {
                 entries.push(key("type", Y::scalar("bond", src(i))));
-                let mut members: Vec<&str> = interfaces
-                    .iter()
-                    .filter(|m| m.lag.as_ref().is_some_and(|l| l.id == i.id))
-                    .map(|m| m.name.as_str())
-                    .collect();
-                members.sort_unstable();
+                let members = members_of(interfaces, i, |m| m.lag.as_ref());
                 entries.push(key(
                     "link-aggregation",
                     Y::Map(
@@ -104,12 +99,7 @@ pub(crate) fn network(
             }
             "bridge" => {
                 entries.push(key("type", Y::scalar("linux-bridge", src(i))));
-                let mut ports: Vec<&str> = interfaces
-                    .iter()
-                    .filter(|m| m.bridge.as_ref().is_some_and(|b| b.id == i.id))
-                    .map(|m| m.name.as_str())
-                    .collect();
-                ports.sort_unstable();
+                let ports = members_of(interfaces, i, |m| m.bridge.as_ref());
                 let port = Y::Seq(
                     ports
                         .iter()
@@ -153,6 +143,22 @@ pub(crate) fn network(
         out.push(Y::Map(entries, None));
     }
     (Y::Map(vec![key("interfaces", Y::Seq(out))], None), notes)
+}
+
+/// The names of the interfaces whose `parent_of` (their LAG, their
+/// bridge) is `of`, sorted.
+fn members_of<'a>(
+    interfaces: &[&'a Interface],
+    of: &Interface,
+    parent_of: impl Fn(&Interface) -> Option<&crate::objects::Ref>,
+) -> Vec<&'a str> {
+    let mut names: Vec<&str> = interfaces
+        .iter()
+        .filter(|m| parent_of(m).is_some_and(|p| p.id == of.id))
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names
 }
 
 /// Ports first, then what is built on them (bonds, bridges, VLANs).
