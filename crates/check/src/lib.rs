@@ -17,7 +17,7 @@ pub mod nmstate_bridge;
 pub mod node_agent;
 pub mod provisioning;
 pub mod segments;
-mod shapes;
+pub mod shapes;
 pub mod sites;
 pub mod traffic;
 pub mod wiring;

@@ -25,16 +25,18 @@
 //!   the last, every 64th) and must give exactly the substituted bytes;
 //!   a shape that fails any of this is judged host by host.
 
-use std::cmp::Ordering;
-use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::net::IpAddr;
+use std::hash::{Hash, Hasher};
 
 use rayon::prelude::*;
 use serde_json::Value as J;
 
 use crate::nmstate_bridge::{judge_cached, Judged, Keyfile};
+
+pub mod text;
+
+use text::{alike, mac, ordinary, Both, Slot, Template};
 
 /// Shapes smaller than this are judged host by host.
 const MIN_SHAPE: usize = 4;
@@ -203,13 +205,6 @@ struct Shape {
     addresses: Vec<(Slot, String)>,
 }
 
-/// A value that differs from host to host of one shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Slot {
-    Ip(IpAddr),
-    Mac(u64),
-}
-
 /// Where a state holds an address: the value of these keys...
 const ADDRESS_KEYS: [&str; 2] = ["ip", "next-hop-address"];
 /// ...and the items of these lists.
@@ -241,14 +236,14 @@ impl Shape {
     /// `None` when the state has no address, or one that is not canonical
     /// and ordinary.
     fn of(state: &J, keys: &(RandomState, RandomState)) -> Option<Shape> {
-        let mut h = Both(keys.0.build_hasher(), keys.1.build_hasher());
+        let mut h = Both::new(keys);
         let mut addresses = Vec::new();
         walk(state, At::Other, &mut h, Some(&mut addresses))?;
         if addresses.is_empty() {
             return None;
         }
         Some(Shape {
-            hash: (h.0.finish(), h.1.finish()),
+            hash: h.pair(),
             addresses,
         })
     }
@@ -256,9 +251,7 @@ impl Shape {
     /// Whether a host of this shape with `other`'s addresses has them
     /// ordered and repeated alike.
     fn admits(&self, other: &Shape) -> bool {
-        self.hash == other.hash
-            && self.addresses.len() == other.addresses.len()
-            && alike(&self.addresses, &other.addresses)
+        self.hash == other.hash && alike(&self.addresses, &other.addresses)
     }
 }
 
@@ -266,24 +259,10 @@ impl Shape {
 /// position blanked, whatever those values are: hosts that differ only
 /// there are one shape to a person reading them.
 fn seen_shape(state: &J, keys: &(RandomState, RandomState)) -> (u64, u64) {
-    let mut h = Both(keys.0.build_hasher(), keys.1.build_hasher());
+    let mut h = Both::new(keys);
     // Without `out`, nothing makes the walk give up.
     let _ = walk(state, At::Other, &mut h, None);
-    (h.0.finish(), h.1.finish())
-}
-
-/// Two independently keyed hashers fed the same bytes.
-struct Both(DefaultHasher, DefaultHasher);
-
-impl Hasher for Both {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-        self.1.write(bytes);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.finish() ^ self.1.finish()
-    }
+    h.pair()
 }
 
 /// Hashes `v` with the values at address and MAC positions blanked.
@@ -338,102 +317,10 @@ fn walk(
     Some(())
 }
 
-/// The address `s` names, when written as nmstate writes it back and not
-/// one nmstate treats specially.
-fn ordinary(s: &str) -> Option<IpAddr> {
-    let ip: IpAddr = s.parse().ok()?;
-    if ip.to_string() != s {
-        return None;
-    }
-    let special = match ip {
-        IpAddr::V4(v4) => {
-            v4.is_unspecified()
-                || v4.is_loopback()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_link_local()
-        }
-        IpAddr::V6(v6) => {
-            v6.segments()[..6].iter().all(|&s| s == 0)
-                || v6.to_ipv4_mapped().is_some()
-                || v6.is_multicast()
-                || v6.is_unicast_link_local()
-        }
-    };
-    (!special).then_some(ip)
-}
-
-/// Six colon-separated hex octets, all in one letter case (nmstate
-/// writes them back in its own case; a mixed-case text is left to it).
-fn mac(s: &str) -> Option<u64> {
-    let lower = s.bytes().any(|b| b.is_ascii_lowercase());
-    let upper = s.bytes().any(|b| b.is_ascii_uppercase());
-    if s.len() != 17 || lower && upper {
-        return None;
-    }
-    let mut v = 0u64;
-    for (i, part) in s.split(':').enumerate() {
-        if i > 5 || part.len() != 2 {
-            return None;
-        }
-        v = v << 8 | u64::from(u8::from_str_radix(part, 16).ok()?);
-    }
-    Some(v)
-}
-
-/// Same order and the same repeats among `a` as among `b`, comparing
-/// values both as numbers and as text.
-fn alike(a: &[(Slot, String)], b: &[(Slot, String)]) -> bool {
-    let order = |x: &(Slot, String), y: &(Slot, String)| -> (Ordering, Ordering) {
-        (x.0.cmp(&y.0), x.1.cmp(&y.1))
-    };
-    (0..a.len()).all(|i| (i + 1..a.len()).all(|j| order(&a[i], &a[j]) == order(&b[i], &b[j])))
-}
-
 /// A keyfile with its addresses cut out.
 struct KeyfileTemplate {
     name: String,
-    pieces: Vec<Piece>,
-}
-
-enum Piece {
-    Text(String),
-    /// The i-th address (or MAC) of the shape, in this letter case.
-    Address(usize, Case),
-}
-
-/// How a value stands in the keyfile against how the state wrote it.
-#[derive(Clone, Copy)]
-enum Case {
-    AsWritten,
-    Upper,
-    Lower,
-}
-
-impl Case {
-    /// How `token` writes `written`, if it is that value at all: nmstate
-    /// writes a MAC in upper case whatever case it was given in, so a
-    /// token that is the upper-case form stands for that (even when the
-    /// first host wrote it so, or with digits only).
-    fn of(token: &str, written: &str) -> Option<Case> {
-        if token == written.to_ascii_uppercase() {
-            Some(Case::Upper)
-        } else if token == written.to_ascii_lowercase() {
-            Some(Case::Lower)
-        } else if token == written {
-            Some(Case::AsWritten)
-        } else {
-            None
-        }
-    }
-
-    fn apply(self, s: &str, out: &mut String) {
-        match self {
-            Case::AsWritten => out.push_str(s),
-            Case::Upper => out.push_str(&s.to_ascii_uppercase()),
-            Case::Lower => out.push_str(&s.to_ascii_lowercase()),
-        }
-    }
+    template: Template,
 }
 
 impl KeyfileTemplate {
@@ -456,7 +343,7 @@ impl KeyfileTemplate {
             .iter()
             .map(|(name, content)| KeyfileTemplate {
                 name: name.clone(),
-                pieces: cut(content, &shape.addresses, &mut seen),
+                template: Template::cut(content, &shape.addresses, &mut seen),
             })
             .collect();
         // An address missing from the text may have been written in
@@ -465,63 +352,10 @@ impl KeyfileTemplate {
     }
 }
 
-/// Splits `content` at every whole token (a run of hex digits, `.` and
-/// `:`) that is one of `addresses`, marking in `seen` every address (and
-/// its repeats) found.
-fn cut(content: &str, addresses: &[(Slot, String)], seen: &mut [bool]) -> Vec<Piece> {
-    let token_byte = |b: u8| b.is_ascii_hexdigit() || b == b'.' || b == b':';
-    let bytes = content.as_bytes();
-    let mut pieces = Vec::new();
-    let mut text_start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if !token_byte(bytes[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && token_byte(bytes[i]) {
-            i += 1;
-        }
-        let token = &content[start..i];
-        // Addresses stand as written; MACs in the case nmstate chose.
-        let found = addresses
-            .iter()
-            .enumerate()
-            .find_map(|(k, (slot, s))| match slot {
-                Slot::Ip(_) => (s == token).then_some((k, Case::AsWritten)),
-                Slot::Mac(_) => Case::of(token, s).map(|case| (k, case)),
-            });
-        if let Some((k, case)) = found {
-            for (found, (_, s)) in seen.iter_mut().zip(addresses) {
-                *found |= s.eq_ignore_ascii_case(token);
-            }
-            if text_start < start {
-                pieces.push(Piece::Text(content[text_start..start].to_string()));
-            }
-            pieces.push(Piece::Address(k, case));
-            text_start = i;
-        }
-    }
-    if text_start < bytes.len() {
-        pieces.push(Piece::Text(content[text_start..].to_string()));
-    }
-    pieces
-}
-
 fn fill(templates: &[KeyfileTemplate], shape: &Shape) -> Vec<Keyfile> {
     templates
         .iter()
-        .map(|t| {
-            let mut content = String::new();
-            for piece in &t.pieces {
-                match piece {
-                    Piece::Text(s) => content.push_str(s),
-                    Piece::Address(k, case) => case.apply(&shape.addresses[*k].1, &mut content),
-                }
-            }
-            (t.name.clone(), content)
-        })
+        .map(|t| (t.name.clone(), t.template.fill(&shape.addresses)))
         .collect()
 }
 

@@ -9,6 +9,7 @@ pub mod network_data;
 pub mod node_agent;
 pub mod openshift;
 pub mod output;
+pub mod shaped;
 pub mod topology;
 pub mod views;
 pub mod yaml_out;
@@ -451,7 +452,7 @@ pub fn fleet_findings(inv: &Inventory) -> Vec<Diagnostic> {
     let texts = artifacts::intent_texts(inv);
     let ((_, mut found), (_, more)) = rayon::join(
         || artifacts::install_config_within_limit(inv, &texts),
-        || openshift::openshift_files(inv),
+        || openshift::openshift_files(inv, &shaped::HostShapes::of(inv, &texts)),
     );
     found.extend(more);
     found

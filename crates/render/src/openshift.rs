@@ -22,11 +22,12 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde_json::{json, Value as J};
 
-use nodenet_check::br_ex::{self, BrExPlan, NODENET_DIR, OPENSHIFT_DIR};
+use nodenet_check::br_ex::{self, NODENET_DIR, OPENSHIFT_DIR};
 use nodenet_model::{short_hostname, Code, Diagnostic, Host, Inventory, Role};
 
 use crate::artifacts::{dns_label, kube, yaml};
 use crate::output::OutFile;
+use crate::shaped::HostShapes;
 
 /// The most one rendered object may take, and a pool's MachineConfigs
 /// together (etcd refuses requests over 1.5 MiB; the rendered
@@ -40,32 +41,30 @@ const POOL_OVERHEAD: usize = 8 * 1024;
 /// The node files of one host, as YAML text.
 #[derive(Clone, Debug, Default)]
 pub struct NodeStates {
-    pub br_ex: Option<BrExPlan>,
     /// `/etc/nmstate/openshift/<host>.yml`: the whole state with br-ex.
     pub openshift: Option<String>,
     /// `/etc/nodenet/nmstate/<host>.yml`: what nodenet-apply applies.
     pub nodenet: Option<String>,
 }
 
-/// Every whole host's node files.
-pub fn node_states(inv: &Inventory) -> Vec<NodeStates> {
-    use rayon::prelude::*;
+/// Every whole host's node files, made once per shape of hosts.
+pub fn node_states(inv: &Inventory, shapes: &HostShapes) -> Vec<NodeStates> {
     let agent = inv.cluster.node_agent.is_some();
-    inv.hosts
-        .par_iter()
-        .map(|h| {
-            let Ok(plan) = br_ex::plan(h, &inv.cluster) else {
-                return NodeStates::default();
-            };
-            NodeStates {
-                openshift: br_ex::openshift_state(h, &plan).map(|s| yaml(&s)),
-                nodenet: agent
-                    .then(|| br_ex::day2_state(h, &inv.cluster, &plan))
-                    .flatten()
-                    .map(|s| yaml(&s)),
-                br_ex: Some(plan),
-            }
-        })
+    let made = shapes.make(inv.hosts.len(), &|i| {
+        let h = &inv.hosts[i];
+        let Ok(plan) = br_ex::plan(h, &inv.cluster) else {
+            return [None, None];
+        };
+        [
+            br_ex::openshift_state(h, &plan).map(|s| yaml(&s)),
+            agent
+                .then(|| br_ex::day2_state(h, &inv.cluster, &plan))
+                .flatten()
+                .map(|s| yaml(&s)),
+        ]
+    });
+    made.into_iter()
+        .map(|[openshift, nodenet]| NodeStates { openshift, nodenet })
         .collect()
 }
 
@@ -467,8 +466,8 @@ fn machine_config_pool(pool: &Pool, selector: &Selector) -> OutFile {
 /// Everything that goes to `openshift/`: the pools' MachineConfigs, custom
 /// pools, and the node agent; with what laying them out decided, and
 /// anything still past the limits.
-pub fn openshift_files(inv: &Inventory) -> (Vec<OutFile>, Vec<Diagnostic>) {
-    let states = node_states(inv);
+pub fn openshift_files(inv: &Inventory, shapes: &HostShapes) -> (Vec<OutFile>, Vec<Diagnostic>) {
+    let states = node_states(inv, shapes);
     let layout = layout(inv, &states);
     let mut files = files(&layout);
     files.extend(crate::node_agent::files(inv, &layout.pools));

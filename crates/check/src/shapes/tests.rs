@@ -141,14 +141,13 @@ fn only_whole_tokens_are_addresses() {
         "10.1.0.1".to_string(),
     )];
     let mut seen = vec![false];
-    let pieces = cut(
-        "address0=10.1.0.10/8\nroute0=10.1.0.1/32,10.1.0.1\n",
-        &addresses,
-        &mut seen,
-    );
     let template = KeyfileTemplate {
         name: "x".into(),
-        pieces,
+        template: Template::cut(
+            "address0=10.1.0.10/8\nroute0=10.1.0.1/32,10.1.0.1\n",
+            &addresses,
+            &mut seen,
+        ),
     };
     let other = Shape {
         hash: (0, 0),
@@ -187,4 +186,35 @@ fn special_and_non_canonical_addresses_are_not_ordinary() {
     for s in ["10.1.0.1", "192.0.2.7", "2001:db8::1", "fd00::53"] {
         assert!(ordinary(s).is_some(), "{s}");
     }
+}
+
+/// A text's values are its whole tokens that are ordinary addresses or
+/// MACs, in order; texts that differ only there hash alike, others not.
+#[test]
+fn values_of_a_text_are_its_addresses_and_macs() {
+    let keys = (RandomState::new(), RandomState::new());
+    let of = |t: &str| {
+        let mut h = Both::new(&keys);
+        let v = text::values_of(t, &mut h);
+        (h.pair(), v)
+    };
+    let a = "ip: 10.1.0.9\nmac: 52:54:00:AB:00:01\nnet: 10.0.0.0/8\nlo: 127.0.0.1\nv6: fd00::9\nport: 8080\n";
+    let b = "ip: 10.1.0.10\nmac: 52:54:00:AB:00:02\nnet: 10.0.0.0/8\nlo: 127.0.0.1\nv6: fd00::10\nport: 8080\n";
+    let (ha, va) = of(a);
+    let (hb, vb) = of(b);
+    let texts: Vec<&str> = va.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["10.1.0.9", "52:54:00:AB:00:01", "10.0.0.0", "fd00::9"]
+    );
+    assert_eq!(ha, hb);
+    assert_eq!(vb[0].1, "10.1.0.10");
+    // Another port, or an IPv6 address where an IPv4 one stood: another shape.
+    assert_ne!(ha, of(&a.replace("8080", "8081")).0);
+    assert_ne!(ha, of(&a.replace("10.1.0.9", "fd00::1")).0);
+    // 10.1.0.9 and 10.1.0.10 sort apart as text and as numbers against
+    // 10.0.0.0 alike, but not against 10.1.0.2.
+    assert!(alike(&va, &vb));
+    let with = |t: &str| of(&format!("{t}gw: 10.1.0.2\n")).1;
+    assert!(!alike(&with(a), &with(b)));
 }

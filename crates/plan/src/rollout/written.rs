@@ -51,7 +51,10 @@ impl Rollout {
         if !self.machine_configs.is_empty() {
             // The pools of the changed roles (custom pools of a split
             // role included) with their MachineConfigs and what they need.
-            let (files, _) = nodenet_render::openshift::openshift_files(new);
+            let (files, _) = nodenet_render::openshift::openshift_files(
+                new,
+                &nodenet_render::shaped::HostShapes::of_inventory(new),
+            );
             openshift.extend(files.into_iter().filter(|f| {
                 let pool_file = f.path.starts_with("openshift/10-nodenet-br-ex-")
                     || f.path.starts_with("openshift/10-nodenet-nmstate-")

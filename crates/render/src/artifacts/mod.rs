@@ -133,6 +133,7 @@ pub fn fleet_artifacts(
     texts: &[Option<String>],
     addresses: &[Vec<IpAddr>],
 ) -> (Vec<OutFile>, Vec<Diagnostic>) {
+    let shapes = crate::shaped::HostShapes::of(inv, texts);
     let (((ic, ic_diags), ac), (openshift, policies)) = rayon::join(
         || {
             rayon::join(
@@ -142,10 +143,10 @@ pub fn fleet_artifacts(
         },
         || {
             rayon::join(
-                || crate::openshift::openshift_files(inv),
+                || crate::openshift::openshift_files(inv, &shapes),
                 || {
                     let mut v = Vec::new();
-                    nncps(inv, &mut v);
+                    nncps(inv, &shapes, &mut v);
                     v
                 },
             )

@@ -57,6 +57,26 @@ impl Policy {
         doc["spec"]["desiredState"] = self.state;
         yaml(&doc)
     }
+
+    /// The policy as a YAML document with `state`, the state's YAML text
+    /// (made once per shape of hosts), as its `desiredState`; `self.state`
+    /// is not read.
+    fn yaml_with(self, state: &str) -> String {
+        if state.trim_end() == "{}" {
+            // An empty state is a flow mapping on the key's own line.
+            return Policy {
+                state: J::Object(Map::new()),
+                ..self
+            }
+            .into_yaml();
+        }
+        let envelope = Policy {
+            state: json!(TOKEN),
+            ..self
+        }
+        .into_yaml();
+        embed(&envelope, state, Embed::Mapping)
+    }
 }
 
 /// A host's day-2 state (`nodenet_check::br_ex::day2_state`: what
@@ -114,38 +134,46 @@ pub fn split_state(inv: &Inventory, host: &Host) -> Option<(J, J)> {
 /// policy goes one node at a time. A part every host of the role shares is
 /// one policy for the role, else one policy per node, selected by its
 /// Kubernetes node name.
-pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
+pub fn nncps(inv: &Inventory, shapes: &crate::shaped::HostShapes, out: &mut Vec<OutFile>) {
     use rayon::prelude::*;
-    // Each host's state is split (and later written) on every core.
-    let split: Vec<(&Host, [J; 2])> = inv
-        .hosts
-        .par_iter()
-        .filter_map(|h| split_state(inv, h).map(|(c, r)| (h, [c, r])))
-        .collect();
-    let mut roles: BTreeMap<&'static str, Vec<(&Host, [J; 2])>> = BTreeMap::new();
-    for (h, parts) in split {
-        roles
-            .entry(h.role.value.pool())
-            .or_default()
-            .push((h, parts));
+    // Each host's state is split and its parts emitted once per shape.
+    let parts = shapes.make(
+        inv.hosts.len(),
+        &|i| match split_state(inv, &inv.hosts[i]) {
+            Some((c, r)) => [Some(yaml(&c)), Some(yaml(&r))],
+            None => [None, None],
+        },
+    );
+    let mut roles: BTreeMap<&'static str, Vec<(&Host, [String; 2])>> = BTreeMap::new();
+    for (h, parts) in inv.hosts.iter().zip(parts) {
+        if let [Some(c), Some(r)] = parts {
+            roles
+                .entry(h.role.value.pool())
+                .or_default()
+                .push((h, [c, r]));
+        }
     }
     for (role, mut hosts) in roles {
-        let mut policies = Vec::new();
+        let mut policies: Vec<(Option<String>, Policy, String)> = Vec::new();
         let role_label = format!("node-role.kubernetes.io/{role}");
         for (part, cluster_part) in [(0, true), (1, false)] {
             let suffix = if cluster_part { "-cluster-network" } else { "" };
             // Each part is read once: moved out, not copied.
-            let states: Vec<J> = hosts
+            let states: Vec<String> = hosts
                 .iter_mut()
                 .map(|(_, parts)| std::mem::take(&mut parts[part]))
                 .collect();
-            if states
-                .iter()
-                .all(|s| s.as_object().is_some_and(Map::is_empty))
-            {
+            if states.iter().all(|s| s.trim_end() == "{}") {
                 continue;
             }
             let unavailable = max_unavailable(role, cluster_part);
+            let policy = |name: String, selector: BTreeMap<String, String>| Policy {
+                name,
+                labels: BTreeMap::new(),
+                selector,
+                max_unavailable: unavailable.clone(),
+                state: J::Null,
+            };
             if states.windows(2).all(|w| w[0] == w[1]) {
                 // One state for the role; the part that carries cluster
                 // traffic one policy per failure domain when every host
@@ -168,27 +196,14 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                         for value in values {
                             let mut selector = base.clone();
                             selector.insert(key.value.clone(), value.clone());
-                            policies.push((
-                                None,
-                                Policy {
-                                    name: format!("nodenet-{role}{suffix}-{}", dns_label(&value)),
-                                    labels: BTreeMap::new(),
-                                    selector,
-                                    max_unavailable: unavailable.clone(),
-                                    state: state.clone(),
-                                },
-                            ));
+                            let name = format!("nodenet-{role}{suffix}-{}", dns_label(&value));
+                            policies.push((None, policy(name, selector), state.clone()));
                         }
                     }
                     _ => policies.push((
                         None,
-                        Policy {
-                            name: format!("nodenet-{role}{suffix}"),
-                            labels: BTreeMap::new(),
-                            selector: base,
-                            max_unavailable: unavailable,
-                            state,
-                        },
+                        policy(format!("nodenet-{role}{suffix}"), base),
+                        state,
                     )),
                 }
             } else {
@@ -196,37 +211,33 @@ pub fn nncps(inv: &Inventory, out: &mut Vec<OutFile>) {
                     // A control-plane node's own policies in a file of their
                     // own: applied together, they change together.
                     let own = is_control_plane(role).then(|| dns_label(h.short_name()));
-                    policies.push((
-                        own,
-                        Policy {
-                            name: format!("nodenet-{}{suffix}", dns_label(h.short_name())),
-                            labels: BTreeMap::new(),
-                            selector: BTreeMap::from([
-                                (role_label.clone(), String::new()),
-                                (
-                                    "kubernetes.io/hostname".to_string(),
-                                    h.node_name(&inv.cluster),
-                                ),
-                            ]),
-                            max_unavailable: unavailable.clone(),
-                            state,
-                        },
-                    ));
+                    let selector = BTreeMap::from([
+                        (role_label.clone(), String::new()),
+                        (
+                            "kubernetes.io/hostname".to_string(),
+                            h.node_name(&inv.cluster),
+                        ),
+                    ]);
+                    let name = format!("nodenet-{}{suffix}", dns_label(h.short_name()));
+                    policies.push((own, policy(name, selector), state));
                 }
             }
         }
         // Nothing of the role's states left for a policy (all of it is
         // configure-ovs's, under br-ex): no file, not an empty one.
-        let mut files: BTreeMap<String, Vec<Policy>> = BTreeMap::new();
-        for (own, policy) in policies {
+        let mut files: BTreeMap<String, Vec<(Policy, String)>> = BTreeMap::new();
+        for (own, policy, state) in policies {
             let file = match own {
                 Some(host) => format!("nncp/nodenet-{role}-{host}.yaml"),
                 None => format!("nncp/nodenet-{role}.yaml"),
             };
-            files.entry(file).or_default().push(policy);
+            files.entry(file).or_default().push((policy, state));
         }
         for (file, policies) in files {
-            let text: Vec<String> = policies.into_par_iter().map(Policy::into_yaml).collect();
+            let text: Vec<String> = policies
+                .into_par_iter()
+                .map(|(policy, state)| policy.yaml_with(&state))
+                .collect();
             out.push(OutFile::new(file, text.join("---\n"), 0o644));
         }
     }
