@@ -101,7 +101,9 @@ pg_start() {
     pg_cluster || die "no PostgreSQL cluster (run install)"
     if [ "$PG_STATUS" != online ]; then
         log "starting PostgreSQL $PG_VER/$PG_NAME"
-        pg_ctlcluster "$PG_VER" "$PG_NAME" start
+        # 9: the lock, which PostgreSQL's daemons would hold for as long as
+        # they run (the next start would wait for it in vain).
+        pg_ctlcluster "$PG_VER" "$PG_NAME" start 9>&-
         pg_cluster
     fi
 }

@@ -137,7 +137,10 @@ pub(crate) fn network(
         if let Some(mtu) = i.mtu {
             entries.push(key("mtu", Y::scalar(mtu, src(i))));
         }
-        if !port_of_something {
+        // A LAG member's or bridge port's own address is carried too, not
+        // dropped: nmstate refuses IP on a port, said at that address's line.
+        let has_addresses = index.by_interface.get(&i.id).is_some_and(|a| !a.is_empty());
+        if !port_of_something || has_addresses {
             entries.extend(addresses(i, index));
         }
         out.push(Y::Map(entries, None));

@@ -392,3 +392,103 @@ fn a_netbox_that_refuses_the_token_or_a_missing_token_is_said_without_the_token(
         said(&o)
     );
 }
+
+/// The interface of `device` named `name`, as NetBox answers it.
+fn interface_of(nb: &NetBox, device: u64, name: &str) -> J {
+    nb.call(
+        "GET",
+        &format!("dcim/interfaces/?device_id={device}&name={name}"),
+        &J::Null,
+    )["results"][0]
+        .clone()
+}
+
+/// The human report's findings, each as its code and its text (message
+/// and the input's lines shown with it).
+fn findings(stderr: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in stderr.lines() {
+        let code_line = !line.is_empty()
+            && line
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        match out.last_mut() {
+            _ if code_line => out.push((line.to_string(), String::new())),
+            Some((_, text)) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// Mistakes NetBox lets a team make, each of which fails a deploy, are
+/// found by the checks that run on files, at the line of the inventory
+/// that NetBox's object gave (its page shown with the finding): an
+/// address on a LAG member (nmstate refuses IP on a bond's port), a MAC
+/// on two devices, the API VIP assigned to a host's interface, and a
+/// host whose only address lies outside the machine networks.
+#[test]
+fn mistakes_made_in_netbox_are_found_at_the_objects_that_hold_them() {
+    let Some(nb) = netbox() else { return };
+    let (m, _, hosts) = fleet(nb);
+    // master-0's eno1, a member of bond0, holds an address of its own.
+    let eno1 = interface_of(nb, hosts[0].id, "eno1");
+    nb.address(&m, "10.77.110.99/24", Some(&eno1), json!({}));
+    // worker-0's eno2 gets master-1's eno1's MAC.
+    let eno2 = interface_of(nb, hosts[3].id, "eno2");
+    nb.mac(&eno2, "52:54:00:77:01:01");
+    // The API VIP assigned to master-2's VLAN interface.
+    let vip = nb.call(
+        "GET",
+        &format!("ipam/ip-addresses/?vrf_id={}&address=10.77.110.5/32", m.vrf),
+        &J::Null,
+    )["results"][0]
+        .clone();
+    let vlan_if = interface_of(nb, hosts[2].id, "bond0.110");
+    nb.patch(
+        &format!("ipam/ip-addresses/{}/", vip["id"]),
+        json!({"assigned_object_type": "dcim.interface", "assigned_object_id": vlan_if["id"]}),
+    );
+    // worker-0's address moved outside the machine network.
+    let worker_ip = nb.call(
+        "GET",
+        &format!(
+            "ipam/ip-addresses/?vrf_id={}&address=10.77.110.13/24",
+            m.vrf
+        ),
+        &J::Null,
+    )["results"][0]
+        .clone();
+    nb.patch(
+        &format!("ipam/ip-addresses/{}/", worker_ip["id"]),
+        json!({"address": "10.78.0.13/24"}),
+    );
+
+    let source = format!("netbox:?cluster={}", m.cluster);
+    let o = run(nb.nodenet().args(["check", &source]));
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let found = findings(&stderr);
+    let page = |o: &J| o["display_url"].as_str().unwrap().to_string();
+    let expect = [
+        ("nmstate-error", "master-0", page(&eno1)),
+        ("duplicate-mac", "worker-0", page(&eno2)),
+        ("vip-is-host-ip", "master-2", page(&vip)),
+        ("ip-outside-machine-network", "worker-0", page(&worker_ip)),
+    ];
+    for (code, host, page) in &expect {
+        assert!(
+            found
+                .iter()
+                .any(|(c, text)| c == code && text.contains(host) && text.contains(page.as_str())),
+            "no {code} about {host} shown at {page}:\n{stderr}"
+        );
+    }
+    // The member's address is carried to nmstate, not dropped.
+    assert!(found
+        .iter()
+        .any(|(c, text)| c == "nmstate-error" && text.contains("eno1 cannot have IP enabled")));
+}
