@@ -160,24 +160,42 @@ fn aimed_at(inv: &Inventory, host: &Host) -> Option<Host> {
 /// Checks every host and the fleet; `loading` are the diagnostics found
 /// while loading, which come first in the report.
 pub fn check(inv: &Inventory, loading: Vec<Diagnostic>) -> Report {
-    // A change aimed at one host the inputs describe knows that host's
-    // NICs (what `copy-mac-from` reads on the node).
-    let aimed: Vec<Option<Host>> = inv.hosts.par_iter().map(|h| aimed_at(inv, h)).collect();
+    let aimed = aimed_hosts(inv);
+    let host_at = |i: usize| aimed[i].as_ref().unwrap_or(&inv.hosts[i]);
+    let fleet = shapes::judge_fleet(inv.hosts.len(), &|i| judged_state(host_at(i)));
+    check_judged(inv, loading, &aimed, fleet)
+}
+
+/// A change aimed at one host the inputs describe knows that host's NICs
+/// (what `copy-mac-from` reads on the node): per host, that host made so,
+/// or none.
+fn aimed_hosts(inv: &Inventory) -> Vec<Option<Host>> {
+    inv.hosts.par_iter().map(|h| aimed_at(inv, h)).collect()
+}
+
+/// The state nmstate judges for `host`. A state with a placeholder left
+/// unexpanded is not what its template means: nmstate would only repeat
+/// the placeholder's finding.
+fn judged_state(host: &Host) -> Option<serde_json::Value> {
+    host.network
+        .as_ref()
+        .filter(|_| host.unresolved.is_empty())
+        .map(|n| nmstate_bridge::pin(host, n).judged)
+}
+
+/// [`check`] with nmstate's verdicts on the hosts already given.
+fn check_judged(
+    inv: &Inventory,
+    loading: Vec<Diagnostic>,
+    aimed: &[Option<Host>],
+    fleet: shapes::Fleet,
+) -> Report {
     let host_at = |i: usize| aimed[i].as_ref().unwrap_or(&inv.hosts[i]);
     let prepared: Vec<Prepared> = (0..inv.hosts.len())
         .into_par_iter()
         .map(|i| prepare(inv, host_at(i)))
         .collect();
-    // A state with a placeholder left unexpanded is not what its template
-    // means: nmstate would only repeat the placeholder's finding.
-    let state = |i: usize| {
-        let host = host_at(i);
-        host.network
-            .as_ref()
-            .filter(|_| host.unresolved.is_empty())
-            .map(|n| nmstate_bridge::pin(host, n).judged)
-    };
-    let shapes::Fleet { judged, shapes } = shapes::judge_fleet(inv.hosts.len(), &state);
+    let shapes::Fleet { judged, shapes } = fleet;
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
         .into_par_iter()
         .zip(judged)
@@ -312,9 +330,24 @@ pub fn check_clusters_where(
     loading: Vec<Diagnostic>,
     told: &(dyn Fn(&Inventory) -> bool + Sync),
 ) -> FleetReport {
+    // nmstate judges the hosts of every cluster together: a fleet of
+    // single-node sites is one shape, not ten thousand of one host each.
+    let aimed: Vec<Vec<Option<Host>>> = clusters.par_iter().map(|inv| aimed_hosts(inv)).collect();
+    let index: Vec<(usize, usize)> = clusters
+        .iter()
+        .enumerate()
+        .flat_map(|(c, inv)| (0..inv.hosts.len()).map(move |i| (c, i)))
+        .collect();
+    let fleet = shapes::judge_fleet(index.len(), &|k| {
+        let (c, i) = index[k];
+        judged_state(aimed[c][i].as_ref().unwrap_or(&clusters[c].hosts[i]))
+    });
+    let fleets = fleet.split(clusters.iter().map(|inv| inv.hosts.len()));
     let mut reports: Vec<Report> = clusters
         .par_iter()
-        .map(|inv| check(inv, Vec::new()))
+        .zip(aimed.par_iter())
+        .zip(fleets)
+        .map(|((inv, aimed), fleet)| check_judged(inv, Vec::new(), aimed, fleet))
         .collect();
     let mut diagnostics = loading;
     for (inv, r) in clusters.iter().zip(&mut reports) {

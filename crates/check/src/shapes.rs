@@ -55,6 +55,35 @@ pub struct Fleet {
     pub shapes: Vec<Option<usize>>,
 }
 
+impl Fleet {
+    /// The verdicts of consecutive runs of hosts (`lengths`, one per
+    /// cluster judged together), each run's shapes numbered from 0 in
+    /// the order of its shapes' first hosts, as if judged alone.
+    pub fn split(self, lengths: impl Iterator<Item = usize>) -> Vec<Fleet> {
+        let mut judged = self.judged.into_iter();
+        let mut shapes = self.shapes.into_iter();
+        lengths
+            .map(|n| {
+                let mut numbers: HashMap<usize, usize> = HashMap::new();
+                let shapes = shapes
+                    .by_ref()
+                    .take(n)
+                    .map(|s| {
+                        s.map(|s| {
+                            let next = numbers.len();
+                            *numbers.entry(s).or_insert(next)
+                        })
+                    })
+                    .collect();
+                Fleet {
+                    judged: judged.by_ref().take(n).collect(),
+                    shapes,
+                }
+            })
+            .collect()
+    }
+}
+
 /// nmstate's verdict for each of `n` hosts; `state(i)` is the i-th host's
 /// state (`None`: it has no network). States are made again when needed
 /// rather than held: for 10,000 hosts they would be the check's largest

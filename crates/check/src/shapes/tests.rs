@@ -218,3 +218,34 @@ fn values_of_a_text_are_its_addresses_and_macs() {
     let with = |t: &str| of(&format!("{t}gw: 10.1.0.2\n")).1;
     assert!(!alike(&with(a), &with(b)));
 }
+
+/// Clusters judged together get their own hosts' verdicts, and shapes
+/// numbered as if each were judged alone (from 0, in the order of each
+/// shape's first host).
+#[test]
+fn a_fleet_judged_together_splits_into_its_clusters() {
+    let fleet = Fleet {
+        judged: (0..5)
+            .map(|i| {
+                Some(Judged {
+                    result: Ok(vec![(format!("h{i}"), String::new())]),
+                    parsed: true,
+                    logs: Vec::new(),
+                })
+            })
+            .collect(),
+        shapes: vec![Some(3), Some(1), None, Some(1), Some(3)],
+    };
+    let parts = fleet.split([2, 3].into_iter());
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].shapes, [Some(0), Some(1)]);
+    assert_eq!(parts[1].shapes, [None, Some(0), Some(1)]);
+    let names = |f: &Fleet| -> Vec<String> {
+        f.judged
+            .iter()
+            .map(|j| j.as_ref().unwrap().result.as_ref().unwrap()[0].0.clone())
+            .collect()
+    };
+    assert_eq!(names(&parts[0]), ["h0", "h1"]);
+    assert_eq!(names(&parts[1]), ["h2", "h3", "h4"]);
+}
