@@ -16,6 +16,8 @@ pub struct Client {
     base: String,
     token: String,
     http: reqwest::blocking::Client,
+    /// Requests sent so far (what a read costs NetBox).
+    requests: std::sync::atomic::AtomicUsize,
 }
 
 impl Client {
@@ -54,7 +56,17 @@ impl Client {
             .timeout(std::time::Duration::from_secs(60))
             .build()
             .map_err(|e| Error::Setup(format!("HTTP client: {e}")))?;
-        Ok(Client { base, token, http })
+        Ok(Client {
+            base,
+            token,
+            http,
+            requests: Default::default(),
+        })
+    }
+
+    /// How many requests this client has sent.
+    pub fn requests(&self) -> usize {
+        self.requests.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// NetBox's address, without `/api`.
@@ -104,6 +116,8 @@ impl Client {
             url: url.to_string(),
             message: e.without_url().to_string(),
         };
+        self.requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let response = self
             .http
             .get(url)

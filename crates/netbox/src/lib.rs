@@ -71,6 +71,9 @@ pub struct Generated {
     /// A nodenet inventory (YAML).
     pub text: String,
     pub findings: Vec<Finding>,
+    /// Devices read, and the API requests the read took.
+    pub devices: usize,
+    pub requests: usize,
 }
 
 /// Whether a command-line input names NetBox rather than a file.
@@ -85,5 +88,8 @@ pub fn read(source: &str) -> Result<Generated, Error> {
     let query = Query::parse(source)?;
     let client = Client::from_env()?;
     let snapshot = objects::Snapshot::fetch(&client, &query)?;
-    Ok(map::inventory(source, client.base(), &snapshot))
+    let mut generated = map::inventory(source, client.base(), &snapshot);
+    generated.devices = snapshot.devices.len();
+    generated.requests = client.requests();
+    Ok(generated)
 }

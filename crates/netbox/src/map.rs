@@ -128,6 +128,8 @@ pub fn inventory(source: &str, base: &str, snap: &Snapshot) -> Generated {
         name: source.to_string(),
         text,
         findings: out,
+        devices: 0,
+        requests: 0,
     }
 }
 

@@ -196,6 +196,10 @@ pub struct Snapshot {
 
 /// Ids per list request (`?device_id=1&device_id=2…`), short of URL limits.
 const IDS_PER_REQUEST: usize = 100;
+/// Requests of one list sent at once: NetBox answers each on one of its
+/// workers (a small deployment runs three or four), and more in flight
+/// only queue there.
+const IN_FLIGHT: usize = 4;
 
 impl Snapshot {
     pub fn fetch(client: &Client, query: &Query) -> Result<Snapshot, Error> {
@@ -222,8 +226,24 @@ impl Snapshot {
             query.device_filters(cluster.as_ref().map(|c| c.id)),
         )?;
         let ids: Vec<u64> = devices.iter().map(|d| d.id).collect();
-        let interfaces: Vec<Interface> = by_ids(client, "dcim/interfaces", "device_id", &ids)?;
-        let addresses: Vec<IpAddress> = by_ids(client, "ipam/ip-addresses", "device_id", &ids)?;
+        // What the devices hold, side by side (NetBox serves requests on
+        // several workers; each is mostly its own serializing).
+        let (interfaces, (addresses, vips)) = std::thread::scope(|s| {
+            let addresses = s.spawn(|| by_ids(client, "ipam/ip-addresses", "device_id", &ids));
+            let vips = s.spawn(|| {
+                list(
+                    client,
+                    "ipam/ip-addresses",
+                    vec![("role", "vip".to_string()), ("role", "anycast".to_string())],
+                )
+            });
+            let interfaces = by_ids::<Interface>(client, "dcim/interfaces", "device_id", &ids);
+            let joined = |h: std::thread::ScopedJoinHandle<'_, Result<Vec<IpAddress>, Error>>| {
+                h.join().expect("a NetBox request does not panic")
+            };
+            (interfaces, (joined(addresses), joined(vips)))
+        });
+        let (interfaces, addresses, vips) = (interfaces?, addresses?, vips?);
         let mut vlan_ids: Vec<u64> = interfaces
             .iter()
             .flat_map(|i| i.untagged_vlan.iter().chain(&i.tagged_vlans).map(|v| v.id))
@@ -231,11 +251,6 @@ impl Snapshot {
         vlan_ids.sort_unstable();
         vlan_ids.dedup();
         let vlans = by_ids(client, "ipam/vlans", "id", &vlan_ids)?;
-        let vips = list(
-            client,
-            "ipam/ip-addresses",
-            vec![("role", "vip".to_string()), ("role", "anycast".to_string())],
-        )?;
         Ok(Snapshot {
             cluster,
             devices,
@@ -289,17 +304,44 @@ fn list<T: Fields>(
 }
 
 /// The objects of `endpoint` whose `key` is one of `ids`, a batch of ids
-/// per request.
-fn by_ids<T: Fields>(
+/// per request, [`IN_FLIGHT`] batches at a time, in the order of `ids`.
+fn by_ids<T: Fields + Send>(
     client: &Client,
     endpoint: &str,
     key: &'static str,
     ids: &[u64],
 ) -> Result<Vec<T>, Error> {
+    let chunks: Vec<&[u64]> = ids.chunks(IDS_PER_REQUEST).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut answers: Vec<(usize, Result<Vec<T>, Error>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..IN_FLIGHT.min(chunks.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(chunk) = chunks.get(k) else { break };
+                        let filters = chunk.iter().map(|id| (key, id.to_string())).collect();
+                        let answer = list(client, endpoint, filters);
+                        let failed = answer.is_err();
+                        mine.push((k, answer));
+                        if failed {
+                            break;
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a NetBox request does not panic"))
+            .collect()
+    });
+    answers.sort_by_key(|(k, _)| *k);
     let mut out = Vec::new();
-    for chunk in ids.chunks(IDS_PER_REQUEST) {
-        let filters = chunk.iter().map(|id| (key, id.to_string())).collect();
-        out.extend(list(client, endpoint, filters)?);
+    for (_, answer) in answers {
+        out.extend(answer?);
     }
     Ok(out)
 }

@@ -72,8 +72,20 @@ pub fn load_files(
         .partition(|p| p.to_str().is_some_and(nodenet_netbox::is_source));
     let generated = netbox
         .iter()
-        .map(|p| nodenet_netbox::read(p.to_str().expect("told as UTF-8")))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|p| {
+            let start = std::time::Instant::now();
+            let g = nodenet_netbox::read(p.to_str().expect("told as UTF-8"))?;
+            if crate::ui::verbose() {
+                eprintln!(
+                    "netbox: {} device(s) read in {} request(s), {:.2} s",
+                    g.devices,
+                    g.requests,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            Ok(g)
+        })
+        .collect::<Result<Vec<_>, nodenet_netbox::Error>>()?;
     load_with_generated(&files, &generated)
 }
 
