@@ -4,7 +4,7 @@
 //! the documents render makes from their states (the br-ex and day-2
 //! states of the MachineConfigs, the policies' parts) differ in the same
 //! values alone: for 10,000 hosts, making each one's br-ex plan, derived
-//! state and YAML was a third of a render. Hosts are grouped by shape
+//! state and YAML was a quarter of a render. Hosts are grouped by shape
 //! (their intent's text with every address and MAC blanked, and every
 //! other field of the host a document may read; see [`HostShapes::of`]),
 //! the first host of each shape is made, its documents are cut at its
