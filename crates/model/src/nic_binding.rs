@@ -21,7 +21,7 @@ use crate::inventory::Nic;
 use crate::yaml::{Node, Span, Value};
 
 /// How a host's state names its NICs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum NicBinding {
     /// By interface name (`interface-name=`), as written.
     #[default]

@@ -237,10 +237,7 @@ fn key(
         })
     });
     (boot_nic, nics_listed, projected_network).hash(&mut hash);
-    nic_binding
-        .as_ref()
-        .map(|b| format!("{:?}", b.value))
-        .hash(&mut hash);
+    nic_binding.as_ref().map(|b| b.value).hash(&mut hash);
     pxe_interface.as_ref().map(|p| &p.value).hash(&mut hash);
     br_ex_uplink.as_ref().map(|u| &u.value).hash(&mut hash);
     labels.hash(&mut hash);

@@ -62,7 +62,7 @@ impl Policy {
     /// (made once per shape of hosts), as its `desiredState`; `self.state`
     /// is not read.
     fn yaml_with(self, state: &str) -> String {
-        if state.trim_end() == "{}" {
+        if is_empty_state(state) {
             // An empty state is a flow mapping on the key's own line.
             return Policy {
                 state: J::Object(Map::new()),
@@ -77,6 +77,11 @@ impl Policy {
         .into_yaml();
         embed(&envelope, state, Embed::Mapping)
     }
+}
+
+/// Whether a state's YAML text is the empty state (`{}`).
+fn is_empty_state(text: &str) -> bool {
+    text.trim_end() == "{}"
 }
 
 /// A host's day-2 state (`nodenet_check::br_ex::day2_state`: what
@@ -163,7 +168,7 @@ pub fn nncps(inv: &Inventory, shapes: &crate::shaped::HostShapes, out: &mut Vec<
                 .iter_mut()
                 .map(|(_, parts)| std::mem::take(&mut parts[part]))
                 .collect();
-            if states.iter().all(|s| s.trim_end() == "{}") {
+            if states.iter().all(|s| is_empty_state(s)) {
                 continue;
             }
             let unavailable = max_unavailable(role, cluster_part);
