@@ -163,7 +163,7 @@ fn compare_host(host: &Host, d: &Discovery, out: &mut Findings) {
             )
             .at(nic.name.span)
             .host(name.clone())
-            .help("`nodenet discover --write` writes it into the inventory"),
+            .help("`nodenet discover --write` writes it into the inventory file; `--write-netbox`, into NetBox for a host read from it"),
         );
         out.fills.push(Fill {
             host: name.clone(),

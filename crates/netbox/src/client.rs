@@ -9,6 +9,9 @@ pub const URL_ENV: &str = "NETBOX_URL";
 pub const TOKEN_ENV: &str = "NETBOX_TOKEN";
 pub const TOKEN_FILE_ENV: &str = "NETBOX_TOKEN_FILE";
 
+/// How many times a read is sent before its failure is said.
+const READ_ATTEMPTS: usize = 3;
+
 /// Objects asked for per page (NetBox's default `MAX_PAGE_SIZE`).
 const PAGE: usize = 1000;
 
@@ -112,20 +115,57 @@ impl Client {
         url: &str,
         query: &[(&str, String)],
     ) -> Result<T, Error> {
-        let request = |e: reqwest::Error| Error::Request {
+        let request = self.http.get(url).query(query);
+        // A read is safe to send again: a NetBox restarting its workers
+        // (502/503/504) or a dropped connection is tried three times.
+        let mut wait = std::time::Duration::from_millis(500);
+        for _ in 1..READ_ATTEMPTS {
+            let again = request.try_clone().expect("a GET has no streamed body");
+            match self.send(url, again) {
+                Err(e) if e.is_transient() => std::thread::sleep(wait),
+                done => return done,
+            }
+            wait *= 2;
+        }
+        self.send(url, request)
+    }
+
+    /// A write (`POST`/`PATCH` of `body`, a list for NetBox's bulk
+    /// endpoints) to `/api/ENDPOINT/`: NetBox's answer.
+    pub fn write<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        endpoint: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, Error> {
+        let url = format!("{}/api/{}/", self.base, endpoint.trim_matches('/'));
+        let request = self
+            .http
+            .request(method, &url)
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        // Never sent twice: a write NetBox made before the answer was
+        // lost would be made again.
+        self.send(&url, request)
+    }
+
+    /// Sends with the token, and reads a 2xx answer as JSON.
+    fn send<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        request: reqwest::blocking::RequestBuilder,
+    ) -> Result<T, Error> {
+        let failed = |e: reqwest::Error| Error::Request {
             url: url.to_string(),
             message: e.without_url().to_string(),
         };
         self.requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let response = self
-            .http
-            .get(url)
-            .query(query)
+        let response = request
             .header("Authorization", self.authorization())
             .header("Accept", "application/json")
             .send()
-            .map_err(request)?;
+            .map_err(failed)?;
         let status = response.status();
         if !status.is_success() {
             let body: String = response
@@ -140,7 +180,7 @@ impl Client {
                 body,
             });
         }
-        let bytes = response.bytes().map_err(request)?;
+        let bytes = response.bytes().map_err(failed)?;
         serde_json::from_slice(&bytes).map_err(|e| Error::Request {
             url: url.to_string(),
             message: format!("not the NetBox answer expected: {e}"),
@@ -166,5 +206,47 @@ mod tests {
         let c = Client::new("http://127.0.0.1:8000", "nbt_k.s".into()).unwrap();
         assert_eq!(c.authorization(), "Bearer nbt_k.s");
         assert!(Client::new("nb.example.com", "x".into()).is_err());
+    }
+
+    /// A server that answers each connection with the next of `answers`
+    /// (status, body), then closes it; how many it answered.
+    fn answering(answers: Vec<(u16, &'static str)>) -> (String, std::thread::JoinHandle<usize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let served = std::thread::spawn(move || {
+            let mut n = 0;
+            for (status, body) in answers {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                n += 1;
+            }
+            n
+        });
+        (url, served)
+    }
+
+    #[test]
+    fn a_read_is_sent_again_while_netbox_restarts_and_a_refusal_is_said_at_once() {
+        let page = r#"{"next": null, "results": [{"id": 1}]}"#;
+        let (url, served) = answering(vec![(503, "restarting"), (502, ""), (200, page)]);
+        let c = Client::new(&url, "t".into()).unwrap();
+        let got: Vec<serde_json::Value> = c.list("dcim/devices", &[]).unwrap();
+        assert_eq!(got, [serde_json::json!({"id": 1})]);
+        assert_eq!((served.join().unwrap(), c.requests()), (3, 3));
+        // 403 is no passing failure: one request, and the status said.
+        let (url, served) = answering(vec![(403, r#"{"detail": "no"}"#)]);
+        let c = Client::new(&url, "t".into()).unwrap();
+        let e = c
+            .list::<serde_json::Value>("dcim/devices", &[])
+            .unwrap_err();
+        assert!(matches!(e, Error::Status { status: 403, .. }), "{e}");
+        assert_eq!((served.join().unwrap(), c.requests()), (1, 1));
     }
 }

@@ -9,6 +9,10 @@
 //! context) as a comment on its line, so a finding located in it shows
 //! where to fix it. What cannot be mapped is said as a finding at a
 //! comment naming the object, never skipped in silence.
+//!
+//! Writing back (`discover --write-netbox`, `lldp --write-netbox`) is
+//! `write/`: a change set shown first, journalled changes, nothing
+//! deleted.
 
 mod client;
 mod emit;
@@ -16,11 +20,16 @@ mod map;
 mod map_network;
 mod objects;
 mod query;
+mod write;
 
 use nodenet_model::{Code, Severity};
 
 pub use client::{Client, TOKEN_ENV, TOKEN_FILE_ENV, URL_ENV};
+pub use map::DEVICE_LABEL;
 pub use query::Query;
+pub use write::cables::{apply_cables, plan_cables, CableChange, CableChangeSet, CableFill};
+pub use write::macs::{apply_macs, plan_macs, MacAction, MacChange, MacChangeSet, MacFill};
+pub use write::{ChangeSet, Refused};
 
 /// What stops a NetBox read: nothing was mapped.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +49,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// A failure that a second try may not meet: the server or a proxy
+    /// in front of it restarting, a connection dropped or timed out.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Status { status, .. } => matches!(status, 502..=504),
+            Error::Request { message, .. } => !message.starts_with("not the NetBox answer"),
+            _ => false,
+        }
+    }
+
     /// Stable code (`--format json`).
     pub fn code(&self) -> &'static str {
         match self {

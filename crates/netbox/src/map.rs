@@ -347,7 +347,8 @@ fn host(
     Some(Y::Map(entries, None))
 }
 
-/// `nics:`: each physical port's primary MAC address, and where its
+/// `nics:`: each physical port's primary MAC address (empty without
+/// one), and where its
 /// cable ends (the switch's device name, its port) when NetBox has the
 /// cable: then in the list form, for the wiring checks and `check
 /// --observed` (docs/wires.md).
@@ -380,9 +381,16 @@ fn nics(interfaces: &[&Interface]) -> Option<Y> {
             .collect();
         return Some(Y::Seq(list));
     }
+    // A port NetBox holds without a MAC is listed with none: `discover`
+    // asks its BMC (and `--write-netbox` records what it says).
     let map: Vec<(String, Y)> = ports
         .iter()
-        .filter_map(|i| Some((i.name.clone(), Y::scalar(mac(i)?, src(i)))))
+        .map(|i| {
+            (
+                i.name.clone(),
+                Y::scalar(mac(i).unwrap_or_default(), src(i)),
+            )
+        })
         .collect();
     (!map.is_empty()).then_some(Y::Map(map, None))
 }

@@ -114,6 +114,19 @@ impl Lldpdu {
             .unwrap_or(&self.chassis_id.value)
     }
 
+    /// The neighbour's name for its port: the port id when it is a name
+    /// (ifname, ifalias, local), else the port description, else the id.
+    pub fn port_name(&self) -> &str {
+        match self.port_id.subtype.as_str() {
+            "ifname" | "ifalias" | "local" => &self.port_id.value,
+            _ => self
+                .port_description
+                .as_deref()
+                .filter(|d| !d.is_empty())
+                .unwrap_or(&self.port_id.value),
+        }
+    }
+
     /// Whether the neighbour announces any VLAN information.
     pub fn announces_vlans(&self) -> bool {
         self.port_vlan_id.is_some() || !self.vlans.is_empty()

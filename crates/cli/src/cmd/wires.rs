@@ -76,6 +76,17 @@ pub struct LldpArgs {
     /// Write the output here (atomically) instead of stdout.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Hold the cables heard against NetBox's (NETBOX_URL, NETBOX_TOKEN):
+    /// the node is the device named like it (--host), each switch the
+    /// device named by its LLDP system name. The cables NetBox lacks are
+    /// shown as its change set.
+    #[arg(long)]
+    netbox: bool,
+    /// Record those cables in NetBox (after showing them; each logged in
+    /// its change log with a message naming nodenet; a port NetBox cables
+    /// elsewhere is never re-cabled).
+    #[arg(long)]
+    write_netbox: bool,
 }
 
 pub fn lldp(args: LldpArgs) -> Outcome {
@@ -102,7 +113,55 @@ pub fn lldp(args: LldpArgs) -> Outcome {
         Format::Human => obs.table().trim_end().to_string(),
     };
     write_or_print(args.output.as_deref(), &text)?;
+    if args.netbox || args.write_netbox {
+        cables_in_netbox(&obs, args.write_netbox)?;
+    }
     Ok(Exit::Success)
+}
+
+/// The cables `obs` heard, held against NetBox's: the change set on
+/// stderr, written with `write`.
+fn cables_in_netbox(obs: &Observation, write: bool) -> Result<(), CliError> {
+    let fills: Vec<nodenet_netbox::CableFill> = obs
+        .nics
+        .iter()
+        .filter_map(|n| {
+            let heard = n.neighbor.as_ref()?;
+            Some(nodenet_netbox::CableFill {
+                host: obs.host.clone(),
+                nic: n.name.clone(),
+                switch: heard.switch_name().to_string(),
+                port: heard.port_name().to_string(),
+            })
+        })
+        .collect();
+    let client = nodenet_netbox::Client::from_env()?;
+    let set = nodenet_netbox::plan_cables(&client, &fills)?;
+    for c in &set.changes {
+        info!(
+            "NetBox: cable to add: {} {} ({}) -- {} {} ({})",
+            c.fill.host, c.fill.nic, c.pages.0, c.fill.switch, c.fill.port, c.pages.1
+        );
+    }
+    for r in &set.refused {
+        info!(
+            "warning: {} {} -- {} {} not recorded in NetBox: {}",
+            r.fill.host, r.fill.nic, r.fill.switch, r.fill.port, r.why
+        );
+    }
+    let held = set.present.len();
+    if write && !set.changes.is_empty() {
+        let n = nodenet_netbox::apply_cables(&client, &set)?;
+        info!("wrote {n} cable(s) to NetBox ({held} there already); each is in its change log with the message `nodenet lldp: …`");
+    } else if set.changes.is_empty() {
+        info!("NetBox has every cable heard ({held}); nothing to write");
+    } else {
+        info!(
+            "{} cable(s) to add ({held} there already): run again with --write-netbox to record them in NetBox",
+            set.changes.len()
+        );
+    }
+    Ok(())
 }
 
 /// Reads `--observed` files into the source map (so findings about them

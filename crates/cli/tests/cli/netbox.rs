@@ -492,3 +492,318 @@ fn mistakes_made_in_netbox_are_found_at_the_objects_that_hold_them() {
         .iter()
         .any(|(c, text)| c == "nmstate-error" && text.contains("eno1 cannot have IP enabled")));
 }
+
+/// Three workers whose eno2 NetBox holds without a MAC, each behind a
+/// system of the BMC emulator (the device's `bmc_address` custom field)
+/// that lists eno1's and eno2's MACs. worker-1's eno2 has its MAC
+/// address object already, not made primary; worker-2's BMC gives eno2 a
+/// MAC NetBox holds on another device's port.
+#[test]
+fn macs_the_bmcs_list_are_written_to_netbox_after_the_change_set_is_shown() {
+    use crate::common::sushy::{Emulator, PASSWORD};
+    let Some(nb) = netbox() else { return };
+    if skip_without(&["sushy-emulator"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let m = nb.cluster(json!({"nodenet": {
+        "cluster": {"baseDomain": "example.com", "machineNetworks": ["10.79.0.0/24"]},
+        "credentials": {"bmc": {"username": "admin", "passwordEnv": "NB_TEST_BMC_PASSWORD"}},
+        "network": {"routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.79.0.1", "next-hop-interface": "eno1"}]}},
+    }}));
+    // Unique per run: the database is kept between runs.
+    let (hi, lo) = ((m.vrf >> 8) & 0xff, m.vrf & 0xff);
+    let mac = |host: usize, port: usize| format!("52:{hi:02x}:{lo:02x}:79:{host:02x}:{port:02x}");
+    let emu = Emulator::start_with_nics(
+        tmp.path(),
+        &(0..3)
+            .map(|h| vec![mac(h, 1), mac(h, 2)])
+            .collect::<Vec<_>>(),
+    );
+    nb.custom_field("bmc_address", "dcim.device");
+    let leaf = nb.switch(&m, &format!("leaf-{}", m.site_slug));
+    let mut eno2s = Vec::new();
+    for h in 0..3 {
+        let d = nb.device(&m, &format!("worker-{h}"), "worker");
+        nb.patch(
+            &format!("dcim/devices/{}/", d["id"]),
+            json!({"custom_fields": {"bmc_address": emu.system_url(h)}}),
+        );
+        let eno1 = nb.interface(&d, "eno1", "25gbase-x-sfp28", json!({}));
+        nb.mac(&eno1, &mac(h, 1));
+        nb.address(
+            &m,
+            &format!("10.79.0.{}/24", 10 + h),
+            Some(&eno1),
+            json!({}),
+        );
+        eno2s.push(nb.interface(&d, "eno2", "25gbase-x-sfp28", json!({})));
+    }
+    let own = nb.post(
+        "dcim/mac-addresses/",
+        json!({"mac_address": mac(1, 2), "assigned_object_type": "dcim.interface", "assigned_object_id": eno2s[1]["id"]}),
+    );
+    let elsewhere = nb.interface(&leaf, "Ethernet1/9", "25gbase-x-sfp28", json!({}));
+    nb.mac(&elsewhere, &mac(2, 2));
+    let source = format!("netbox:?cluster={}", m.cluster);
+    let discover = |extra: &[&str]| {
+        run(nb
+            .nodenet()
+            .env("NB_TEST_BMC_PASSWORD", PASSWORD)
+            .arg("discover")
+            .arg(&source)
+            .args(extra))
+    };
+    let primary = |i: &J| {
+        interface_of(nb, i["device"]["id"].as_u64().unwrap(), "eno2")["primary_mac_address"].clone()
+    };
+    // This run's MAC address objects (other tests write beside it).
+    let mac_objects = || {
+        nb.call(
+            "GET",
+            &format!("dcim/mac-addresses/?limit=1&mac_address__ic=52:{hi:02x}:{lo:02x}:79"),
+            &J::Null,
+        )["count"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = mac_objects();
+
+    // The change set, read from NetBox; nothing written.
+    let o = discover(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let j = json(&o);
+    let page = |i: &J| i["display_url"].as_str().unwrap().to_string();
+    assert_eq!(
+        j["netbox"]["changes"],
+        json!([
+            {"host": "worker-0", "nic": "eno2", "mac": mac(0, 2), "interface": page(&eno2s[0]), "action": "new MAC address object, made primary"},
+            {"host": "worker-1", "nic": "eno2", "mac": mac(1, 2), "interface": page(&eno2s[1]), "action": "its MAC address object, made primary"},
+        ]),
+        "{}",
+        said(&o)
+    );
+    let refused = &j["netbox"]["refused"];
+    assert_eq!(refused.as_array().unwrap().len(), 1, "{refused}");
+    assert_eq!(refused[0]["host"], "worker-2");
+    let elsewhere_mac = nb.call(
+        "GET",
+        &format!("dcim/mac-addresses/?interface_id={}", elsewhere["id"]),
+        &J::Null,
+    )["results"][0]
+        .clone();
+    assert!(
+        refused[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains(&page(&elsewhere_mac)),
+        "{refused}"
+    );
+    assert_eq!(j["netbox"]["written"], 0);
+    assert!(eno2s.iter().all(|i| primary(i).is_null()));
+    assert_eq!(mac_objects(), before);
+
+    // A token without write rights: said, nothing written.
+    let token = nb.post(
+        "users/tokens/",
+        json!({"user": nb.call("GET", "users/users/?username=admin", &J::Null)["results"][0]["id"],
+               "write_enabled": false, "description": "read-only, discover test"}),
+    );
+    let read_only = format!(
+        "nbt_{}.{}",
+        token["key"].as_str().unwrap(),
+        token["token"].as_str().unwrap()
+    );
+    let o = run(nb
+        .nodenet()
+        .env("NETBOX_TOKEN", &read_only)
+        .env("NB_TEST_BMC_PASSWORD", PASSWORD)
+        .args(["discover", &source, "--write-netbox"]));
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(
+        said(&o).contains("refused the write (403)") && said(&o).contains("nothing was written"),
+        "{}",
+        said(&o)
+    );
+    assert!(!said(&o).contains(token["token"].as_str().unwrap()));
+    assert!(eno2s.iter().all(|i| primary(i).is_null()));
+    nb.call(
+        "DELETE",
+        &format!("users/tokens/{}/", token["id"]),
+        &J::Null,
+    );
+
+    // --write-netbox: shown, then written, each change logged.
+    let o = discover(&["--write-netbox"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "worker-0 eno2: primary MAC address (none) -> {}",
+            mac(0, 2)
+        )),
+        "{}",
+        said(&o)
+    );
+    assert!(
+        said(&o).contains("wrote 2 MAC address(es) to NetBox"),
+        "{}",
+        said(&o)
+    );
+    assert!(!said(&o).contains(&nb.token) && !said(&o).contains(PASSWORD));
+    assert_eq!(primary(&eno2s[0])["mac_address"], mac(0, 2).to_uppercase());
+    assert_eq!(primary(&eno2s[1])["id"], own["id"]);
+    assert!(
+        primary(&eno2s[2]).is_null(),
+        "a MAC held elsewhere is not written"
+    );
+    assert_eq!(mac_objects(), before + 1, "one object made, none deleted");
+    let log = nb.call(
+        "GET",
+        &format!(
+            "core/object-changes/?changed_object_type=dcim.interface&changed_object_id={}&ordering=-time",
+            eno2s[1]["id"]
+        ),
+        &J::Null,
+    );
+    let change = log["results"][0].clone();
+    assert_eq!(change["action"]["value"], "update");
+    assert_eq!(
+        change["message"],
+        "nodenet discover: eno2 of worker-1 as its BMC lists it (Redfish EthernetInterfaces)"
+    );
+    assert_eq!(change["prechange_data"]["primary_mac_address"], J::Null);
+    assert_eq!(change["postchange_data"]["primary_mac_address"], own["id"]);
+
+    // Again: NetBox holds them now; only the refused one is left.
+    let o = discover(&["--write-netbox", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let j = json(&o);
+    assert_eq!(j["netbox"]["changes"], json!([]));
+    assert_eq!(j["netbox"]["written"], 0);
+    assert_eq!(mac_objects(), before + 1);
+}
+
+/// lldpd as the switch in a namespace, the node's ports cabled to it;
+/// tcpdump's capture on each port read by `nodenet lldp --pcap`. NetBox
+/// holds both ports and the switch, eno1 uncabled and eno2 cabled to
+/// another switch port than the one LLDP hears.
+#[test]
+fn cables_heard_over_lldp_that_netbox_lacks_are_recorded_after_the_change_set_is_shown() {
+    let Some(nb) = netbox() else { return };
+    if skip_without(&["ip", "lldpd", "tcpdump"]) {
+        return;
+    }
+    let m = nb.cluster(json!({"nodenet": {}}));
+    let (node_name, leaf_name) = (
+        format!("node-{}", m.site_slug),
+        format!("leaf-{}", m.site_slug),
+    );
+    let d = nb.device(&m, &node_name, "worker");
+    let leaf = nb.switch(&m, &leaf_name);
+    let eno1 = nb.interface(&d, "eno1", "25gbase-x-sfp28", json!({}));
+    let eno2 = nb.interface(&d, "eno2", "25gbase-x-sfp28", json!({}));
+    let swp: Vec<J> = (1..=3)
+        .map(|i| nb.interface(&leaf, &format!("swp{i}"), "25gbase-x-sfp28", json!({})))
+        .collect();
+    nb.cable(&eno2, &swp[2]);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let sw = Netns::new("nb-sw");
+    let node = Netns::new("nb-node");
+    let _lldpd = Lldpd::start(
+        &sw,
+        tmp.path(),
+        &format!("configure system hostname {leaf_name}\n"),
+    );
+    let mut captures = Vec::new();
+    for (nic, port) in [("eno1", "swp1"), ("eno2", "swp2")] {
+        node.cable(nic, &sw, port);
+        sw.exec(&["link", "set", port, "up"]);
+        node.exec(&["link", "set", nic, "up"]);
+        let cap = tmp.path().join(format!("{nic}.pcap"));
+        let o = run(node
+            .command(tool("tcpdump"))
+            .args(["-i", nic, "-c", "1", "-w"])
+            .arg(&cap)
+            .arg("ether proto 0x88cc"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        captures.push(cap);
+    }
+    let lldp = |nic: &str, cap: &std::path::Path, extra: &[&str]| {
+        run(nb
+            .nodenet()
+            .args(["lldp", "--nic", nic, "--host", &node_name, "--pcap"])
+            .arg(cap)
+            .args(extra))
+    };
+    let far_end = |i: &J| {
+        let now = nb.call("GET", &format!("dcim/interfaces/{}/", i["id"]), &J::Null);
+        now["link_peers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+
+    // The change set; nothing written.
+    let o = lldp("eno1", &captures[0], &["--netbox"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let page = |i: &J| i["display_url"].as_str().unwrap().to_string();
+    assert!(
+        said(&o).contains(&format!(
+            "NetBox: cable to add: {node_name} eno1 ({}) -- {leaf_name} swp1 ({})",
+            page(&eno1),
+            page(&swp[0])
+        )),
+        "{}",
+        said(&o)
+    );
+    assert!(
+        said(&o).contains("run again with --write-netbox"),
+        "{}",
+        said(&o)
+    );
+    assert!(far_end(&eno1).is_empty());
+
+    // Written, logged, and not written twice.
+    let o = lldp("eno1", &captures[0], &["--write-netbox"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert!(
+        said(&o).contains("wrote 1 cable(s) to NetBox"),
+        "{}",
+        said(&o)
+    );
+    assert_eq!(far_end(&eno1), ["swp1"]);
+    let cable = nb.call("GET", &format!("dcim/interfaces/{}/", eno1["id"]), &J::Null)["cable"]
+        ["id"]
+        .clone();
+    let log = nb.call(
+        "GET",
+        &format!("core/object-changes/?changed_object_type=dcim.cable&changed_object_id={cable}"),
+        &J::Null,
+    );
+    assert_eq!(
+        log["results"][0]["message"],
+        format!("nodenet lldp: eno1 of {node_name} hears {leaf_name} swp1 over LLDP")
+    );
+    let o = lldp("eno1", &captures[0], &["--write-netbox"]);
+    assert!(
+        said(&o).contains("NetBox has every cable heard (1)"),
+        "{}",
+        said(&o)
+    );
+
+    // eno2: NetBox says swp3, LLDP hears swp2: never re-cabled.
+    let o = lldp("eno2", &captures[1], &["--write-netbox"]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert!(
+        said(&o).contains(&format!(
+            "NetBox cables it to {leaf_name} swp3; nodenet does not re-cable"
+        )),
+        "{}",
+        said(&o)
+    );
+    assert_eq!(far_end(&eno2), ["swp3"]);
+}

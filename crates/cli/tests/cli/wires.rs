@@ -6,45 +6,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-
-/// lldpd in the switch namespace, announcing on its `swp*` ports every
-/// second as `sw1`, port ids as interface names; killed when dropped.
-struct Lldpd(Child);
-
-impl Lldpd {
-    fn start(sw: &Netns, dir: &Path, extra_config: &str) -> Lldpd {
-        let conf = dir.join("lldpd.conf");
-        fs::write(
-            &conf,
-            format!(
-                "configure system hostname sw1\nconfigure lldp tx-interval 1\nconfigure lldp portidsubtype ifname\n{extra_config}"
-            ),
-        )
-        .unwrap();
-        let child = sw
-            .command(tool("lldpd"))
-            .args(["-d", "-u"])
-            .arg(dir.join("lldpd.sock"))
-            .args(["-I", "swp*", "-S", "nodenet test switch", "-O"])
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("lldpd (Debian package lldpd; .ci/run installs it)");
-        Lldpd(child)
-    }
-}
-
-impl Drop for Lldpd {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The switch port's 802.3 maximum frame size (1518: MTU 1500) and VLAN
 /// names 110 and 120, as custom TLVs: lldpd sends neither on veth ports

@@ -646,3 +646,39 @@ pub fn host_facts(args: &[&Path], macs: bool) -> std::collections::BTreeMap<Stri
     }
     out
 }
+
+/// lldpd in the switch namespace, announcing on its `swp*` ports every
+/// second as `sw1` (unless `extra_config` names it otherwise), port ids
+/// as interface names; killed when dropped.
+pub struct Lldpd(std::process::Child);
+
+impl Lldpd {
+    pub fn start(sw: &Netns, dir: &std::path::Path, extra_config: &str) -> Lldpd {
+        let conf = dir.join("lldpd.conf");
+        fs::write(
+            &conf,
+            format!(
+                "configure system hostname sw1\nconfigure lldp tx-interval 1\nconfigure lldp portidsubtype ifname\n{extra_config}"
+            ),
+        )
+        .unwrap();
+        let child = sw
+            .command(tool("lldpd"))
+            .args(["-d", "-u"])
+            .arg(dir.join("lldpd.sock"))
+            .args(["-I", "swp*", "-S", "nodenet test switch", "-O"])
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("lldpd (Debian package lldpd; .ci/run installs it)");
+        Lldpd(child)
+    }
+}
+
+impl Drop for Lldpd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

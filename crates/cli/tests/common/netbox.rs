@@ -74,7 +74,11 @@ fn start() -> Option<NetBox> {
 impl NetBox {
     /// `METHOD /api/PATH` with a JSON body; the answer, which must be 2xx.
     pub fn call(&self, method: &str, path: &str, body: &J) -> J {
-        let body = body.to_string();
+        let body = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
         let request = format!(
             "{method} /api/{path} HTTP/1.0\r\nHost: {}\r\nAuthorization: Token {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
