@@ -138,6 +138,37 @@ pub(crate) struct Index<'a> {
     interfaces: HashMap<u64, Vec<&'a Interface>>,
     pub(crate) by_interface: HashMap<u64, Vec<&'a IpAddress>>,
     pub(crate) vlans: HashMap<u64, &'a Vlan>,
+    /// Prefixes whose custom field `gateway` names one: the prefix, its
+    /// VRF, the gateway, and the prefix's page.
+    gateways: Vec<(ipnet::IpNet, Option<u64>, std::net::IpAddr, String)>,
+}
+
+/// The prefix custom field that names a prefix's default gateway (NetBox
+/// has no field of its own for it): text (`10.0.110.1`, a `/len` allowed)
+/// or an object field pointing at an IP address.
+pub const GATEWAY_FIELD: &str = "gateway";
+
+impl Index<'_> {
+    /// The default gateway of `a`'s most specific prefix (same VRF) that
+    /// names one, and where it was read.
+    pub(crate) fn gateway_of(&self, a: &IpAddress) -> Option<(std::net::IpAddr, &str)> {
+        let ip: std::net::IpAddr = a.address.split('/').next()?.parse().ok()?;
+        let vrf = a.vrf.as_ref().map(|v| v.id);
+        self.gateways
+            .iter()
+            .filter(|(net, v, gw, _)| {
+                *v == vrf && net.contains(&ip) && gw.is_ipv6() == ip.is_ipv6()
+            })
+            .max_by_key(|(net, ..)| net.prefix_len())
+            .map(|(_, _, gw, page)| (*gw, page.as_str()))
+    }
+}
+
+/// A prefix's gateway custom field, read.
+fn gateway_field(p: &crate::objects::Prefix) -> Option<std::net::IpAddr> {
+    let v = p.custom_fields.get(GATEWAY_FIELD)?;
+    let text = v.as_str().or_else(|| v.get("address")?.as_str())?;
+    text.trim().split('/').next()?.parse().ok()
 }
 
 impl<'a> Index<'a> {
@@ -154,10 +185,26 @@ impl<'a> Index<'a> {
                 }
             }
         }
+        let gateways = snap
+            .prefixes
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.prefix.parse().ok()?,
+                    p.vrf.as_ref().map(|v| v.id),
+                    gateway_field(p)?,
+                    format!(
+                        "{} (custom field `{GATEWAY_FIELD}`)",
+                        page(&p.url, p.display_url.as_ref())
+                    ),
+                ))
+            })
+            .collect();
         Index {
             interfaces,
             by_interface,
             vlans: snap.vlans.iter().map(|v| (v.id, v)).collect(),
+            gateways,
         }
     }
 }

@@ -48,6 +48,7 @@ pub(crate) fn network(
     let mut sorted: Vec<&Interface> = interfaces.to_vec();
     sorted.sort_by_key(|i| (order(&i.kind.value), i.name.clone()));
     let mut out = Vec::new();
+    let mut gateways = Vec::new();
     for i in sorted {
         if i.mgmt_only {
             continue;
@@ -142,10 +143,64 @@ pub(crate) fn network(
         let has_addresses = index.by_interface.get(&i.id).is_some_and(|a| !a.is_empty());
         if !port_of_something || has_addresses {
             entries.extend(addresses(i, index));
+            gateways.extend(gateways_of(i, index));
         }
         out.push(Y::Map(entries, None));
     }
-    (Y::Map(vec![key("interfaces", Y::Seq(out))], None), notes)
+    let mut network = vec![key("interfaces", Y::Seq(out))];
+    if let Some(routes) = default_routes(&gateways) {
+        network.push(key("routes", routes));
+    }
+    (Y::Map(network, None), notes)
+}
+
+/// A gateway for one of the interface's static addresses: the interface,
+/// the gateway, where it was read.
+type Gateway = (String, std::net::IpAddr, String);
+
+fn gateways_of(i: &Interface, index: &Index) -> Vec<Gateway> {
+    index
+        .by_interface
+        .get(&i.id)
+        .into_iter()
+        .flatten()
+        .filter(|a| {
+            !a.status
+                .as_ref()
+                .is_some_and(|s| s.value == "dhcp" || s.value == "slaac")
+        })
+        .filter_map(|a| {
+            let (gw, page) = index.gateway_of(a)?;
+            Some((i.name.clone(), gw, page.to_string()))
+        })
+        .collect()
+}
+
+/// `routes:` with a default route per family, via the first interface
+/// (in the order interfaces are written) whose address's prefix names a
+/// gateway. A config context's `routes` replaces them.
+fn default_routes(gateways: &[Gateway]) -> Option<Y> {
+    let mut config = Vec::new();
+    for v6 in [false, true] {
+        let Some((iface, gw, page)) = gateways.iter().find(|(_, gw, _)| gw.is_ipv6() == v6) else {
+            continue;
+        };
+        config.push(Y::Map(
+            vec![
+                key(
+                    "destination",
+                    Y::scalar(if v6 { "::/0" } else { "0.0.0.0/0" }, None),
+                ),
+                key(
+                    "next-hop-address",
+                    Y::scalar(gw.to_string(), Some(page.clone())),
+                ),
+                key("next-hop-interface", Y::scalar(iface.clone(), None)),
+            ],
+            None,
+        ));
+    }
+    (!config.is_empty()).then(|| Y::Map(vec![key("config", Y::Seq(config))], None))
 }
 
 /// The names of the interfaces whose `parent_of` (their LAG, their

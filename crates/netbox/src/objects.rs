@@ -170,6 +170,22 @@ pub struct IpAddress {
     pub assigned_object_id: Option<u64>,
     #[serde(default)]
     pub dns_name: String,
+    #[serde(default)]
+    pub vrf: Option<Ref>,
+}
+
+/// A prefix, for the gateway its custom field `gateway` names.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Prefix {
+    pub prefix: String,
+    #[serde(default)]
+    pub vrf: Option<Ref>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub display_url: Option<String>,
+    #[serde(default)]
+    pub custom_fields: serde_json::Map<String, J>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -192,6 +208,8 @@ pub struct Snapshot {
     pub vlans: Vec<Vlan>,
     /// Addresses of role VIP or anycast (the API and ingress VIPs).
     pub vips: Vec<IpAddress>,
+    /// The prefixes of the addresses' VRFs (and the global table).
+    pub prefixes: Vec<Prefix>,
 }
 
 /// Ids per list request (`?device_id=1&device_id=2…`), short of URL limits.
@@ -251,6 +269,7 @@ impl Snapshot {
         vlan_ids.sort_unstable();
         vlan_ids.dedup();
         let vlans = by_ids(client, "ipam/vlans", "id", &vlan_ids)?;
+        let prefixes = prefixes_of(client, &addresses)?;
         Ok(Snapshot {
             cluster,
             devices,
@@ -258,8 +277,32 @@ impl Snapshot {
             addresses,
             vlans,
             vips,
+            prefixes,
         })
     }
+}
+
+/// The prefixes of the VRFs the addresses are in (`null`: the global
+/// table), for their gateways.
+fn prefixes_of(client: &Client, addresses: &[IpAddress]) -> Result<Vec<Prefix>, Error> {
+    let mut vrfs: Vec<String> = addresses
+        .iter()
+        .map(|a| {
+            a.vrf
+                .as_ref()
+                .map_or("null".to_string(), |v| v.id.to_string())
+        })
+        .collect();
+    vrfs.sort();
+    vrfs.dedup();
+    if vrfs.is_empty() {
+        return Ok(Vec::new());
+    }
+    list(
+        client,
+        "ipam/prefixes",
+        vrfs.into_iter().map(|v| ("vrf_id", v)).collect(),
+    )
 }
 
 /// The fields of an object a read uses: NetBox 4 serializes only those
@@ -285,7 +328,11 @@ impl Fields for Interface {
 
 impl Fields for IpAddress {
     const FIELDS: &'static str =
-        "url,display_url,address,status,assigned_object_type,assigned_object_id,dns_name";
+        "url,display_url,address,status,assigned_object_type,assigned_object_id,dns_name,vrf";
+}
+
+impl Fields for Prefix {
+    const FIELDS: &'static str = "prefix,vrf,url,display_url,custom_fields";
 }
 
 impl Fields for Vlan {

@@ -509,8 +509,13 @@ fn macs_the_bmcs_list_are_written_to_netbox_after_the_change_set_is_shown() {
     let m = nb.cluster(json!({"nodenet": {
         "cluster": {"baseDomain": "example.com", "machineNetworks": ["10.79.0.0/24"]},
         "credentials": {"bmc": {"username": "admin", "passwordEnv": "NB_TEST_BMC_PASSWORD"}},
-        "network": {"routes": {"config": [{"destination": "0.0.0.0/0", "next-hop-address": "10.79.0.1", "next-hop-interface": "eno1"}]}},
     }}));
+    // The default route from the prefix's gateway (a custom field).
+    nb.custom_field("gateway", "ipam.prefix");
+    nb.post(
+        "ipam/prefixes/",
+        json!({"prefix": "10.79.0.0/24", "vrf": m.vrf, "status": "active", "custom_fields": {"gateway": "10.79.0.1"}}),
+    );
     // Unique per run: the database is kept between runs.
     let (hi, lo) = ((m.vrf >> 8) & 0xff, m.vrf & 0xff);
     let mac = |host: usize, port: usize| format!("52:{hi:02x}:{lo:02x}:79:{host:02x}:{port:02x}");
@@ -574,6 +579,12 @@ fn macs_the_bmcs_list_are_written_to_netbox_after_the_change_set_is_shown() {
     assert_eq!(o.status.code(), Some(0), "{}", said(&o));
     let j = json(&o);
     let page = |i: &J| i["display_url"].as_str().unwrap().to_string();
+    let o = run(nb.nodenet().args(["import", "--from", &source]));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("next-hop-address: \"10.79.0.1\"  # "),
+        "{}",
+        said(&o)
+    );
     assert_eq!(
         j["netbox"]["changes"],
         json!([

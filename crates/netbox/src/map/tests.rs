@@ -116,6 +116,7 @@ fn fleet() -> Snapshot {
         vips: vec![de(
             json!({"url": format!("{NB}/api/ipam/ip-addresses/700/"), "address": "10.0.110.5/32", "status": {"value": "active"}, "dns_name": "api.ocp-prod.example.com"}),
         )],
+        prefixes: Vec::new(),
     }
 }
 
@@ -334,4 +335,68 @@ fn a_bmc_address_custom_field_wins_over_the_context_and_takes_the_oob_ip() {
         "{}",
         g.text
     );
+}
+
+/// The gateway a prefix's custom field names (the most specific prefix
+/// of the address's VRF that names one) makes the default route, at its
+/// interface; a config context's `routes` replaces it.
+#[test]
+fn a_prefix_gateway_field_gives_the_default_route_and_the_context_replaces_it() {
+    let mut snap = fleet();
+    let prefix = |id: u64, p: &str, vrf: Option<u64>, gw: J| -> crate::objects::Prefix {
+        de(
+            json!({"prefix": p, "vrf": vrf.map(|v| json!({"id": v, "url": ""})),
+                  "url": format!("{NB}/api/ipam/prefixes/{id}/"),
+                  "custom_fields": {"gateway": gw}}),
+        )
+    };
+    snap.prefixes = vec![
+        prefix(1, "10.0.0.0/16", None, json!("10.0.0.254")),
+        prefix(
+            2,
+            "10.0.110.0/24",
+            None,
+            json!({"id": 9, "address": "10.0.110.1/24"}),
+        ),
+        prefix(3, "10.0.110.0/25", Some(4), json!("10.0.110.126")),
+        prefix(4, "10.0.110.0/26", None, J::Null),
+    ];
+    for d in &mut snap.devices {
+        d.config_context.as_mut().unwrap()["nodenet"]["network"]
+            .as_object_mut()
+            .unwrap()
+            .remove("routes");
+    }
+    let g = inventory("netbox:?cluster=ocp-prod", NB, &snap);
+    let loaded = load(&g);
+    for h in &loaded.inventory.hosts {
+        let state = h.network.as_ref().unwrap().to_json();
+        assert_eq!(
+            state["routes"]["config"],
+            json!([{"destination": "0.0.0.0/0", "next-hop-address": "10.0.110.1", "next-hop-interface": "bond0.110"}]),
+            "{}",
+            g.text
+        );
+    }
+    assert!(
+        g.text.contains(&format!(
+            "next-hop-address: \"10.0.110.1\"  # {NB}/ipam/prefixes/2/ (custom field `gateway`)"
+        )),
+        "{}",
+        g.text
+    );
+    // The context's routes win.
+    let g = inventory(
+        "netbox:?cluster=ocp-prod",
+        NB,
+        &fleet_with(snap.prefixes.clone()),
+    );
+    assert!(!g.text.contains("custom field `gateway`"), "{}", g.text);
+}
+
+fn fleet_with(prefixes: Vec<crate::objects::Prefix>) -> Snapshot {
+    Snapshot {
+        prefixes,
+        ..fleet()
+    }
 }
