@@ -11,7 +11,7 @@ use serde_json::{json, Value as J};
 
 use super::{capped, refused, ChangeSet, Refused, BATCH};
 use crate::map::page;
-use crate::objects::Interface;
+use crate::objects::{by_ids, Fields, Interface};
 use crate::{Client, Error};
 
 /// A cable heard over LLDP: the host's port, and the switch (its system
@@ -42,6 +42,10 @@ struct DeviceNow {
     name: Option<String>,
 }
 
+impl Fields for DeviceNow {
+    const FIELDS: &'static str = "id,name";
+}
+
 /// The change set for `fills`, from the devices and interfaces NetBox
 /// holds now (reads only).
 pub fn plan_cables(client: &Client, fills: &[CableFill]) -> Result<CableChangeSet, Error> {
@@ -54,27 +58,18 @@ pub fn plan_cables(client: &Client, fills: &[CableFill]) -> Result<CableChangeSe
     names.sort_unstable();
     names.dedup();
     let mut devices: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for chunk in names.chunks(BATCH) {
-        let mut filters: Vec<(&str, String)> =
-            chunk.iter().map(|n| ("name", n.to_string())).collect();
-        filters.push(("fields", "id,name".into()));
-        for d in client.list::<DeviceNow>("dcim/devices", &filters)? {
-            devices
-                .entry(d.name.unwrap_or_default())
-                .or_default()
-                .push(d.id);
-        }
+    for d in by_ids::<DeviceNow, _>(client, "dcim/devices", "name", &names)? {
+        devices
+            .entry(d.name.unwrap_or_default())
+            .or_default()
+            .push(d.id);
     }
     let ids: Vec<u64> = devices.values().flatten().copied().collect();
-    let mut interfaces: BTreeMap<(u64, String), Interface> = BTreeMap::new();
-    for chunk in ids.chunks(BATCH) {
-        let mut filters: Vec<(&str, String)> =
-            chunk.iter().map(|d| ("device_id", d.to_string())).collect();
-        filters.push(("fields", "id,url,display_url,device,name,type,connected_endpoints,connected_endpoints_type,link_peers,link_peers_type".into()));
-        for i in client.list::<Interface>("dcim/interfaces", &filters)? {
-            interfaces.insert((i.device.id, i.name.clone()), i);
-        }
-    }
+    let interfaces: BTreeMap<(u64, String), Interface> =
+        by_ids::<Interface, _>(client, "dcim/interfaces", "device_id", &ids)?
+            .into_iter()
+            .map(|i| ((i.device.id, i.name.clone()), i))
+            .collect();
     let mut set = CableChangeSet::default();
     for fill in fills {
         match decide(fill, &devices, &interfaces) {

@@ -10,6 +10,7 @@ use serde_json::{json, Value as J};
 
 use super::{capped, refused, ChangeSet, Refused, BATCH};
 use crate::map::page;
+use crate::objects::{by_ids, Fields};
 use crate::{Client, Error};
 
 /// A MAC address the hardware gave a NIC that NetBox holds without one.
@@ -75,6 +76,15 @@ struct MacNow {
     display_url: Option<String>,
 }
 
+impl Fields for InterfaceNow {
+    const FIELDS: &'static str = "id,url,display_url,device,name,primary_mac_address";
+}
+
+impl Fields for MacNow {
+    const FIELDS: &'static str =
+        "id,url,display_url,mac_address,assigned_object_type,assigned_object_id";
+}
+
 fn same_mac(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
@@ -85,31 +95,15 @@ pub fn plan_macs(client: &Client, fills: &[MacFill]) -> Result<MacChangeSet, Err
     let mut devices: Vec<u64> = fills.iter().map(|f| f.device).collect();
     devices.sort_unstable();
     devices.dedup();
-    let mut interfaces: BTreeMap<(u64, String), InterfaceNow> = BTreeMap::new();
-    for chunk in devices.chunks(BATCH) {
-        let mut filters: Vec<(&str, String)> =
-            chunk.iter().map(|d| ("device_id", d.to_string())).collect();
-        filters.push((
-            "fields",
-            "id,url,display_url,device,name,primary_mac_address".into(),
-        ));
-        for i in client.list::<InterfaceNow>("dcim/interfaces", &filters)? {
-            interfaces.insert((i.device.id, i.name.clone()), i);
-        }
-    }
+    let interfaces: BTreeMap<(u64, String), InterfaceNow> =
+        by_ids::<InterfaceNow, _>(client, "dcim/interfaces", "device_id", &devices)?
+            .into_iter()
+            .map(|i| ((i.device.id, i.name.clone()), i))
+            .collect();
     let mut macs: Vec<String> = fills.iter().map(|f| f.mac.to_ascii_uppercase()).collect();
     macs.sort();
     macs.dedup();
-    let mut known: Vec<MacNow> = Vec::new();
-    for chunk in macs.chunks(BATCH) {
-        let mut filters: Vec<(&str, String)> =
-            chunk.iter().map(|m| ("mac_address", m.clone())).collect();
-        filters.push((
-            "fields",
-            "id,url,display_url,mac_address,assigned_object_type,assigned_object_id".into(),
-        ));
-        known.extend(client.list::<MacNow>("dcim/mac-addresses", &filters)?);
-    }
+    let known: Vec<MacNow> = by_ids(client, "dcim/mac-addresses", "mac_address", &macs)?;
     let mut set = MacChangeSet::default();
     for fill in fills {
         match decide(fill, &interfaces, &known) {
