@@ -258,6 +258,14 @@ fn cluster(snap: &Snapshot, devices: &[&Device], findings: &mut Findings) -> Y {
     let domain = ctx.and_then(|c| c.get("baseDomain")?.as_str());
     if let (Some(name), Some(domain)) = (cluster_name, domain) {
         let zone = format!("{name}.{domain}");
+        // The VIPs of the hosts' own VRFs (or the global table's): another
+        // VRF may hold a cluster of the same name. Hosts on DHCP only
+        // name no VRF: then any VIP of the cluster's DNS names.
+        let vrfs: std::collections::HashSet<Option<u64>> = snap
+            .addresses
+            .iter()
+            .map(|a| a.vrf.as_ref().map(|v| v.id))
+            .collect();
         for (key, names) in [
             ("apiVIPs", vec![format!("api.{zone}")]),
             (
@@ -271,6 +279,7 @@ fn cluster(snap: &Snapshot, devices: &[&Device], findings: &mut Findings) -> Y {
             let vips: Vec<Y> = snap
                 .vips
                 .iter()
+                .filter(|a| vrfs.is_empty() || vrfs.contains(&a.vrf.as_ref().map(|v| v.id)))
                 .filter(|a| names.iter().any(|n| a.dns_name.eq_ignore_ascii_case(n)))
                 .map(|a| {
                     Y::scalar(
@@ -409,6 +418,9 @@ fn nics(interfaces: &[&Interface]) -> Option<Y> {
             .as_ref()
             .map(|m| m.mac_address.clone())
             .or(i.mac_address.clone())
+            // NetBox shows MACs in capitals; the kernel, nmstate and the
+            // agent's inventory in small letters.
+            .map(|m| m.to_ascii_lowercase())
     };
     let src = |i: &Interface| Some(page(&i.url, i.display_url.as_ref()));
     if ports.iter().any(|i| i.cabled_to().is_some()) {
@@ -529,10 +541,13 @@ pub(crate) fn merge(base: Y, over: Y) -> Y {
     }
 }
 
+/// Interfaces merged as nmstate tells them apart: by name and type (an
+/// OVS bridge and its internal interface share a name), an entry
+/// without a type by name alone.
 fn merge_by_name(base: Y, over: Y) -> Y {
-    let name_of = |y: &Y| match y {
-        Y::Map(m, _) => m.iter().find_map(|(k, v)| match (k.as_str(), v) {
-            ("name", Y::Scalar(J::String(s), _)) => Some(s.clone()),
+    let field = |y: &Y, key: &str| match y {
+        Y::Map(m, _) => m.iter().find_map(|(k, v)| match v {
+            Y::Scalar(J::String(s), _) if k == key => Some(s.clone()),
             _ => None,
         }),
         _ => None,
@@ -540,8 +555,14 @@ fn merge_by_name(base: Y, over: Y) -> Y {
     match (base, over) {
         (Y::Seq(mut b), Y::Seq(o)) => {
             for item in o {
-                let name = name_of(&item);
-                match b.iter().position(|x| name.is_some() && name_of(x) == name) {
+                let name = field(&item, "name");
+                let kind = field(&item, "type");
+                let same = |x: &Y| {
+                    name.is_some()
+                        && field(x, "name") == name
+                        && (kind.is_none() || field(x, "type") == kind)
+                };
+                match b.iter().position(same) {
                     Some(i) => {
                         let old = std::mem::replace(&mut b[i], Y::Seq(Vec::new()));
                         b[i] = merge(old, item);

@@ -223,18 +223,34 @@ impl Snapshot {
     pub fn fetch(client: &Client, query: &Query) -> Result<Snapshot, Error> {
         let cluster = match &query.cluster {
             Some(name) => {
-                let mut found: Vec<Cluster> = list(
-                    client,
-                    "virtualization/clusters",
-                    vec![("name", name.clone())],
-                )?;
-                if found.is_empty() {
-                    return Err(Error::Query(format!(
-                        "NetBox at {} has no cluster named `{name}` (Virtualization → Clusters)",
-                        client.base()
-                    )));
+                // NetBox keeps cluster names unique per group and per
+                // site only: the query's sites narrow them down.
+                let mut filters = vec![("name", name.clone())];
+                filters.extend(query.sites.iter().map(|s| ("site", s.clone())));
+                let mut found: Vec<Cluster> = list(client, "virtualization/clusters", filters)?;
+                match found.len() {
+                    0 => return Err(Error::Query(format!(
+                        "NetBox at {} has no cluster named `{name}`{} (Virtualization → Clusters)",
+                        client.base(),
+                        if query.sites.is_empty() {
+                            ""
+                        } else {
+                            " at the sites named"
+                        }
+                    ))),
+                    1 => Some(found.swap_remove(0)),
+                    n => {
+                        let pages: Vec<String> = found
+                            .iter()
+                            .map(|c| crate::map::page(&c.url, c.display_url.as_ref()))
+                            .collect();
+                        return Err(Error::Query(format!(
+                            "NetBox at {} has {n} clusters named `{name}` ({}): add `site=` to the netbox: input to say which",
+                            client.base(),
+                            pages.join(", ")
+                        )));
+                    }
                 }
-                Some(found.swap_remove(0))
             }
             None => None,
         };

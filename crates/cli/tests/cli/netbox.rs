@@ -9,6 +9,8 @@ use serde_json::{json, Value as J};
 use crate::common::netbox::*;
 use crate::common::*;
 
+mod round_trip;
+
 const BMC_PASSWORD: &str = "Nb-bmc-Pa55word";
 
 fn context() -> J {

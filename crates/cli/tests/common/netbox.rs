@@ -144,6 +144,17 @@ impl NetBox {
     /// that site whose config context gives what NetBox does not hold.
     pub fn cluster(&self, context: J) -> Made {
         let tag = unique("t");
+        let cluster = format!("ocp-{}", tag.replace('-', ""));
+        self.cluster_of(tag, cluster, context)
+    }
+
+    /// [`NetBox::cluster`] under the name given (clusters are unique by
+    /// name per site, and the site is new).
+    pub fn cluster_named(&self, name: &str, context: J) -> Made {
+        self.cluster_of(unique("t"), name.to_string(), context)
+    }
+
+    fn cluster_of(&self, tag: String, cluster: String, context: J) -> Made {
         let site = self.post(
             "dcim/sites/",
             json!({"name": tag, "slug": tag, "status": "active"}),
@@ -167,7 +178,6 @@ impl NetBox {
             "virtualization/cluster-types/",
             json!({"name": tag, "slug": tag}),
         );
-        let cluster = format!("ocp-{}", tag.replace('-', ""));
         let c = self.post(
             "virtualization/clusters/",
             json!({"name": cluster, "type": kind["id"], "status": "active", "scope_type": "dcim.site", "scope_id": site["id"]}),

@@ -400,3 +400,29 @@ fn fleet_with(prefixes: Vec<crate::objects::Prefix>) -> Snapshot {
         ..fleet()
     }
 }
+
+#[test]
+fn a_context_interface_merges_into_the_one_of_its_name_and_type() {
+    let base = Y::from_json(
+        &json!({"interfaces": [{"name": "enp2s0", "type": "ethernet", "state": "up"}]}),
+        "objects",
+    );
+    // An OVS bridge and its internal interface share a name.
+    let over = Y::from_json(
+        &json!({"interfaces": [
+            {"name": "br-ex", "type": "ovs-bridge", "bridge": {"port": [{"name": "enp2s0"}]}},
+            {"name": "br-ex", "type": "ovs-interface", "copy-mac-from": "enp2s0"},
+            {"name": "enp2s0", "mtu": 9000},
+        ]}),
+        CONTEXT,
+    );
+    let (text, _) = crate::emit::emit(&[("network".into(), merge(base, over))], "");
+    let doc = nodenet_model::yaml::parse(&text, 0).unwrap().to_json();
+    let ifaces = doc["network"]["interfaces"].as_array().unwrap();
+    assert_eq!(ifaces.len(), 3, "{text}");
+    assert_eq!(ifaces[0]["mtu"], 9000, "typeless: by name: {text}");
+    assert_eq!(ifaces[1]["type"], "ovs-bridge", "{text}");
+    assert!(ifaces[1].get("copy-mac-from").is_none(), "{text}");
+    assert_eq!(ifaces[2]["type"], "ovs-interface", "{text}");
+    assert_eq!(ifaces[2]["copy-mac-from"], "enp2s0", "{text}");
+}
