@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
+mod netbox;
 mod shapes;
 
 use shapes::Shape;
@@ -69,6 +70,11 @@ struct Args {
     /// in the same run (CI's guard against drift: a ratio, not a time).
     #[arg(long)]
     max_floor_ratio: Option<f64>,
+    /// Only NetBox: clusters of these many devices in the NetBox of
+    /// NETBOX_URL/NETBOX_TOKEN (filled once, kept), read over REST by
+    /// `nodenet check` and over GraphQL.
+    #[arg(long, value_delimiter = ',')]
+    netbox: Vec<usize>,
 }
 
 /// Runs a command to completion, returning wall seconds.
@@ -129,6 +135,9 @@ fn main() -> Result<()> {
 
     if args.plan_only {
         return plan(&args, &nodenet, &dir);
+    }
+    if !args.netbox.is_empty() {
+        return netbox::run(&nodenet, &args.netbox, args.runs);
     }
     if !args.media_only {
         let over = render_and_import(&args, &nodenet, &dir)?;

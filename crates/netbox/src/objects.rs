@@ -229,7 +229,8 @@ impl Snapshot {
                 filters.extend(query.sites.iter().map(|s| ("site", s.clone())));
                 let mut found: Vec<Cluster> = list(client, "virtualization/clusters", filters)?;
                 match found.len() {
-                    0 => return Err(Error::Query(format!(
+                    0 => {
+                        return Err(Error::Query(format!(
                         "NetBox at {} has no cluster named `{name}`{} (Virtualization → Clusters)",
                         client.base(),
                         if query.sites.is_empty() {
@@ -237,7 +238,8 @@ impl Snapshot {
                         } else {
                             " at the sites named"
                         }
-                    ))),
+                    )))
+                    }
                     1 => Some(found.swap_remove(0)),
                     n => {
                         let pages: Vec<String> = found
