@@ -8,6 +8,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use nodenet_netbox::Client;
+use reqwest::Method;
 use serde_json::{json, Value as J};
 
 /// Objects per bulk request (one transaction each).
@@ -17,82 +19,39 @@ const BULK: usize = 500;
 const PER_REQUEST: usize = 100;
 const IN_FLIGHT: usize = 4;
 
-struct NetBox {
-    base: String,
-    token: String,
-    http: reqwest::blocking::Client,
+/// The first object of `endpoint` that `filters` select.
+fn first(nb: &Client, endpoint: &str, filters: &[(&str, String)]) -> Result<Option<J>> {
+    Ok(nb.list::<J>(endpoint, filters)?.into_iter().next())
 }
 
-impl NetBox {
-    fn from_env() -> Result<NetBox> {
-        let base = std::env::var("NETBOX_URL").context("--netbox needs NETBOX_URL")?;
-        let token = std::env::var("NETBOX_TOKEN").context("--netbox needs NETBOX_TOKEN")?;
-        let http = reqwest::blocking::Client::builder()
-            .timeout(std::time::Duration::from_secs(600))
-            .build()?;
-        Ok(NetBox {
-            base: base.trim_end_matches('/').to_string(),
-            token,
-            http,
-        })
-    }
+fn post(nb: &Client, endpoint: &str, body: J) -> Result<J> {
+    Ok(nb.write(Method::POST, endpoint, &body)?)
+}
 
-    fn call(&self, method: reqwest::Method, path: &str, body: Option<&J>) -> Result<J> {
-        let mut req = self
-            .http
-            .request(method.clone(), format!("{}/{path}", self.base))
-            .header("Authorization", format!("Token {}", self.token))
-            .header("Accept", "application/json");
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let resp = req.send().with_context(|| format!("{method} {path}"))?;
-        let status = resp.status();
-        let text = resp.text()?;
-        if !status.is_success() {
-            bail!("{method} {path}: {status} {}", &text[..text.len().min(400)]);
-        }
-        Ok(serde_json::from_str(&text).unwrap_or(J::Null))
+/// One object of `endpoint` named `name`, made with `body` if missing.
+fn ensure(nb: &Client, endpoint: &str, name: &str, body: J) -> Result<J> {
+    match first(nb, endpoint, &[("name", name.to_string())])? {
+        Some(o) => Ok(o),
+        None => post(nb, endpoint, body),
     }
+}
 
-    fn get(&self, path: &str) -> Result<J> {
-        self.call(reqwest::Method::GET, &format!("api/{path}"), None)
+/// Every object of `bodies` made (or changed) through the bulk endpoint:
+/// the objects as NetBox answered them.
+fn bulk(nb: &Client, endpoint: &str, method: Method, bodies: Vec<J>) -> Result<Vec<J>> {
+    let mut made = Vec::with_capacity(bodies.len());
+    for chunk in bodies.chunks(BULK) {
+        let answer: Vec<J> = nb.write(method.clone(), endpoint, &J::Array(chunk.to_vec()))?;
+        made.extend(answer);
     }
-
-    fn post(&self, path: &str, body: J) -> Result<J> {
-        self.call(reqwest::Method::POST, &format!("api/{path}"), Some(&body))
-    }
-
-    /// One object of `path` named `name`, made with `body` if missing.
-    fn ensure(&self, path: &str, name: &str, body: J) -> Result<J> {
-        let found = self.get(&format!("{path}?name={name}"))?;
-        match found["results"].as_array().and_then(|r| r.first()) {
-            Some(o) => Ok(o.clone()),
-            None => self.post(path, body),
-        }
-    }
-
-    /// Makes every object of `bodies` in bulk: the objects as made.
-    fn bulk(&self, path: &str, method: reqwest::Method, bodies: Vec<J>) -> Result<Vec<J>> {
-        let mut made = Vec::with_capacity(bodies.len());
-        for chunk in bodies.chunks(BULK) {
-            let answer = self.call(
-                method.clone(),
-                &format!("api/{path}"),
-                Some(&J::Array(chunk.to_vec())),
-            )?;
-            made.extend(answer.as_array().cloned().unwrap_or_default());
-        }
-        Ok(made)
-    }
+    Ok(made)
 }
 
 /// The cluster `nodenet-bench-N` and its site's slug: filled unless a
 /// run before this one did.
-fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
+fn fill(nb: &Client, n: usize) -> Result<(String, String)> {
     let name = format!("nodenet-bench-{n}");
-    let cluster = nb.get(&format!("virtualization/clusters/?name={name}"))?;
-    if let Some(c) = cluster["results"].as_array().and_then(|r| r.first()) {
+    if let Some(c) = first(nb, "virtualization/clusters", &[("name", name.clone())])? {
         if c["device_count"].as_u64() != Some(n as u64) {
             bail!("{name} holds {} devices, not {n} (an interrupted fill): delete it in NetBox, or `.ci/netbox.sh reset`", c["device_count"]);
         }
@@ -100,45 +59,54 @@ fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
     }
     let start = Instant::now();
     let slug = |s: &str| json!({"name": s, "slug": s});
-    let site = nb.post(
+    let site = post(
+        nb,
         "dcim/sites/",
         json!({"name": name, "slug": name, "status": "active"}),
     )?;
-    let maker = nb.ensure(
+    let maker = ensure(
+        nb,
         "dcim/manufacturers/",
         "nodenet-bench",
         slug("nodenet-bench"),
     )?;
-    let dtype = match nb.get("dcim/device-types/?model=nodenet-bench")?["results"]
-        .as_array()
-        .and_then(|r| r.first())
-    {
-        Some(t) => t.clone(),
-        None => nb.post(
+    let dtype = match first(
+        nb,
+        "dcim/device-types",
+        &[("model", "nodenet-bench".into())],
+    )? {
+        Some(t) => t,
+        None => post(
+            nb,
             "dcim/device-types/",
             json!({"manufacturer": maker["id"], "model": "nodenet-bench", "slug": "nodenet-bench"}),
         )?,
     };
-    let role = nb.ensure(
+    let role = ensure(
+        nb,
         "dcim/device-roles/",
         "nodenet-bench-worker",
         json!({"name": "nodenet-bench-worker", "slug": "nodenet-bench-worker", "color": "2196f3"}),
     )?;
-    let kind = nb.ensure(
+    let kind = ensure(
+        nb,
         "virtualization/cluster-types/",
         "nodenet-bench",
         slug("nodenet-bench"),
     )?;
-    let vrf = nb.post("ipam/vrfs/", json!({"name": name}))?;
-    let vlan = nb.post(
+    let vrf = post(nb, "ipam/vrfs/", json!({"name": name}))?;
+    let vlan = post(
+        nb,
         "ipam/vlans/",
         json!({"vid": 110, "name": "v110", "site": site["id"], "status": "active"}),
     )?;
-    let c = nb.post(
+    let c = post(
+        nb,
         "virtualization/clusters/",
         json!({"name": name, "type": kind["id"], "status": "active", "scope_type": "dcim.site", "scope_id": site["id"]}),
     )?;
-    nb.post(
+    post(
+        nb,
         "extras/config-contexts/",
         json!({"name": name, "weight": 1000, "clusters": [c["id"]], "data": {"nodenet": {
             "cluster": {"baseDomain": "example.com", "machineNetworks": ["10.20.0.0/16"]},
@@ -153,20 +121,22 @@ fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
         ("10.20.0.5/32", format!("api.{name}.example.com")),
         ("10.20.0.4/32", format!("*.apps.{name}.example.com")),
     ] {
-        nb.post(
+        post(
+            nb,
             "ipam/ip-addresses/",
             json!({"address": vip, "vrf": vrf["id"], "role": "vip", "dns_name": dns, "status": "active"}),
         )?;
     }
-    let post = reqwest::Method::POST;
-    let devices = nb.bulk(
-        "dcim/devices/",
+    let post = Method::POST;
+    let devices = bulk(
+        nb, "dcim/devices/",
         post.clone(),
         (0..n)
             .map(|i| json!({"name": format!("worker-{i:05}"), "device_type": dtype["id"], "role": role["id"], "site": site["id"], "cluster": c["id"], "status": "active"}))
             .collect(),
     )?;
-    let lags = nb.bulk(
+    let lags = bulk(
+        nb,
         "dcim/interfaces/",
         post.clone(),
         devices
@@ -184,7 +154,7 @@ fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
             json!({"device": d["id"], "name": "bmc", "type": "1000base-t", "mgmt_only": true}),
         );
     }
-    let rest = nb.bulk("dcim/interfaces/", post.clone(), rest)?;
+    let rest = bulk(nb, "dcim/interfaces/", post.clone(), rest)?;
     let mut macs = Vec::new();
     let mut addresses = Vec::new();
     for (i, four) in rest.chunks(4).enumerate() {
@@ -195,19 +165,19 @@ fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
         addresses.push(json!({"address": format!("10.20.{a}.{b}/16"), "vrf": vrf["id"], "status": "active", "assigned_object_type": "dcim.interface", "assigned_object_id": four[2]["id"]}));
         addresses.push(json!({"address": format!("10.30.{a}.{b}/16"), "vrf": vrf["id"], "status": "active", "assigned_object_type": "dcim.interface", "assigned_object_id": four[3]["id"]}));
     }
-    let macs = nb.bulk("dcim/mac-addresses/", post.clone(), macs)?;
+    let macs = bulk(nb, "dcim/mac-addresses/", post.clone(), macs)?;
     let primaries: Vec<J> = macs
         .iter()
         .map(|m| json!({"id": m["assigned_object_id"], "primary_mac_address": m["id"]}))
         .collect();
-    nb.bulk("dcim/interfaces/", reqwest::Method::PATCH, primaries)?;
-    let addresses = nb.bulk("ipam/ip-addresses/", post, addresses)?;
+    bulk(nb, "dcim/interfaces/", Method::PATCH, primaries)?;
+    let addresses = bulk(nb, "ipam/ip-addresses/", post, addresses)?;
     let oob: Vec<J> = devices
         .iter()
         .zip(addresses.chunks(2))
         .map(|(d, two)| json!({"id": d["id"], "oob_ip": two[1]["id"]}))
         .collect();
-    nb.bulk("dcim/devices/", reqwest::Method::PATCH, oob)?;
+    bulk(nb, "dcim/devices/", Method::PATCH, oob)?;
     println!(
         "  filled {name}: {n} devices, {} interfaces, {} MAC and {} IP address objects in {:.0} s",
         lags.len() + rest.len(),
@@ -220,7 +190,7 @@ fn fill(nb: &NetBox, n: usize) -> Result<(String, String)> {
 
 /// What the REST read fetches, as one GraphQL query per `PER_REQUEST`
 /// devices (`IN_FLIGHT` at once), plus the VIPs: seconds, requests, bytes.
-fn graphql(nb: &NetBox, cluster_id: &J, n: usize) -> Result<(f64, usize, usize)> {
+fn graphql(nb: &Client, cluster_id: &J, n: usize) -> Result<(f64, usize, usize)> {
     const DEVICE: &str = "id name role { slug } site { slug } cluster { id name } oob_ip { address } config_context custom_fields interfaces { id name type enabled mtu mgmt_only mode lag { id name } parent { id name } bridge { id name } untagged_vlan { id vid site { id } } tagged_vlans { id vid site { id } } primary_mac_address { mac_address } ip_addresses { address status dns_name vrf { id } } link_peers { ... on InterfaceType { id name device { name } } } }";
     let id = cluster_id.to_string().trim_matches('"').to_string();
     let mut queries: Vec<String> = (0..n.div_ceil(PER_REQUEST))
@@ -237,11 +207,7 @@ fn graphql(nb: &NetBox, cluster_id: &J, n: usize) -> Result<(f64, usize, usize)>
                 .map(|q| {
                     let (bytes, devices) = (&bytes, &devices);
                     s.spawn(move || -> Result<()> {
-                        let answer = nb.call(
-                            reqwest::Method::POST,
-                            "graphql/",
-                            Some(&json!({"query": q})),
-                        )?;
+                        let answer = nb.graphql(q)?;
                         if let Some(e) = answer.get("errors").filter(|e| !e.is_null()) {
                             bail!("GraphQL: {e}");
                         }
@@ -291,10 +257,10 @@ fn rest(nodenet: &Path, cluster: &str, site: &str) -> Result<(f64, usize, f64)> 
 }
 
 pub fn run(nodenet: &Path, sizes: &[usize], runs: usize) -> Result<()> {
-    let nb = NetBox::from_env()?;
+    let nb = Client::from_env()?;
     println!(
         "NetBox at {}: REST (nodenet check) and GraphQL, the same objects, best of {runs}:",
-        nb.base
+        nb.base()
     );
     println!(
         "  {:>8} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9}",
@@ -302,7 +268,8 @@ pub fn run(nodenet: &Path, sizes: &[usize], runs: usize) -> Result<()> {
     );
     for &n in sizes {
         let (cluster, site) = fill(&nb, n)?;
-        let id = nb.get(&format!("virtualization/clusters/?name={cluster}"))?["results"][0]["id"]
+        let id = first(&nb, "virtualization/clusters", &[("name", cluster.clone())])?
+            .context("the cluster just filled")?["id"]
             .clone();
         let (mut r, mut rq, mut whole) = (f64::MAX, 0, f64::MAX);
         let (mut g, mut gq, mut bytes) = (f64::MAX, 0, 0);

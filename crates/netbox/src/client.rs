@@ -149,6 +149,19 @@ impl Client {
         self.send(&url, request)
     }
 
+    /// A read-only GraphQL query (`/graphql/`): NetBox's whole answer,
+    /// its `errors` included. The reads use REST; `nodenet-bench --netbox`
+    /// times this beside them.
+    pub fn graphql(&self, query: &str) -> Result<serde_json::Value, Error> {
+        let url = format!("{}/graphql/", self.base);
+        let request = self
+            .http
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .body(serde_json::json!({ "query": query }).to_string());
+        self.send(&url, request)
+    }
+
     /// Sends with the token, and reads a 2xx answer as JSON.
     fn send<T: DeserializeOwned>(
         &self,
