@@ -29,6 +29,8 @@ fn is_batch(command: &Command) -> bool {
             | Command::Import(_)
             | Command::Diff(_)
             | Command::Plan(_)
+            | Command::Manifests(_)
+            | Command::KrmFunction(_)
     )
 }
 
@@ -129,6 +131,12 @@ enum Command {
     },
     /// On a node: what nodenet-apply.service applied last and how its last run ended.
     Status(cmd::agent::StatusArgs),
+    /// The cluster's Kubernetes objects as one YAML stream on stdout (what a GitOps engine applies: Argo CD's plugin runs it).
+    Manifests(cmd::gitops::ManifestsArgs),
+    /// Lay out the kustomize generator plugin (this binary) under DIR, for KUSTOMIZE_PLUGIN_HOME.
+    PluginHome(cmd::gitops::PluginHomeArgs),
+    /// A KRM function (kpt, kustomize): a ResourceList on stdin, the same with the rendered objects on stdout.
+    KrmFunction(cmd::gitops::KrmArgs),
     /// What a new inventory version changes on which host, how risky each change is, and the rollout it implies.
     Plan(cmd::plan::Args),
     /// A small copy of the cluster's network on this machine (VMs, a switch): up, verify, status, console, down.
@@ -155,6 +163,14 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
             .any(|a| a == "--format=json" || a == "--format=sarif")
 }
 
+/// Whether this binary runs as the kustomize generator: kustomize runs
+/// the plugin by its path, named after the generator's kind.
+fn is_kustomize_plugin(args: &[std::ffi::OsString]) -> bool {
+    args.first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .is_some_and(|n| n == "Inventory")
+}
+
 fn main() -> ExitCode {
     // Like every Unix filter: a closed pipe (`nodenet gc x | head`) ends
     // the process quietly instead of panicking in println!.
@@ -163,6 +179,16 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Installed as kustomize's generator plugin (`nodenet plugin-home`).
+    if is_kustomize_plugin(&args) {
+        ui::set_verbosity(ui::Verbosity::Normal);
+        log::init();
+        disable_huge_pages();
+        return match cmd::gitops::generator(&args) {
+            Ok(exit) => exit.into(),
+            Err(e) => e.report(report::Format::Human),
+        };
+    }
     let color = if ui::no_color() {
         clap::ColorChoice::Never
     } else {
@@ -236,6 +262,9 @@ fn run(command: Command) -> cmd::Outcome {
         Command::Service(args) => cmd::agent::service(args),
         Command::Status(args) => cmd::agent::status(args),
         Command::Plan(args) => cmd::plan::run(args),
+        Command::Manifests(args) => cmd::gitops::manifests(args),
+        Command::PluginHome(args) => cmd::gitops::plugin_home(args),
+        Command::KrmFunction(args) => cmd::gitops::krm_function(args),
         Command::Lab { command } => cmd::lab::run(command),
         Command::Lldp(args) => cmd::wires::lldp(args),
         Command::Netverify { command } => cmd::wires::netverify(command),

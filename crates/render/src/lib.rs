@@ -2,6 +2,7 @@
 //! deterministically and atomically.
 
 pub mod artifacts;
+pub mod gitops;
 mod intent;
 pub mod metal3;
 pub mod netplan;

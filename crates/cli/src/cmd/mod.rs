@@ -7,6 +7,7 @@ pub mod diff;
 pub mod discover;
 pub mod explain;
 pub mod gc;
+pub mod gitops;
 pub mod hosts;
 pub mod image;
 pub mod import;

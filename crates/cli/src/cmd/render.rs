@@ -114,64 +114,53 @@ pub fn run(args: Args) -> Outcome {
         );
     }
     let provenance = Provenance::new(inputs, &loaded.sources);
-    if loaded.clusters().iter().any(|c| c.is_site()) {
-        if !args.with.is_empty() {
-            return Err(CliError::usage(
-                "`--with` writes outputs for hosts of one cluster; ZTP sites are rendered as ClusterInstances only",
-            ));
-        }
-        return render_sites(loaded, &args, &provenance, phases);
+    let sites = loaded.clusters().iter().any(|c| c.is_site());
+    if sites && !args.with.is_empty() {
+        return Err(CliError::usage(
+            "`--with` writes outputs for hosts of one cluster; ZTP sites are rendered as ClusterInstances only",
+        ));
     }
-    let mut report = nodenet_check::check(&loaded.inventory, loaded.diagnostics);
-    // What the installer or operator reading the output would reject is
-    // not written.
-    report.refuse_for_render(&loaded.inventory);
-    phases.mark("check");
-    if report.has_errors() {
-        return nothing_written(&loaded.sources, &report.diagnostics, args.format);
-    }
-    let replace = replace(&args);
-    let rendered = match nodenet_render::render(
-        &loaded.inventory,
-        &report,
+    let mut loaded = loaded;
+    let written = match render_loaded(
+        &mut loaded,
         &args.output,
         &provenance,
-        replace,
-    ) {
-        Ok(r) => r,
-        Err(nodenet_render::RenderError::Refused(found)) => {
-            // What the cluster would refuse (an object past etcd's
-            // limits): said as check says it, nothing written.
-            let mut diags = report.diagnostics;
-            diags.extend(found);
-            nodenet_model::diag::sort(&mut diags);
-            return nothing_written(&loaded.sources, &diags, args.format);
-        }
-        Err(e) => return Err(e.into()),
+        replace(&args),
+        &mut phases,
+    )? {
+        Ok(w) => w,
+        Err(diags) => return nothing_written(&loaded.sources, &diags, args.format),
     };
-    phases.mark("render");
     phases.print();
-    let mut diags = report.diagnostics;
-    diags.extend(rendered.warnings);
-    let unsupported = !rendered.target_errors.is_empty();
-    diags.extend(rendered.target_errors);
-    nodenet_model::diag::sort(&mut diags);
+    let diags = written.diags;
     if args.format == Format::Json {
         let mut v = report::to_json(&loaded.sources, &diags);
         v["output"] = serde_json::json!({
             "dir": args.output.display().to_string(),
-            "files": rendered.manifest.len() + 1,
-            "hosts": rendered.hosts,
-            "changes_not_rendered": rendered.changes_not_rendered,
+            "files": written.manifest.len() + 1,
+            "hosts": written.hosts,
+            "changes_not_rendered": written.changes_not_rendered,
         });
+        if let Some(n) = written.sites {
+            v["output"]["sites"] = n.into();
+        }
         println!("{v}");
+    } else if let Some(n) = written.sites {
+        report::print(&loaded.sources, &diags, args.format);
+        info!(
+            "ok: {n} site(s), {} host(s), {} files written to {} ({})",
+            written.hosts,
+            written.manifest.len() + 1,
+            args.output.display(),
+            report::summary(&diags)
+        );
     } else {
         report::print(&loaded.sources, &diags, args.format);
-        let skipped = match rendered.changes_not_rendered {
+        let skipped = match written.changes_not_rendered {
             0 => String::new(),
             n => format!("; {n} change(s) to hosts checked, not rendered"),
         };
-        let what = match rendered.hosts {
+        let what = match written.hosts {
             0 if !loaded.inventory.hosts.is_empty() => {
                 format!("{} change(s) to hosts", loaded.inventory.hosts.len())
             }
@@ -183,10 +172,14 @@ pub fn run(args: Args) -> Outcome {
             ""
         };
         // A `--with` output that could not carry a host: the rest written.
-        let verdict = if unsupported { "incomplete" } else { "ok" };
+        let verdict = if written.unsupported {
+            "incomplete"
+        } else {
+            "ok"
+        };
         info!(
             "{verdict}: {what}{example}, {} files written to {} ({}{skipped})",
-            rendered.manifest.len() + 1,
+            written.manifest.len() + 1,
             args.output.display(),
             report::summary(&diags)
         );
@@ -197,9 +190,80 @@ pub fn run(args: Args) -> Outcome {
             );
         }
     }
-    super::drop_at_exit((loaded.inventory, loaded.sources, report.hosts));
+    let unsupported = written.unsupported;
+    super::drop_at_exit((loaded.inventory, loaded.sources));
     // With `unsupported`: written, but without what an output could not carry.
     Ok(Exit::problems_if(unsupported))
+}
+
+/// A render written: its files, and what was found on the way (sorted).
+pub(super) struct Written {
+    pub manifest: Vec<nodenet_render::output::ManifestEntry>,
+    pub diags: Vec<nodenet_model::Diagnostic>,
+    pub hosts: usize,
+    /// For ZTP sites: how many.
+    pub sites: Option<usize>,
+    pub changes_not_rendered: usize,
+    /// A `--with` output could not carry a host (the rest written).
+    pub unsupported: bool,
+}
+
+/// Checks `loaded` and renders it into `out`, as `render` does; the
+/// inner `Err` is what the check (or the cluster's limits) refused, with
+/// nothing written.
+pub(super) fn render_loaded(
+    loaded: &mut nodenet_model::Loaded,
+    out: &std::path::Path,
+    provenance: &Provenance,
+    replace: Replace,
+    phases: &mut Phases,
+) -> Result<Result<Written, Vec<nodenet_model::Diagnostic>>, CliError> {
+    if loaded.clusters().iter().any(|c| c.is_site()) {
+        return render_sites(loaded, out, provenance, replace, phases);
+    }
+    let loading = std::mem::take(&mut loaded.diagnostics);
+    let mut report = nodenet_check::check(&loaded.inventory, loading);
+    if replace.bmc_secrets == nodenet_render::BmcSecrets::Reference {
+        // No BMC Secret is written: no password is needed where render runs.
+        report
+            .diagnostics
+            .retain(|d| d.code != nodenet_model::Code::CredentialsUnresolved);
+    }
+    // What the installer or operator reading the output would reject is
+    // not written.
+    report.refuse_for_render(&loaded.inventory);
+    phases.mark("check");
+    if report.has_errors() {
+        return Ok(Err(report.diagnostics));
+    }
+    let rendered =
+        match nodenet_render::render(&loaded.inventory, &report, out, provenance, replace) {
+            Ok(r) => r,
+            Err(nodenet_render::RenderError::Refused(found)) => {
+                // What the cluster would refuse (an object past etcd's
+                // limits): said as check says it, nothing written.
+                let mut diags = report.diagnostics;
+                diags.extend(found);
+                nodenet_model::diag::sort(&mut diags);
+                return Ok(Err(diags));
+            }
+            Err(e) => return Err(e.into()),
+        };
+    phases.mark("render");
+    let mut diags = report.diagnostics;
+    diags.extend(rendered.warnings);
+    let unsupported = !rendered.target_errors.is_empty();
+    diags.extend(rendered.target_errors);
+    nodenet_model::diag::sort(&mut diags);
+    super::drop_at_exit(report.hosts);
+    Ok(Ok(Written {
+        manifest: rendered.manifest,
+        diags,
+        hosts: rendered.hosts,
+        sites: None,
+        changes_not_rendered: rendered.changes_not_rendered,
+        unsupported,
+    }))
 }
 
 /// The check found errors: they are said, nothing is written (exit 1).
@@ -235,11 +299,12 @@ fn replace(args: &Args) -> Replace {
 /// the fleet across them, then per site its ClusterInstance and what the
 /// hub makes of it under `sites/<cluster>/`.
 fn render_sites(
-    mut loaded: nodenet_model::Loaded,
-    args: &Args,
+    loaded: &mut nodenet_model::Loaded,
+    out: &std::path::Path,
     provenance: &Provenance,
-    mut phases: Phases,
-) -> Outcome {
+    replace: Replace,
+    phases: &mut Phases,
+) -> Result<Result<Written, Vec<nodenet_model::Diagnostic>>, CliError> {
     let loading = std::mem::take(&mut loaded.diagnostics);
     let clusters = loaded.clusters();
     if !clusters.iter().all(|c| c.is_site()) {
@@ -250,38 +315,23 @@ fn render_sites(
     let report = nodenet_check::check_clusters(&clusters, loading);
     phases.mark("check");
     if report.has_errors() {
-        return nothing_written(&loaded.sources, &report.diagnostics, args.format);
+        return Ok(Err(report.diagnostics));
     }
     let pairs: Vec<_> = clusters.iter().copied().zip(&report.clusters).collect();
-    let rendered =
-        nodenet_render::ztp::render_sites(&pairs, &args.output, provenance, replace(args))?;
+    let rendered = nodenet_render::ztp::render_sites(&pairs, out, provenance, replace)?;
     phases.mark("render");
-    phases.print();
     let mut diags = report.diagnostics;
     diags.extend(rendered.warnings);
     nodenet_model::diag::sort(&mut diags);
-    if args.format == Format::Json {
-        let mut v = report::to_json(&loaded.sources, &diags);
-        v["output"] = serde_json::json!({
-            "dir": args.output.display().to_string(),
-            "files": rendered.manifest.len() + 1,
-            "hosts": rendered.hosts,
-            "sites": clusters.len(),
-            "changes_not_rendered": 0,
-        });
-        println!("{v}");
-    } else {
-        report::print(&loaded.sources, &diags, args.format);
-        info!(
-            "ok: {} site(s), {} host(s), {} files written to {} ({})",
-            clusters.len(),
-            rendered.hosts,
-            rendered.manifest.len() + 1,
-            args.output.display(),
-            report::summary(&diags)
-        );
-    }
+    let sites = clusters.len();
     drop(clusters);
-    super::drop_at_exit((loaded, report.clusters));
-    Ok(Exit::Success)
+    super::drop_at_exit(report.clusters);
+    Ok(Ok(Written {
+        manifest: rendered.manifest,
+        diags,
+        hosts: rendered.hosts,
+        sites: Some(sites),
+        changes_not_rendered: 0,
+        unsupported: false,
+    }))
 }

@@ -16,6 +16,7 @@ mod discover;
 mod docs;
 mod examples;
 mod faults;
+mod gitops;
 mod image;
 mod import;
 mod inputs;

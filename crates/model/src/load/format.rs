@@ -8,9 +8,9 @@ use std::path::Path;
 
 use super::{
     agent_config, agent_manifests, baremetal_host, config_drive_host, install_config,
-    machine_config, machine_configuration, meta_data_hostname, metal3_data_template, native,
-    native_fleet, netplan, network_data, nmstate, nncp, nodes_config, parent_dir_name, ztp,
-    Context, Document,
+    inventory_resource, machine_config, machine_configuration, meta_data_hostname,
+    metal3_data_template, native, native_fleet, netplan, network_data, nmstate, nncp, nodes_config,
+    parent_dir_name, ztp, Context, Document,
 };
 use crate::diag::Diagnostic;
 use crate::inventory::{InputKind, Inventory};
@@ -77,6 +77,7 @@ pub(crate) trait Format: Sync {
 /// (and group); files without `kind:` by their keys, most specific first.
 pub(crate) static FORMATS: &[&dyn Format] = &[
     &NodenetInventory,
+    &InventoryResource,
     &InstallConfig,
     &AgentConfig,
     &MachineConfig,
@@ -122,13 +123,54 @@ impl Format for NodenetInventory {
     fn detect(&self, p: &Probe) -> bool {
         p.has("nodenet")
     }
-    fn load(&self, doc: &mut Document, _: &mut Context, diags: &mut Vec<Diagnostic>) -> Loads {
+    fn load(&self, doc: &mut Document, ctx: &mut Context, diags: &mut Vec<Diagnostic>) -> Loads {
+        // Documents are loaded by their kind's first format (this one).
+        if inventory_resource::is_resource(&doc.root) {
+            return InventoryResource.load(doc, ctx, diags);
+        }
         // `sites:` makes it a fleet of clusters.
         if doc.root.get("sites").is_some() {
             Loads::Sites(native_fleet::load(&doc.root, diags))
         } else {
             part(native::load(&doc.root, diags))
         }
+    }
+}
+
+/// nodenet's `Inventory` resource (a GitOps engine's config): the
+/// inventory inside it, read with its lines. One naming its files is read
+/// by name (`nodenet manifests`, the generator, the function), which
+/// reads those files instead.
+struct InventoryResource;
+impl Format for InventoryResource {
+    fn kind(&self) -> InputKind {
+        InputKind::Inventory
+    }
+    fn detect(&self, p: &Probe) -> bool {
+        p.is(inventory_resource::KIND) && p.group == inventory_resource::API_GROUP
+    }
+    fn load(&self, doc: &mut Document, ctx: &mut Context, diags: &mut Vec<Diagnostic>) -> Loads {
+        let Some(resource) = inventory_resource::read(&doc.root, diags) else {
+            return part(Inventory::default());
+        };
+        let Some(inner) = resource.inventory else {
+            diags.push(
+                Diagnostic::error(
+                    crate::diag::Code::InvalidValue,
+                    "this Inventory names its files (`spec.files`): give it by name (nodenet manifests FILE, the kustomize generator, the KRM function) rather than in a directory, or give those files",
+                )
+                .at(resource.files[0].span),
+            );
+            return part(Inventory::default());
+        };
+        let mut inner = Document {
+            root: inner.clone(),
+            file: doc.file,
+            stem: doc.stem.clone(),
+            index: doc.index,
+            in_dir: doc.in_dir,
+        };
+        NodenetInventory.load(&mut inner, ctx, diags)
     }
 }
 

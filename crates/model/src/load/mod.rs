@@ -12,6 +12,7 @@ mod context;
 mod files;
 mod format;
 mod install_config;
+pub mod inventory_resource;
 mod machine_config;
 mod machine_configuration;
 mod merge;

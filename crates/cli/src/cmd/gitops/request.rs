@@ -1,0 +1,151 @@
+//! What a GitOps entry point is asked to render: inventory files given
+//! as they are, or nodenet's `Inventory` resources (each its own
+//! render), read from the files that hold them so that findings point at
+//! their lines.
+
+use std::path::{Path, PathBuf};
+
+use nodenet_model::load::inventory_resource;
+use nodenet_model::{Diagnostic, SourceMap};
+
+use crate::cmd::CliError;
+
+/// One render: its inputs, and the BMC Secrets' form asked for.
+pub struct Request {
+    /// The resource's `metadata.name`, or the first input's name.
+    pub name: String,
+    pub inputs: Inputs,
+    /// `spec.bmcSecrets`, when the resource says it.
+    pub bmc_secrets: Option<String>,
+    /// The file holding the resource (inputs are relative to its
+    /// directory); `None` for inventory files given as they are.
+    pub resource_file: Option<PathBuf>,
+}
+
+/// Where the inventory comes from.
+pub enum Inputs {
+    /// Files (and `netbox:` sources), loaded together as `render` does.
+    Files(Vec<PathBuf>),
+    /// A text that is no file of its own (an inventory as a tool passed
+    /// it): its name, and the text.
+    Text(String, String),
+}
+
+/// The requests of `paths`: each `Inventory` resource in them (a
+/// directory: the resources directly in it) its own, every other file
+/// together as one inventory.
+pub fn of_paths(paths: &[PathBuf]) -> Result<Vec<Request>, CliError> {
+    let mut requests = Vec::new();
+    let mut plain = Vec::new();
+    for path in paths {
+        if path.to_str().is_some_and(nodenet_netbox::is_source) {
+            plain.push(path.clone());
+        } else if path.is_dir() {
+            let found = of_dir(path)?;
+            if found.is_empty() {
+                return Err(CliError::usage(format!(
+                    "{}: no Inventory resource (apiVersion: {}, kind: Inventory) directly in this directory; name the inventory files instead",
+                    path.display(),
+                    inventory_resource::API_VERSION
+                )));
+            }
+            requests.extend(found);
+        } else {
+            let text = read(path)?;
+            match of_file(path, &text)? {
+                found if found.is_empty() => plain.push(path.clone()),
+                found => requests.extend(found),
+            }
+        }
+    }
+    if !plain.is_empty() {
+        requests.insert(
+            0,
+            Request {
+                name: plain[0].display().to_string(),
+                inputs: Inputs::Files(plain),
+                bmc_secrets: None,
+                resource_file: None,
+            },
+        );
+    }
+    Ok(requests)
+}
+
+fn read(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::io(path.display().to_string(), e))
+}
+
+/// The resources in the YAML files directly in `dir`, by file name.
+fn of_dir(dir: &Path) -> Result<Vec<Request>, CliError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| CliError::io(dir.display().to_string(), e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    let mut requests = Vec::new();
+    for f in files {
+        let text = read(&f)?;
+        if text.contains(inventory_resource::API_GROUP) {
+            requests.extend(of_file(&f, &text)?);
+        }
+    }
+    Ok(requests)
+}
+
+/// The `Inventory` resources of one file (none when it holds none);
+/// mistakes in them stop the command, said at their lines.
+pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
+    if !text.contains(inventory_resource::KIND) {
+        return Ok(Vec::new());
+    }
+    let mut sources = SourceMap::default();
+    let id = sources.add(path.display().to_string(), text.to_string());
+    // Not YAML: not ours to say; the file is then loaded as an input,
+    // whose reader says where.
+    let Ok(docs) = nodenet_model::yaml::parse_all(text, id) else {
+        return Ok(Vec::new());
+    };
+    let mut requests = Vec::new();
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    for doc in docs.iter().filter(|d| inventory_resource::is_resource(d)) {
+        let before = diags.len();
+        let Some(r) = inventory_resource::read(doc, &mut diags) else {
+            continue;
+        };
+        if diags[before..].iter().any(Diagnostic::is_error) {
+            continue;
+        }
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let inputs = if r.inventory.is_some() {
+            // The model reads the inventory inside it, at its lines.
+            Inputs::Files(vec![path.to_path_buf()])
+        } else {
+            Inputs::Files(
+                r.files
+                    .iter()
+                    .map(|f| match nodenet_netbox::is_source(&f.value) {
+                        true => PathBuf::from(&f.value),
+                        false => dir.join(&f.value),
+                    })
+                    .collect(),
+            )
+        };
+        requests.push(Request {
+            name: r.name.value,
+            inputs,
+            bmc_secrets: r.bmc_secrets.map(|b| b.value),
+            resource_file: Some(path.to_path_buf()),
+        });
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(CliError::input(
+            "invalid-value",
+            format!("{}: the Inventory resource cannot be read", path.display()),
+        )
+        .with_findings(sources, diags));
+    }
+    Ok(requests)
+}
