@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
+mod gitops;
 mod netbox;
 mod shapes;
 
@@ -75,6 +76,11 @@ struct Args {
     /// `nodenet check` and over GraphQL.
     #[arg(long, value_delimiter = ',')]
     netbox: Vec<usize>,
+    /// Only GitOps: fleet repositories of these many single-node sites
+    /// built by `kubectl kustomize` through nodenet's generator, beside
+    /// `nodenet render` of the same inventories; the KRM function's cost.
+    #[arg(long, value_delimiter = ',')]
+    gitops: Vec<usize>,
 }
 
 /// Runs a command to completion, returning wall seconds.
@@ -138,6 +144,9 @@ fn main() -> Result<()> {
     }
     if !args.netbox.is_empty() {
         return netbox::run(&nodenet, &args.netbox, args.runs);
+    }
+    if !args.gitops.is_empty() {
+        return gitops::run(&nodenet, &args.gitops, args.runs, &dir);
     }
     if !args.media_only {
         let over = render_and_import(&args, &nodenet, &dir)?;

@@ -30,7 +30,9 @@ pub fn is_applied(path: &str) -> bool {
     let yaml = path.ends_with(".yaml");
     let parts: Vec<&str> = path.split('/').collect();
     match parts.as_slice() {
-        ["nncp" | "openshift" | "scale-out" | "network-data" | "metal3", _] => yaml,
+        ["nncp" | "openshift" | "scale-out" | "network-data" | "metal3" | "external-secrets", _] => {
+            yaml
+        }
         ["sites", _, "clusterinstance.yaml" | "bmc-secrets.yaml"] => true,
         _ => false,
     }
@@ -96,6 +98,8 @@ mod tests {
             "scale-out/worker-0.yaml",
             "sites/sno-000/clusterinstance.yaml",
             "metal3/ippools.yaml",
+            "external-secrets/bmc.yaml",
+            "sites/sno-000/bmc-secrets.yaml",
         ] {
             assert!(is_applied(applied), "{applied}");
         }

@@ -146,15 +146,22 @@ pub enum BmcSecrets {
     /// elsewhere (External Secrets Operator, Sealed Secrets, `oc create
     /// secret`).
     Reference,
+    /// No BMC Secret: an ExternalSecret per BMC Secret, from
+    /// [`Replace::secret_store`] (`external-secrets/bmc.yaml`; a site's
+    /// `sites/<cluster>/bmc-secrets.yaml`).
+    ExternalSecret,
 }
 
 /// How [`render`] treats an existing output directory.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Replace {
     /// Replace a render of other inputs (or of unrecorded ones).
     pub force: bool,
     /// How the BMC credentials are written.
     pub bmc_secrets: BmcSecrets,
+    /// Where ExternalSecrets read the BMC credentials
+    /// ([`BmcSecrets::ExternalSecret`]).
+    pub secret_store: Option<artifacts::external_secret::SecretStore>,
     /// Outputs beyond OpenShift's, asked for by `render --with`.
     pub also: Also,
 }
@@ -315,7 +322,21 @@ fn render_all(
                 .map(|written| (written, findings))
         },
     );
-    let (fleet, findings) = fleet?;
+    let (mut fleet, findings) = fleet?;
+    if let (true, BmcSecrets::ExternalSecret, Some(store)) =
+        (hosts, replace.bmc_secrets, &replace.secret_store)
+    {
+        let file = artifacts::external_secret::bmc_external_secrets(
+            "external-secrets/bmc.yaml".into(),
+            inv,
+            artifacts::NAMESPACE,
+            artifacts::bmc_secret_name,
+            store,
+        );
+        if let Some(f) = file {
+            fleet.push(tree.write(&f)?);
+        }
+    }
     let (extra, target_errors) = if hosts {
         other_outputs(inv, replace.also)
     } else {

@@ -142,13 +142,11 @@ pub fn cluster_instance(inv: &Inventory) -> (J, Vec<Diagnostic>) {
         .map(|h| node(h, from_site_config, &mut found))
         .collect();
     spec.insert("nodes".into(), J::Array(nodes));
-    let (object, namespace) = match ztp {
-        Some(z) if !from_site_config => (
-            z.object_name.clone().unwrap_or_else(|| name.clone()),
-            z.namespace.clone().unwrap_or_else(|| name.clone()),
-        ),
-        _ => (name.clone(), name.clone()),
+    let object = match ztp {
+        Some(z) if !from_site_config => z.object_name.clone().unwrap_or_else(|| name.clone()),
+        _ => name.clone(),
     };
+    let namespace = site_namespace(inv);
     let doc = json!({
         "apiVersion": CLUSTER_INSTANCE_API,
         "kind": "ClusterInstance",
@@ -303,6 +301,16 @@ fn strings(v: &nodenet_model::Node) -> J {
         .filter_map(|(k, v)| Some((k.scalar_text()?, json!(v.scalar_text().unwrap_or_default()))))
         .collect();
     J::Object(m)
+}
+
+/// The namespace of a site's ClusterInstance, and of the objects beside it.
+fn site_namespace(inv: &Inventory) -> String {
+    match inv.cluster.ztp.as_ref() {
+        Some(z) if inv.kind != Some(InputKind::SiteConfig) => {
+            z.namespace.clone().unwrap_or_else(|| site_name(inv))
+        }
+        _ => site_name(inv),
+    }
 }
 
 /// The name of the host's BMC credentials Secret on the hub.
@@ -565,7 +573,22 @@ pub fn render_sites(
     output::guard_provenance(out, provenance, replace.force)?;
     let made: Vec<(Vec<OutFile>, Vec<Diagnostic>)> = sites
         .par_iter()
-        .map(|(inv, report)| site_files(inv, report))
+        .map(|(inv, report)| {
+            let (mut files, found) = site_files(inv, report);
+            if let (crate::BmcSecrets::ExternalSecret, Some(store)) =
+                (replace.bmc_secrets, &replace.secret_store)
+            {
+                // Beside the ClusterInstance, in its namespace.
+                files.extend(artifacts::external_secret::bmc_external_secrets(
+                    format!("sites/{}/bmc-secrets.yaml", site_name(inv)),
+                    inv,
+                    &site_namespace(inv),
+                    bmc_secret_name,
+                    store,
+                ));
+            }
+            (files, found)
+        })
         .collect();
     let tree = output::Tree::begin(out)?;
     let mut warnings = Vec::new();

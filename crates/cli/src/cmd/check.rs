@@ -25,6 +25,55 @@ pub struct Args {
     /// twice).
     #[arg(long, num_args = 1..)]
     only: Vec<PathBuf>,
+    /// `--only` the files changed since the git revision REF (committed
+    /// since, staged, unstaged or new): a pull request's sites against its
+    /// base (`--changed-since origin/main`), a commit's in a pre-commit hook
+    /// (`--changed-since HEAD`).
+    #[arg(long, value_name = "REF", conflicts_with = "only")]
+    changed_since: Option<String>,
+}
+
+/// The files changed since `rev` in the git work tree holding `path`,
+/// absolute: what `git diff REF` names, and the files git does not track
+/// yet (not ignored).
+fn changed_since(rev: &str, path: &std::path::Path) -> Result<Vec<PathBuf>, super::CliError> {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."))
+    };
+    let git = |args: &[&str]| -> Result<String, super::CliError> {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .map_err(|e| super::CliError::usage(format!("--changed-since runs git: {e}")))?;
+        if !o.status.success() {
+            return Err(super::CliError::usage(format!(
+                "--changed-since {rev}: git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?.trim());
+    let mut names = git(&["diff", "--name-only", "-z", rev, "--"])?;
+    names.push_str(&git(&[
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "-z",
+        "--full-name",
+    ])?);
+    Ok(names
+        .split('\0')
+        .filter(|n| !n.is_empty())
+        .map(|n| top.join(n))
+        .collect())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -51,14 +100,13 @@ pub fn run(args: Args) -> Outcome {
     phases.mark("load");
     let loading = std::mem::take(&mut loaded.diagnostics);
     let clusters = loaded.clusters();
-    let mut report = if args.only.is_empty() {
-        nodenet_check::check_clusters(&clusters, loading)
-    } else {
-        let touched: std::collections::HashSet<PathBuf> = args
-            .only
-            .iter()
-            .filter_map(|p| p.canonicalize().ok())
-            .collect();
+    let only = match &args.changed_since {
+        Some(rev) => Some(changed_since(rev, &args.files[0])?),
+        None => (!args.only.is_empty()).then(|| args.only.clone()),
+    };
+    let mut report = if let Some(only) = only {
+        let touched: std::collections::HashSet<PathBuf> =
+            only.iter().filter_map(|p| p.canonicalize().ok()).collect();
         let sources = &loaded.sources;
         // The input files the change touches, each looked at once.
         let told: std::collections::HashSet<u32> = (0..u32::MAX)
@@ -72,6 +120,8 @@ pub fn run(args: Args) -> Outcome {
         };
         let loading = loading.into_iter().filter(|d| in_touched(d.span)).collect();
         nodenet_check::check_clusters_where(&clusters, loading, &|inv| in_touched(inv.cluster.span))
+    } else {
+        nodenet_check::check_clusters(&clusters, loading)
     };
     // What render would do to stay within etcd's limits (or refuse),
     // said before anything is rendered.

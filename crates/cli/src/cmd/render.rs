@@ -33,9 +33,21 @@ pub struct Args {
     /// The BMC Secrets of scale-out/: `placeholder` (the password as
     /// `${VAR}`, filled with envsubst when applied), `embed` (the password
     /// itself, file 0600), `reference` (none written: the BareMetalHosts
-    /// name `<host>-bmc-secret`, made elsewhere).
+    /// name `<host>-bmc-secret`, made elsewhere), `external-secret` (none
+    /// written: an ExternalSecret per BMC Secret, in
+    /// external-secrets/bmc.yaml, read by the External Secrets Operator
+    /// from --secret-store).
     #[arg(long, value_enum, default_value_t = BmcSecrets::Placeholder)]
     bmc_secrets: BmcSecrets,
+    /// With `--bmc-secrets external-secret`: the store, `NAME` (a
+    /// ClusterSecretStore) or `SecretStore/NAME`.
+    #[arg(long, value_name = "[KIND/]NAME")]
+    secret_store: Option<String>,
+    /// The key of a BMC's credentials in the store (`{cluster}`, `{host}`,
+    /// `{credentials}` replaced; default `{cluster}/bmc/{credentials}`),
+    /// properties `username` and `password`.
+    #[arg(long, value_name = "TEMPLATE")]
+    secret_key: Option<String>,
     /// Also write outputs for other consumers: `network-data` (per host
     /// `network-data/<host>/network_data.json` and its Secret, for Ironic
     /// and Cluster API Metal3 nodes running cloud-init), `netplan` (per
@@ -58,6 +70,7 @@ enum BmcSecrets {
     Placeholder,
     Embed,
     Reference,
+    ExternalSecret,
 }
 
 /// Whether the built-in example may go to `dir` unasked: a directory not
@@ -125,7 +138,7 @@ pub fn run(args: Args) -> Outcome {
         &mut loaded,
         &args.output,
         &provenance,
-        replace(&args),
+        replace(&args)?,
         &mut phases,
     )? {
         Ok(w) => w,
@@ -223,7 +236,10 @@ pub(super) fn render_loaded(
     }
     let loading = std::mem::take(&mut loaded.diagnostics);
     let mut report = nodenet_check::check(&loaded.inventory, loading);
-    if replace.bmc_secrets == nodenet_render::BmcSecrets::Reference {
+    if matches!(
+        replace.bmc_secrets,
+        nodenet_render::BmcSecrets::Reference | nodenet_render::BmcSecrets::ExternalSecret
+    ) {
         // No BMC Secret is written: no password is needed where render runs.
         report
             .diagnostics
@@ -279,20 +295,43 @@ fn nothing_written(
     Ok(Exit::Problems)
 }
 
-fn replace(args: &Args) -> Replace {
-    Replace {
+fn replace(args: &Args) -> Result<Replace, CliError> {
+    let external = args.bmc_secrets == BmcSecrets::ExternalSecret;
+    let secret_store = match (&args.secret_store, external) {
+        (Some(store), true) => Some(
+            nodenet_render::artifacts::external_secret::SecretStore::parse(
+                store,
+                args.secret_key.as_deref(),
+            )
+            .map_err(CliError::usage)?,
+        ),
+        (None, true) => {
+            return Err(CliError::usage(
+                "--bmc-secrets external-secret needs --secret-store (the SecretStore or ClusterSecretStore the ExternalSecrets read)",
+            ))
+        }
+        (Some(_), false) => {
+            return Err(CliError::usage(
+                "--secret-store is for --bmc-secrets external-secret",
+            ))
+        }
+        (None, false) => None,
+    };
+    Ok(Replace {
         force: args.force,
         bmc_secrets: match args.bmc_secrets {
             BmcSecrets::Placeholder => nodenet_render::BmcSecrets::Placeholder,
             BmcSecrets::Embed => nodenet_render::BmcSecrets::Embed,
             BmcSecrets::Reference => nodenet_render::BmcSecrets::Reference,
+            BmcSecrets::ExternalSecret => nodenet_render::BmcSecrets::ExternalSecret,
         },
+        secret_store,
         also: nodenet_render::Also {
             network_data: args.with.contains(&Output::NetworkData),
             netplan: args.with.contains(&Output::Netplan),
             metal3: args.with.contains(&Output::Metal3),
         },
-    }
+    })
 }
 
 /// GitOps ZTP sites (ClusterInstances, SiteConfig clusters): each checked,

@@ -35,16 +35,29 @@ fn objects(stream: &str) -> BTreeMap<String, Value> {
     by_id
 }
 
-/// The objects of `render --bmc-secrets reference` of `inputs`: the
-/// documents of the files a cluster is given (NNCPs, openshift/ manifests,
-/// scale-out/, a site's ClusterInstance).
-fn rendered(inputs: &[&Path]) -> BTreeMap<String, Value> {
+const REFERENCE: &[&str] = &["--bmc-secrets", "reference"];
+/// site-b's Inventory says it: ExternalSecrets from Vault.
+const SITE_B: &[&str] = &[
+    "--bmc-secrets",
+    "external-secret",
+    "--secret-store",
+    "ClusterSecretStore/vault",
+    "--secret-key",
+    "edge/{cluster}/bmc",
+];
+
+/// The objects of `render` of `inputs` (`bmc`: its BMC Secrets' flags,
+/// `--bmc-secrets reference` when empty): the documents of the files a
+/// cluster is given (NNCPs, openshift/ manifests, scale-out/,
+/// ExternalSecrets, a site's ClusterInstance).
+fn rendered(inputs: &[&Path], bmc: &[&str]) -> BTreeMap<String, Value> {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = run(nodenet()
         .arg("render")
         .args(inputs)
-        .args(["--bmc-secrets", "reference", "-o"])
+        .args(if bmc.is_empty() { REFERENCE } else { bmc })
+        .arg("-o")
         .arg(&out));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut stream = String::new();
@@ -52,9 +65,11 @@ fn rendered(inputs: &[&Path]) -> BTreeMap<String, Value> {
         let rel = f.strip_prefix(&out).unwrap().to_string_lossy().into_owned();
         let applied = (rel.starts_with("nncp/")
             || rel.starts_with("scale-out/")
-            || rel.starts_with("openshift/"))
+            || rel.starts_with("openshift/")
+            || rel.starts_with("external-secrets/"))
             && rel.ends_with(".yaml")
-            || rel.starts_with("sites/") && rel.ends_with("/clusterinstance.yaml");
+            || rel.starts_with("sites/")
+                && (rel.ends_with("/clusterinstance.yaml") || rel.ends_with("/bmc-secrets.yaml"));
         if applied {
             stream.push_str("---\n");
             stream.push_str(&std::fs::read_to_string(&f).unwrap());
@@ -83,7 +98,8 @@ fn kustomize(plugin_home: &Path, dir: &Path) -> Output {
         .args(["kustomize", "--enable-alpha-plugins"])
         .arg(dir)
         .env("KUSTOMIZE_PLUGIN_HOME", plugin_home)
-        .env("SITE_A_BMC_PASSWORD", PASSWORD))
+        .env("SITE_A_BMC_PASSWORD", PASSWORD)
+        .env("SITE_B_BMC_PASSWORD", PASSWORD))
 }
 
 fn plugin_home(dir: &Path) -> PathBuf {
@@ -117,7 +133,7 @@ fn kustomize_builds_each_site_through_the_generator_as_render_writes_it() {
     let a = stdout(&built);
     assert!(!a.contains(PASSWORD), "a password in the stream");
     let objs = objects(&a);
-    assert_eq!(objs, rendered(&[&site_a.join("cluster.yaml")]));
+    assert_eq!(objs, rendered(&[&site_a.join("cluster.yaml")], &[]));
     let kinds: Vec<&str> = objs.values().map(|v| v["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "BareMetalHost").count(), 3);
     assert!(kinds.contains(&"NodeNetworkConfigurationPolicy"));
@@ -138,14 +154,27 @@ fn kustomize_builds_each_site_through_the_generator_as_render_writes_it() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let objs = objects(&stdout(&built));
-    assert_eq!(objs, rendered(&[&site_b.join("nodenet.yaml")]));
+    let b = stdout(&built);
+    assert!(!b.contains(PASSWORD), "a password in the stream");
+    let objs = objects(&b);
+    assert_eq!(objs, rendered(&[&site_b.join("nodenet.yaml")], SITE_B));
     assert_eq!(
         objs.keys().collect::<Vec<_>>(),
         [
             "ClusterInstance/edge-00/edge-00",
-            "ClusterInstance/edge-01/edge-01"
+            "ClusterInstance/edge-01/edge-01",
+            "ExternalSecret/edge-00/edge-bmc",
+            "ExternalSecret/edge-01/edge-bmc"
         ]
+    );
+    // Each makes the Secret its site's node names.
+    assert_eq!(
+        objs["ClusterInstance/edge-01/edge-01"]["spec"]["nodes"][0]["bmcCredentialsName"]["name"],
+        objs["ExternalSecret/edge-01/edge-bmc"]["spec"]["target"]["name"]
+    );
+    assert_eq!(
+        objs["ExternalSecret/edge-01/edge-bmc"]["spec"]["data"][0]["remoteRef"]["key"],
+        "edge/edge-01/bmc"
     );
 }
 
@@ -197,7 +226,7 @@ fn kpt(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("PATH", path)
-        .env("SITE_A_BMC_PASSWORD", PASSWORD))
+        .env("SITE_B_BMC_PASSWORD", PASSWORD))
 }
 
 #[test]
@@ -213,11 +242,17 @@ fn kpt_runs_the_krm_function_and_gives_the_package_back_as_written() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let made = site_b.join("rendered/site-b/sites/edge-00/clusterinstance.yaml");
     let text = std::fs::read_to_string(&made).unwrap();
-    let expected = rendered(&[&gitops().join("site-b/nodenet.yaml")]);
+    let expected = rendered(&[&gitops().join("site-b/nodenet.yaml")], SITE_B);
     assert_eq!(
         objects(&text)["ClusterInstance/edge-00/edge-00"],
         expected["ClusterInstance/edge-00/edge-00"]
     );
+    let made_all: String = files_under(&site_b.join("rendered"))
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert!(made_all.contains("kind: ExternalSecret"));
+    assert!(!made_all.contains(PASSWORD), "a password in the package");
     // The inventory comes back byte for byte, comments and all.
     assert_eq!(
         std::fs::read_to_string(site_b.join("nodenet.yaml")).unwrap(),
@@ -286,12 +321,19 @@ fn the_krm_function_reads_a_resource_list_as_kustomize_passes_one() {
     );
     let list: Value = serde_yaml::from_str(&out).unwrap();
     let items = list["items"].as_array().unwrap();
-    assert_eq!(items.len(), 3);
     assert_eq!(
-        items[1]["metadata"]["annotations"]["config.kubernetes.io/path"],
+        items.len(),
+        5,
+        "the ConfigMap, two sites' ClusterInstance and ExternalSecret"
+    );
+    let ci = items
+        .iter()
+        .find(|i| i["kind"] == "ClusterInstance")
+        .unwrap();
+    assert_eq!(
+        ci["metadata"]["annotations"]["config.kubernetes.io/path"],
         "rendered/site-b/sites/edge-00/clusterinstance.yaml"
     );
-    assert_eq!(items[2]["kind"], "ClusterInstance");
 }
 
 #[test]
@@ -327,7 +369,10 @@ fn argo_cd_runs_the_plugin_as_its_cmp_server_does() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stream = stdout(&o);
     assert!(!stream.contains(PASSWORD));
-    assert_eq!(objects(&stream), rendered(&[&app.join("cluster.yaml")]));
+    assert_eq!(
+        objects(&stream),
+        rendered(&[&app.join("cluster.yaml")], &[])
+    );
     // The app's env chooses the form: `placeholder` writes the BMC
     // Secrets, their passwords as `${VAR}`.
     let o = run(Command::new(nodenet_path())
@@ -341,6 +386,25 @@ fn argo_cd_runs_the_plugin_as_its_cmp_server_does() {
     assert_eq!(
         objs["Secret/openshift-machine-api/ctl-0-bmc-secret"]["stringData"]["password"],
         "${SITE_A_BMC_PASSWORD}"
+    );
+    // ExternalSecrets, the store from the app's env.
+    let o = run(Command::new(nodenet_path())
+        .args(&argv[1..])
+        .current_dir(&app)
+        .env_clear()
+        .env("ARGOCD_ENV_NODENET_BMC_SECRETS", "external-secret")
+        .env("ARGOCD_ENV_NODENET_SECRET_STORE", "vault")
+        .env("SITE_A_BMC_PASSWORD", PASSWORD));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stream = stdout(&o);
+    assert!(!stream.contains(PASSWORD));
+    let objs = objects(&stream);
+    let es = &objs["ExternalSecret/openshift-machine-api/ctl-2-bmc-secret"];
+    assert_eq!(es["spec"]["secretStoreRef"]["name"], "vault");
+    assert_eq!(es["spec"]["data"][1]["remoteRef"]["key"], "site-a/bmc/bmc");
+    assert_eq!(
+        objs["BareMetalHost/openshift-machine-api/ctl-2"]["spec"]["bmc"]["credentialsName"],
+        "ctl-2-bmc-secret"
     );
 }
 

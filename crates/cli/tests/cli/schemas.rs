@@ -58,6 +58,11 @@ impl Schemas {
                 "v1alpha1",
             ),
             ("SiteConfig", "ran.openshift.io_siteconfigs.yaml", "v2"),
+            (
+                "ExternalSecret",
+                "external-secrets.io_externalsecrets.yaml",
+                "v1",
+            ),
         ] {
             by_kind.insert(kind, validator(&crd_schema(file, version)));
         }
@@ -248,6 +253,81 @@ fn rendered_manifests_match_their_consumers_schemas() {
         );
     }
     eprintln!("validated: {total:?}");
+}
+
+/// `--bmc-secrets external-secret`: an ExternalSecret per BMC Secret, valid
+/// by the External Secrets Operator's CRD (v1), making the Secret each
+/// BareMetalHost (or ClusterInstance node) names, in its namespace, with
+/// no password read or written.
+#[test]
+fn external_secrets_make_the_secrets_the_hosts_name() {
+    let schemas = Schemas::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let secret_store = |ex: &str, out: &Path| {
+        let o = run(nodenet()
+            .arg("render")
+            .arg(repo().join(ex))
+            .args(["--bmc-secrets", "external-secret"])
+            .args([
+                "--secret-store",
+                "SecretStore/vault",
+                "--secret-key",
+                "bmc/{cluster}/{host}",
+            ])
+            .arg("-o")
+            .arg(out));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("credentials-unresolved"));
+    };
+    let out = tmp.path().join("cluster");
+    secret_store("examples/lacp-vlan.yaml", &out);
+    let seen = schemas.validate_dir(&out);
+    assert_eq!(seen.get("ExternalSecret"), Some(&4), "{seen:?}");
+    let docs = |f: &Path| -> Vec<Value> {
+        serde_yaml::Deserializer::from_str(&std::fs::read_to_string(f).unwrap())
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect()
+    };
+    let es = docs(&out.join("external-secrets/bmc.yaml"));
+    let bmh = docs(&out.join("scale-out/master-1.yaml"));
+    assert!(bmh.iter().all(|d| d["kind"] != "Secret"
+        || !d["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .ends_with("-bmc-secret")));
+    let host = bmh.iter().find(|d| d["kind"] == "BareMetalHost").unwrap();
+    let named = &host["spec"]["bmc"]["credentialsName"];
+    let made = es
+        .iter()
+        .find(|e| e["spec"]["target"]["name"] == *named)
+        .unwrap();
+    assert_eq!(made["metadata"]["namespace"], host["metadata"]["namespace"]);
+    assert_eq!(
+        made["spec"]["secretStoreRef"],
+        json!({"kind": "SecretStore", "name": "vault"})
+    );
+    assert_eq!(
+        made["spec"]["data"][1]["remoteRef"],
+        json!({"key": "bmc/lacp/master-1", "property": "password"})
+    );
+    for f in files_under(&out) {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for (_, password) in EXAMPLE_PASSWORDS {
+            assert!(!text.contains(password), "{}", f.display());
+        }
+    }
+    // Sites: beside each ClusterInstance, in its namespace.
+    let out = tmp.path().join("sites");
+    secret_store("examples/ztp/sno-fleet.yaml", &out);
+    let seen = schemas.validate_dir(&out);
+    assert_eq!(seen.get("ExternalSecret"), Some(&100), "{seen:?}");
+    let ci = &docs(&out.join("sites/sno-007/clusterinstance.yaml"))[0];
+    let es = &docs(&out.join("sites/sno-007/bmc-secrets.yaml"))[0];
+    assert_eq!(es["metadata"]["namespace"], ci["metadata"]["namespace"]);
+    assert_eq!(
+        es["spec"]["target"]["name"],
+        ci["spec"]["nodes"][0]["bmcCredentialsName"]["name"]
+    );
 }
 
 /// GitOps ZTP sites (tests/ztp: ClusterInstances, SiteConfig v1 and v2,

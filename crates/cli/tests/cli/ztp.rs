@@ -128,6 +128,16 @@ fn fleet_duplicates_across_sites_are_found_at_the_second_site() {
     );
 }
 
+/// Another site than the fixture's (name, MACs, addresses of its own)
+/// with a mistake of its own: a VLAN id out of range.
+fn site_b(site: &str, name: &str) -> String {
+    site.replace(&format!("clusterName: {name}"), "clusterName: site-b")
+        .replace("02:00:00", "02:00:0b")
+        .replace("192.0.2.", "203.0.113.")
+        .replace("198.51.100.", "198.51.101.")
+        .replace("id: 110", "id: 5000")
+}
+
 /// `--only`: the touched sites' own findings, and the fleet's rules across
 /// every site; an untouched site's own mistake is not said.
 #[test]
@@ -137,12 +147,7 @@ fn only_the_touched_sites_and_the_fleet_rules() {
     let name = cluster_name(&good("sno-clusterinstance.yaml"));
     std::fs::write(tmp.path().join("a.yaml"), &site).unwrap();
     // b: its own mistake (a VLAN id out of range), nothing shared.
-    let b = site
-        .replace(&format!("clusterName: {name}"), "clusterName: site-b")
-        .replace("02:00:00", "02:00:0b")
-        .replace("192.0.2.", "203.0.113.")
-        .replace("198.51.100.", "198.51.101.")
-        .replace("id: 110", "id: 5000");
+    let b = site_b(&site, &name);
     std::fs::write(tmp.path().join("b.yaml"), &b).unwrap();
     let all = run(nodenet()
         .args(["check", "--format", "json"])
@@ -186,6 +191,62 @@ fn only_the_touched_sites_and_the_fleet_rules() {
             && !found.iter().any(|(_, c, _)| c == "vlan-id-range"),
         "{found:?}"
     );
+}
+
+/// `--changed-since REF`: the sites git says changed since REF (committed,
+/// staged, unstaged, new), with the same verdict as `--only` those files.
+#[test]
+fn changed_since_checks_the_sites_git_says_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let git = |args: &[&str]| {
+        let o = run(std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args));
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let site = std::fs::read_to_string(good("sno-clusterinstance.yaml")).unwrap();
+    let name = cluster_name(&good("sno-clusterinstance.yaml"));
+    std::fs::create_dir(repo.join("sites")).unwrap();
+    std::fs::write(repo.join("sites/a.yaml"), &site).unwrap();
+    // b: its own mistake (a VLAN id out of range), already committed.
+    let b = site_b(&site, &name);
+    std::fs::write(repo.join("sites/b.yaml"), &b).unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "fleet"]);
+    let check = |extra: &[&str]| {
+        run(nodenet()
+            .args(["check", "--format", "json"])
+            .arg(repo.join("sites"))
+            .args(extra))
+    };
+    // Nothing changed: nothing of b said.
+    let o = check(&["--changed-since", "HEAD"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", codes(&o));
+    // a changed (unstaged): a's findings only, as `--only a`.
+    std::fs::write(repo.join("sites/a.yaml"), format!("# edited\n{site}")).unwrap();
+    let since = check(&["--changed-since", "HEAD"]);
+    let only = check(&["--only", repo.join("sites/a.yaml").to_str().unwrap()]);
+    assert_eq!(since.status.code(), Some(0), "{:?}", codes(&since));
+    assert_eq!(codes(&since), codes(&only));
+    // b changed and committed since the base: its mistake is said.
+    std::fs::write(repo.join("sites/b.yaml"), format!("# edited\n{b}")).unwrap();
+    git(&["commit", "-qam", "edit b"]);
+    let since = check(&["--changed-since", "HEAD~1"]);
+    assert_eq!(since.status.code(), Some(1));
+    assert!(codes(&since).iter().any(|(_, c, _)| c == "vlan-id-range"));
+    let only = check(&["--only", repo.join("sites/b.yaml").to_str().unwrap()]);
+    assert_eq!(codes(&since), codes(&only));
+    // A revision git does not know: a usage error, said.
+    let o = check(&["--changed-since", "no-such-ref"]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 /// A SiteConfig's clusters rendered as ClusterInstances: the networking and

@@ -11,6 +11,9 @@
 //! spec:
 //!   files: [site-a.yaml]        # or: inventory: {nodenet: v1, ...}
 //!   bmcSecrets: reference       # optional; the BMC Secrets' form
+//!   externalSecrets:            # with `bmcSecrets: external-secret`
+//!     storeRef: {kind: ClusterSecretStore, name: vault}
+//!     key: "{cluster}/bmc/{credentials}"
 //! ```
 
 use crate::diag::{Code, Diagnostic};
@@ -23,9 +26,9 @@ pub const API_VERSION: &str = "nodenet.io/v1alpha1";
 pub const KIND: &str = "Inventory";
 
 /// The forms `spec.bmcSecrets` takes (render's `--bmc-secrets`).
-pub const BMC_SECRETS: &[&str] = &["placeholder", "embed", "reference"];
+pub const BMC_SECRETS: &[&str] = &["placeholder", "embed", "reference", "external-secret"];
 
-const SPEC_FIELDS: &[&str] = &["files", "inventory", "bmcSecrets"];
+const SPEC_FIELDS: &[&str] = &["files", "inventory", "bmcSecrets", "externalSecrets"];
 
 /// What an `Inventory` resource says.
 #[derive(Debug)]
@@ -37,6 +40,44 @@ pub struct InventoryResource<'a> {
     /// The inventory itself.
     pub inventory: Option<&'a Node>,
     pub bmc_secrets: Option<Located<String>>,
+    /// `spec.externalSecrets`: the store (`KIND/NAME`) and the key
+    /// template, for `bmcSecrets: external-secret` (which it implies).
+    pub external_secrets: Option<(String, Option<String>)>,
+}
+
+/// `spec.externalSecrets`: `storeRef` (`name`, `kind`) and `key`.
+fn external_secrets(d: &mut Decoder, spec: &Node) -> Option<(String, Option<String>)> {
+    let es = spec.get("externalSecrets").filter(|n| !n.is_null())?;
+    d.check_fields(es, "`spec.externalSecrets`", &["storeRef", "key"]);
+    let Some(store) = es.get("storeRef") else {
+        d.push(
+            Diagnostic::error(
+                Code::MissingField,
+                "`spec.externalSecrets` has no `storeRef`",
+            )
+            .at(es.span),
+        );
+        return None;
+    };
+    d.check_fields(store, "`storeRef`", &["kind", "name"]);
+    let name = d.required_string(store, "name", "`storeRef`")?;
+    let kind = d.string(store, "kind");
+    const KINDS: &[&str] = &["ClusterSecretStore", "SecretStore"];
+    if let Some(k) = kind.as_ref().filter(|k| !KINDS.contains(&k.value.as_str())) {
+        d.push(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("`kind: {}`: one of {}", k.value, KINDS.join(", ")),
+            )
+            .at(k.span),
+        );
+        return None;
+    }
+    let store = match kind {
+        Some(k) => format!("{}/{}", k.value, name.value),
+        None => name.value,
+    };
+    Some((store, d.string(es, "key").map(|k| k.value)))
 }
 
 /// Whether `root` is an `Inventory` resource of nodenet's API group.
@@ -96,6 +137,20 @@ pub fn read<'a>(root: &'a Node, diags: &mut Vec<Diagnostic>) -> Option<Inventory
         );
         return None;
     }
+    let external = external_secrets(&mut d, spec);
+    let asks_external = bmc_secrets
+        .as_ref()
+        .is_some_and(|b| b.value == "external-secret");
+    if asks_external && spec.get("externalSecrets").is_none() {
+        d.push(
+            Diagnostic::error(
+                Code::MissingField,
+                "`bmcSecrets: external-secret` needs `spec.externalSecrets` (its `storeRef`)",
+            )
+            .at(bmc_secrets.as_ref().map_or(spec.span, |b| b.span)),
+        );
+        return None;
+    }
     match (files.is_empty(), inventory) {
         (true, None) => {
             d.push(
@@ -124,6 +179,7 @@ pub fn read<'a>(root: &'a Node, diags: &mut Vec<Diagnostic>) -> Option<Inventory
         files,
         inventory,
         bmc_secrets,
+        external_secrets: external,
     })
 }
 
@@ -165,6 +221,32 @@ mod tests {
         let (ok, diags) = read_text(&format!("{base}  files: [a.yaml]\n  bmcSecrets: vault\n"));
         assert!(!ok && diags[0].message.contains("reference"));
         assert_eq!(diags[0].span.unwrap().line, 6);
+    }
+
+    #[test]
+    fn external_secrets_name_their_store() {
+        let base = "apiVersion: nodenet.io/v1alpha1\nkind: Inventory\nmetadata: {name: a}\nspec:\n  files: [a.yaml]\n";
+        let root = parse(
+            &format!("{base}  externalSecrets: {{storeRef: {{kind: SecretStore, name: vault}}, key: 'bmc/{{host}}'}}\n"),
+            0,
+        )
+        .unwrap();
+        let mut diags = Vec::new();
+        let r = read(&root, &mut diags).unwrap();
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            r.external_secrets,
+            Some((
+                "SecretStore/vault".to_string(),
+                Some("bmc/{host}".to_string())
+            ))
+        );
+        let (ok, diags) = read_text(&format!("{base}  bmcSecrets: external-secret\n"));
+        assert!(!ok && diags[0].message.contains("storeRef"), "{diags:?}");
+        let (_, diags) = read_text(&format!(
+            "{base}  externalSecrets: {{storeRef: {{kind: Vault, name: v}}}}\n"
+        ));
+        assert!(diags[0].message.contains("ClusterSecretStore"), "{diags:?}");
     }
 
     #[test]

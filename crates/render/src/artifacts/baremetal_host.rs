@@ -21,8 +21,12 @@ pub type Passwords = BTreeMap<String, BmcLogin>;
 /// embed them. One not read, not available (check warns of it) or empty
 /// is written as its `${VAR}` placeholder.
 pub fn resolve_passwords(inv: &Inventory, how: crate::BmcSecrets) -> Passwords {
-    if how == crate::BmcSecrets::Reference {
-        // Secrets made elsewhere: none written, none read.
+    if matches!(
+        how,
+        crate::BmcSecrets::Reference | crate::BmcSecrets::ExternalSecret
+    ) {
+        // Secrets made elsewhere (by the operator, from its
+        // ExternalSecrets): none written, none read.
         return Passwords::new();
     }
     inv.credentials

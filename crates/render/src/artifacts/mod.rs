@@ -15,6 +15,7 @@ use crate::output::OutFile;
 
 mod agent_config;
 mod baremetal_host;
+pub mod external_secret;
 mod install_config;
 pub mod kube;
 mod nncp;

@@ -25,8 +25,8 @@ use crate::cmd::{CliError, Exit, Outcome};
 #[derive(clap::Args)]
 pub struct Args {
     /// The BMC Secrets when the Inventory does not say (as `manifests`).
-    #[arg(long, value_name = "FORM")]
-    bmc_secrets: Option<String>,
+    #[command(flatten)]
+    asked: super::Asked,
 }
 
 const PATH: &str = "config.kubernetes.io/path";
@@ -78,8 +78,7 @@ pub fn run(args: Args) -> Outcome {
             .unwrap_or("")
             .to_string();
         let (request, home) = locate(resource, &name, items)?;
-        let (objects, sources, diags) =
-            super::render_request(&request, args.bmc_secrets.as_deref())?;
+        let (objects, sources, diags) = super::render_request(&request, &args.asked)?;
         results.extend(to_results(&sources, &diags, &name));
         let prefix = format!("{home}rendered/{name}/");
         match objects {

@@ -13,6 +13,7 @@ mod request;
 use std::path::{Path, PathBuf};
 
 use nodenet_model::load::inventory_resource;
+use nodenet_render::artifacts::external_secret::SecretStore;
 use nodenet_render::gitops::Object;
 use nodenet_render::{Also, BmcSecrets, Provenance, Replace};
 
@@ -37,12 +38,30 @@ pub struct ManifestsArgs {
     /// (each rendered on its own); a directory: the resources directly in it.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    asked: Asked,
+}
+
+/// How the BMC credentials are given, when the Inventory does not say.
+#[derive(clap::Args, Default)]
+pub struct Asked {
     /// The BMC Secrets: `reference` (the default here: none written, the
     /// BareMetalHosts name `<host>-bmc-secret`, made elsewhere),
-    /// `placeholder` or `embed` (as render). A resource's `spec.bmcSecrets` wins; without
-    /// either, NODENET_BMC_SECRETS (or Argo CD's ARGOCD_ENV_NODENET_BMC_SECRETS).
+    /// `external-secret` (an ExternalSecret per BMC Secret, from
+    /// --secret-store), `placeholder` or `embed` (as render). A resource's
+    /// `spec.bmcSecrets` wins; without either, NODENET_BMC_SECRETS (or
+    /// Argo CD's ARGOCD_ENV_NODENET_BMC_SECRETS; the same for the store
+    /// and key: NODENET_SECRET_STORE, NODENET_SECRET_KEY).
     #[arg(long, value_name = "FORM")]
     bmc_secrets: Option<String>,
+    /// The store of the ExternalSecrets: `NAME` (a ClusterSecretStore) or
+    /// `SecretStore/NAME`.
+    #[arg(long, value_name = "[KIND/]NAME")]
+    secret_store: Option<String>,
+    /// The key of a BMC's credentials in the store (`{cluster}`, `{host}`,
+    /// `{credentials}` replaced; default `{cluster}/bmc/{credentials}`).
+    #[arg(long, value_name = "TEMPLATE")]
+    secret_key: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -56,7 +75,7 @@ pub fn manifests(args: ManifestsArgs) -> Outcome {
     let requests = request::of_paths(&args.files)?;
     let mut objects = Vec::new();
     for r in &requests {
-        match render_objects(r, args.bmc_secrets.as_deref())? {
+        match render_objects(r, &args.asked)? {
             Some(found) => objects.extend(found),
             None => return Ok(Exit::Problems),
         }
@@ -96,7 +115,7 @@ pub fn generator(args: &[std::ffi::OsString]) -> Outcome {
         Some(r) => r,
         None => as_passed(asked, &text)?,
     };
-    match render_objects(&request, None)? {
+    match render_objects(&request, &Asked::default())? {
         Some(objects) => {
             print_stream(&objects);
             Ok(Exit::Success)
@@ -148,6 +167,7 @@ pub(super) fn as_passed(asked: &Request, text: &str) -> Result<Request, CliError
         name: asked.name.clone(),
         inputs: Inputs::Files(Vec::new()),
         bmc_secrets: asked.bmc_secrets.clone(),
+        external_secrets: asked.external_secrets.clone(),
         resource_file: None,
     };
     r.inputs = match &asked.inputs {
@@ -198,8 +218,8 @@ pub fn plugin_home(args: PluginHomeArgs) -> Outcome {
 
 /// The objects of a request, its findings said on stderr as `render`
 /// says them; `None` when its inventory has errors.
-fn render_objects(r: &Request, bmc_secrets: Option<&str>) -> Result<Option<Vec<Object>>, CliError> {
-    let (objects, sources, diags) = render_request(r, bmc_secrets)?;
+fn render_objects(r: &Request, asked: &Asked) -> Result<Option<Vec<Object>>, CliError> {
+    let (objects, sources, diags) = render_request(r, asked)?;
     report::print(&sources, &diags, Format::Human);
     Ok(objects)
 }
@@ -213,7 +233,22 @@ pub(super) type Rendered = (
 );
 
 /// Loads and renders one request into a scratch directory.
-pub(super) fn render_request(r: &Request, bmc_secrets: Option<&str>) -> Result<Rendered, CliError> {
+pub(super) fn render_request(r: &Request, asked: &Asked) -> Result<Rendered, CliError> {
+    let env = |name: &str| {
+        // Argo CD passes an application's plugin env as ARGOCD_ENV_<name>.
+        [
+            format!("NODENET_{name}"),
+            format!("ARGOCD_ENV_NODENET_{name}"),
+        ]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+    };
+    let (bmc_secrets, secret_store, secret_key) = (
+        asked.bmc_secrets.clone().or_else(|| env("BMC_SECRETS")),
+        asked.secret_store.clone().or_else(|| env("SECRET_STORE")),
+        asked.secret_key.clone().or_else(|| env("SECRET_KEY")),
+    );
+    let store = secret_store.as_deref().map(|s| (s, secret_key.as_deref()));
     let (mut loaded, names) = match &r.inputs {
         Inputs::Files(files) => (
             super::load_files(files)?,
@@ -224,19 +259,31 @@ pub(super) fn render_request(r: &Request, bmc_secrets: Option<&str>) -> Result<R
             vec![name.clone()],
         ),
     };
-    // Argo CD passes an application's plugin env as ARGOCD_ENV_<name>.
-    let from_env = ["NODENET_BMC_SECRETS", "ARGOCD_ENV_NODENET_BMC_SECRETS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
     let form = r
         .bmc_secrets
         .as_deref()
-        .or(bmc_secrets)
-        .or(from_env.as_deref())
+        .or(bmc_secrets.as_deref())
         .unwrap_or(DEFAULT_BMC_SECRETS);
+    let bmc_secrets = bmc_form(form)?;
+    let secret_store = match (bmc_secrets, &r.external_secrets, store) {
+        (BmcSecrets::ExternalSecret, Some((s, key)), _) => Some((s.as_str(), key.as_deref())),
+        (BmcSecrets::ExternalSecret, None, Some(s)) => Some(s),
+        (BmcSecrets::ExternalSecret, None, None) => {
+            return Err(CliError::usage(format!(
+                "`{}`: ExternalSecrets need a store: the Inventory's `spec.externalSecrets.storeRef`, or --secret-store",
+                r.name
+            )))
+        }
+        _ => None,
+    };
+    let secret_store = secret_store
+        .map(|(s, key)| SecretStore::parse(s, key))
+        .transpose()
+        .map_err(CliError::usage)?;
     let replace = Replace {
         force: false,
-        bmc_secrets: bmc_form(form)?,
+        bmc_secrets,
+        secret_store,
         also: Also::default(),
     };
     let provenance = Provenance::new(names, &loaded.sources);
@@ -267,6 +314,7 @@ fn bmc_form(form: &str) -> Result<BmcSecrets, CliError> {
         "placeholder" => BmcSecrets::Placeholder,
         "embed" => BmcSecrets::Embed,
         "reference" => BmcSecrets::Reference,
+        "external-secret" => BmcSecrets::ExternalSecret,
         other => {
             return Err(CliError::usage(format!(
                 "BMC Secrets `{other}`: one of {}",

@@ -17,6 +17,8 @@ pub struct Request {
     pub inputs: Inputs,
     /// `spec.bmcSecrets`, when the resource says it.
     pub bmc_secrets: Option<String>,
+    /// `spec.externalSecrets`: the store (`KIND/NAME`) and key template.
+    pub external_secrets: Option<(String, Option<String>)>,
     /// The file holding the resource (inputs are relative to its
     /// directory); `None` for inventory files given as they are.
     pub resource_file: Option<PathBuf>,
@@ -65,6 +67,7 @@ pub fn of_paths(paths: &[PathBuf]) -> Result<Vec<Request>, CliError> {
                 name: plain[0].display().to_string(),
                 inputs: Inputs::Files(plain),
                 bmc_secrets: None,
+                external_secrets: None,
                 resource_file: None,
             },
         );
@@ -110,7 +113,22 @@ pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
     };
     let mut requests = Vec::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
-    for doc in docs.iter().filter(|d| inventory_resource::is_resource(d)) {
+    let resources: Vec<&nodenet_model::Node> = docs
+        .iter()
+        .filter(|d| inventory_resource::is_resource(d))
+        .collect();
+    // An inventory inside a resource is read by loading its file: another
+    // resource beside it would be read with it.
+    let inline =
+        |d: &&nodenet_model::Node| d.get("spec").and_then(|s| s.get("inventory")).is_some();
+    if resources.len() > 1 && resources.iter().any(inline) {
+        return Err(CliError::usage(format!(
+            "{}: {} Inventory resources, one holding its inventory: give each such resource a file of its own",
+            path.display(),
+            resources.len()
+        )));
+    }
+    for doc in resources {
         let before = diags.len();
         let Some(r) = inventory_resource::read(doc, &mut diags) else {
             continue;
@@ -136,7 +154,13 @@ pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
         requests.push(Request {
             name: r.name.value,
             inputs,
-            bmc_secrets: r.bmc_secrets.map(|b| b.value),
+            // `externalSecrets` alone implies the form.
+            bmc_secrets: r.bmc_secrets.map(|b| b.value).or_else(|| {
+                r.external_secrets
+                    .is_some()
+                    .then(|| "external-secret".to_string())
+            }),
+            external_secrets: r.external_secrets,
             resource_file: Some(path.to_path_buf()),
         });
     }
