@@ -427,3 +427,72 @@ fn the_image_holds_the_generator_at_its_plugin_path() {
     let laid_out = kustomize(&plugin_home(tmp.path()), &site_a);
     assert_eq!(stdout(&from_image), stdout(&laid_out));
 }
+
+/// A ZTP repository as people have them (tests/ztp/good/repo: a root
+/// kustomization over site directories, a site's ClusterInstance beside
+/// kustomize's own ConfigMap generator for its extra manifests), moved to
+/// nodenet by one line: the site's `resources: [site-a.yaml]` becomes
+/// `generators: [nodenet.yaml]`, an Inventory naming that file. The build
+/// keeps kustomize's ConfigMap and gives nodenet's ClusterInstance of it,
+/// as render writes it; the other site, still a plain resource, is
+/// untouched.
+#[test]
+fn a_ztp_repository_moves_to_the_generator_site_by_site() {
+    if skip_without(&["kubectl"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = plugin_home(tmp.path());
+    let from = repo().join("tests/ztp/good/repo");
+    let to = tmp.path().join("repo");
+    for f in files_under(&from) {
+        let dest = to.join(f.strip_prefix(&from).unwrap());
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&f, dest).unwrap();
+    }
+    let before = kustomize(&home, &to);
+    assert!(
+        before.status.success(),
+        "{}",
+        String::from_utf8_lossy(&before.stderr)
+    );
+    let kustomization = to.join("site-a/kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    assert!(text.contains("resources:\n  - site-a.yaml"), "{text}");
+    std::fs::write(
+        &kustomization,
+        text.replace(
+            "resources:\n  - site-a.yaml",
+            "generators:\n  - nodenet.yaml",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        to.join("site-a/nodenet.yaml"),
+        "apiVersion: nodenet.io/v1alpha1\nkind: Inventory\nmetadata:\n  name: site-a\nspec:\n  files: [site-a.yaml]\n",
+    )
+    .unwrap();
+    let after = kustomize(&home, &to);
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
+    let (before, after) = (objects(&stdout(&before)), objects(&stdout(&after)));
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "the same objects, kustomize's ConfigMap among them"
+    );
+    assert!(after.contains_key("ConfigMap/site-a-sno/site-a-extra-manifests"));
+    let ci = "ClusterInstance/site-a-sno/site-a-sno";
+    assert_eq!(
+        after[ci],
+        rendered(&[&to.join("site-a/site-a.yaml")], &[])[ci]
+    );
+    for (id, v) in &before {
+        if id != ci {
+            assert_eq!(&after[id], v, "{id}");
+        }
+    }
+}
