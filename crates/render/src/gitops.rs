@@ -121,6 +121,14 @@ mod tests {
     }
 
     #[test]
+    fn every_bmc_secrets_form_an_inventory_names_is_one_render_writes() {
+        for name in nodenet_model::load::inventory_resource::BMC_SECRETS {
+            assert!(crate::BmcSecrets::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(crate::BmcSecrets::parse("vault"), None);
+    }
+
+    #[test]
     fn a_file_of_several_documents_is_split_at_its_separators() {
         let docs = documents("kind: Secret\n---\nkind: BareMetalHost\nspec:\n  x: '---'\n");
         assert_eq!(

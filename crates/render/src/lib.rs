@@ -152,6 +152,21 @@ pub enum BmcSecrets {
     ExternalSecret,
 }
 
+impl BmcSecrets {
+    /// The form an Inventory resource's `bmcSecrets` (and `manifests
+    /// --bmc-secrets`) names: one of
+    /// [`nodenet_model::load::inventory_resource::BMC_SECRETS`].
+    pub fn parse(name: &str) -> Option<BmcSecrets> {
+        Some(match name {
+            "placeholder" => BmcSecrets::Placeholder,
+            "embed" => BmcSecrets::Embed,
+            "reference" => BmcSecrets::Reference,
+            "external-secret" => BmcSecrets::ExternalSecret,
+            _ => return None,
+        })
+    }
+}
+
 /// How [`render`] treats an existing output directory.
 #[derive(Debug, Clone, Default)]
 pub struct Replace {

@@ -231,20 +231,36 @@ pub(super) fn render_loaded(
     replace: Replace,
     phases: &mut Phases,
 ) -> Result<Result<Written, Vec<nodenet_model::Diagnostic>>, CliError> {
-    if loaded.clusters().iter().any(|c| c.is_site()) {
-        return render_sites(loaded, out, provenance, replace, phases);
-    }
-    let loading = std::mem::take(&mut loaded.diagnostics);
-    let mut report = nodenet_check::check(&loaded.inventory, loading);
-    if matches!(
+    // No BMC Secret written: no password is needed where render runs.
+    let no_passwords = matches!(
         replace.bmc_secrets,
         nodenet_render::BmcSecrets::Reference | nodenet_render::BmcSecrets::ExternalSecret
-    ) {
-        // No BMC Secret is written: no password is needed where render runs.
-        report
-            .diagnostics
-            .retain(|d| d.code != nodenet_model::Code::CredentialsUnresolved);
+    );
+    let mut done = if loaded.clusters().iter().any(|c| c.is_site()) {
+        render_sites(loaded, out, provenance, replace, phases)?
+    } else {
+        render_cluster(loaded, out, provenance, replace, phases)?
+    };
+    if no_passwords {
+        let diags = match &mut done {
+            Ok(w) => &mut w.diags,
+            Err(d) => d,
+        };
+        diags.retain(|d| d.code != nodenet_model::Code::CredentialsUnresolved);
     }
+    Ok(done)
+}
+
+/// One cluster's inputs: checked, then rendered.
+fn render_cluster(
+    loaded: &mut nodenet_model::Loaded,
+    out: &std::path::Path,
+    provenance: &Provenance,
+    replace: Replace,
+    phases: &mut Phases,
+) -> Result<Result<Written, Vec<nodenet_model::Diagnostic>>, CliError> {
+    let loading = std::mem::take(&mut loaded.diagnostics);
+    let mut report = nodenet_check::check(&loaded.inventory, loading);
     // What the installer or operator reading the output would reject is
     // not written.
     report.refuse_for_render(&loaded.inventory);

@@ -138,7 +138,7 @@ fn locate(resource: &Node, name: &str, items: &[Node]) -> Result<(Request, Strin
     if let Some(path) = path.filter(|p| p.is_file()) {
         let text = std::fs::read_to_string(&path)
             .map_err(|e| CliError::io(path.display().to_string(), e))?;
-        if let Some(r) = request::of_file(&path, &text)?
+        if let Some(r) = request::of_file(&path, &text, request::beside(&path))?
             .into_iter()
             .find(|r| r.name == name)
         {
@@ -147,13 +147,14 @@ fn locate(resource: &Node, name: &str, items: &[Node]) -> Result<(Request, Strin
     }
     let label = format!("Inventory {name} (as passed)");
     let text = nodenet_render::yaml_out::to_string(&without_annotations(resource.to_json()));
-    let asked = request::of_file(Path::new(&label), &text)?;
+    // Files it names are read from the working directory.
+    let asked = request::of_file(Path::new(&label), &text, Path::new(""))?;
     let Some(asked) = asked.into_iter().next() else {
         return Err(CliError::usage(format!(
             "the Inventory `{name}` cannot be read"
         )));
     };
-    Ok((super::as_passed(&asked, &text)?, home))
+    Ok((asked.read_as_passed(&text), home))
 }
 
 /// A resource without the annotations the tools add (path, index, ids).

@@ -102,8 +102,9 @@ pub fn generator(args: &[std::ffi::OsString]) -> Outcome {
     };
     let text = std::fs::read_to_string(&config)
         .map_err(|e| CliError::io(config.display().to_string(), e))?;
-    let passed = request::of_file(&config, &text)?;
-    let [asked] = passed.as_slice() else {
+    // Files it names are read from the kustomization's directory.
+    let passed = request::of_file(&config, &text, Path::new(""))?;
+    let Ok([asked]) = <[Request; 1]>::try_from(passed) else {
         return Err(CliError::usage(format!(
             "the generator's config is no nodenet Inventory ({} with kind: Inventory)",
             inventory_resource::API_VERSION
@@ -113,7 +114,7 @@ pub fn generator(args: &[std::ffi::OsString]) -> Outcome {
     // gone): the file it came from is read instead, for its lines.
     let request = match original(&asked.name)? {
         Some(r) => r,
-        None => as_passed(asked, &text)?,
+        None => asked.read_as_passed(&text),
     };
     match render_objects(&request, &Asked::default())? {
         Some(objects) => {
@@ -149,7 +150,7 @@ fn original(name: &str) -> Result<Option<Request>, CliError> {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        if let Some(r) = request::of_file(&path, &text)?
+        if let Some(r) = request::of_file(&path, &text, request::beside(&path))?
             .into_iter()
             .find(|r| r.name == name)
         {
@@ -157,42 +158,6 @@ fn original(name: &str) -> Result<Option<Request>, CliError> {
         }
     }
     Ok(None)
-}
-
-/// The resource as a tool passed it, when its file is not to be found:
-/// an inventory inside it is read from the text passed (its lines are
-/// those of that text), files it names from the working directory.
-pub(super) fn as_passed(asked: &Request, text: &str) -> Result<Request, CliError> {
-    let mut r = Request {
-        name: asked.name.clone(),
-        inputs: Inputs::Files(Vec::new()),
-        bmc_secrets: asked.bmc_secrets.clone(),
-        external_secrets: asked.external_secrets.clone(),
-        resource_file: None,
-    };
-    r.inputs = match &asked.inputs {
-        Inputs::Files(files) if asked.resource_file.as_deref() == files.first().map(|f| &**f) => {
-            Inputs::Text(
-                format!("Inventory {} (as passed)", asked.name),
-                text.to_string(),
-            )
-        }
-        Inputs::Files(files) => {
-            let dir = asked
-                .resource_file
-                .as_deref()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new(""));
-            Inputs::Files(
-                files
-                    .iter()
-                    .map(|f| f.strip_prefix(dir).unwrap_or(f).to_path_buf())
-                    .collect(),
-            )
-        }
-        Inputs::Text(n, t) => Inputs::Text(n.clone(), t.clone()),
-    };
-    Ok(r)
 }
 
 /// `nodenet plugin-home DIR`: this binary at the path kustomize looks the
@@ -254,6 +219,10 @@ pub(super) fn render_request(r: &Request, asked: &Asked) -> Result<Rendered, Cli
             super::load_files(files)?,
             files.iter().map(|f| Provenance::input_name(f)).collect(),
         ),
+        Inputs::Inside(file) => (
+            super::load_files(std::slice::from_ref(file))?,
+            vec![Provenance::input_name(file)],
+        ),
         Inputs::Text(name, text) => (
             nodenet_model::load_texts(vec![(name.clone(), text.clone())]),
             vec![name.clone()],
@@ -310,16 +279,10 @@ pub(super) fn render_request(r: &Request, asked: &Asked) -> Result<Rendered, Cli
 }
 
 fn bmc_form(form: &str) -> Result<BmcSecrets, CliError> {
-    Ok(match form {
-        "placeholder" => BmcSecrets::Placeholder,
-        "embed" => BmcSecrets::Embed,
-        "reference" => BmcSecrets::Reference,
-        "external-secret" => BmcSecrets::ExternalSecret,
-        other => {
-            return Err(CliError::usage(format!(
-                "BMC Secrets `{other}`: one of {}",
-                inventory_resource::BMC_SECRETS.join(", ")
-            )))
-        }
+    BmcSecrets::parse(form).ok_or_else(|| {
+        CliError::usage(format!(
+            "BMC Secrets `{form}`: one of {}",
+            inventory_resource::BMC_SECRETS.join(", ")
+        ))
     })
 }

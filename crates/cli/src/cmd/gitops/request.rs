@@ -19,15 +19,15 @@ pub struct Request {
     pub bmc_secrets: Option<String>,
     /// `spec.externalSecrets`: the store (`KIND/NAME`) and key template.
     pub external_secrets: Option<(String, Option<String>)>,
-    /// The file holding the resource (inputs are relative to its
-    /// directory); `None` for inventory files given as they are.
-    pub resource_file: Option<PathBuf>,
 }
 
 /// Where the inventory comes from.
 pub enum Inputs {
     /// Files (and `netbox:` sources), loaded together as `render` does.
     Files(Vec<PathBuf>),
+    /// The resource's own file, holding the inventory (`spec.inventory`):
+    /// loaded as a file, so that findings are at its lines.
+    Inside(PathBuf),
     /// A text that is no file of its own (an inventory as a tool passed
     /// it): its name, and the text.
     Text(String, String),
@@ -54,7 +54,7 @@ pub fn of_paths(paths: &[PathBuf]) -> Result<Vec<Request>, CliError> {
             requests.extend(found);
         } else {
             let text = read(path)?;
-            match of_file(path, &text)? {
+            match of_file(path, &text, beside(path))? {
                 found if found.is_empty() => plain.push(path.clone()),
                 found => requests.extend(found),
             }
@@ -68,7 +68,6 @@ pub fn of_paths(paths: &[PathBuf]) -> Result<Vec<Request>, CliError> {
                 inputs: Inputs::Files(plain),
                 bmc_secrets: None,
                 external_secrets: None,
-                resource_file: None,
             },
         );
     }
@@ -92,15 +91,37 @@ fn of_dir(dir: &Path) -> Result<Vec<Request>, CliError> {
     for f in files {
         let text = read(&f)?;
         if text.contains(inventory_resource::API_GROUP) {
-            requests.extend(of_file(&f, &text)?);
+            requests.extend(of_file(&f, &text, beside(&f))?);
         }
     }
     Ok(requests)
 }
 
-/// The `Inventory` resources of one file (none when it holds none);
-/// mistakes in them stop the command, said at their lines.
-pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
+/// The directory of `path`: where the files its resources name are.
+pub fn beside(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new(""))
+}
+
+impl Request {
+    /// The request as a tool passed its resource (written again, its file
+    /// not to be found): an inventory inside it read from `text`, the
+    /// text passed (its lines are that text's).
+    pub fn read_as_passed(self, text: &str) -> Request {
+        let inputs = match self.inputs {
+            Inputs::Inside(_) => Inputs::Text(
+                format!("Inventory {} (as passed)", self.name),
+                text.to_string(),
+            ),
+            other => other,
+        };
+        Request { inputs, ..self }
+    }
+}
+
+/// The `Inventory` resources of one file (none when it holds none), the
+/// files they name read from `base`; mistakes in them stop the command,
+/// said at their lines.
+pub fn of_file(path: &Path, text: &str, base: &Path) -> Result<Vec<Request>, CliError> {
     if !text.contains(inventory_resource::KIND) {
         return Ok(Vec::new());
     }
@@ -136,17 +157,15 @@ pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
         if diags[before..].iter().any(Diagnostic::is_error) {
             continue;
         }
-        let dir = path.parent().unwrap_or(Path::new(""));
         let inputs = if r.inventory.is_some() {
-            // The model reads the inventory inside it, at its lines.
-            Inputs::Files(vec![path.to_path_buf()])
+            Inputs::Inside(path.to_path_buf())
         } else {
             Inputs::Files(
                 r.files
                     .iter()
                     .map(|f| match nodenet_netbox::is_source(&f.value) {
                         true => PathBuf::from(&f.value),
-                        false => dir.join(&f.value),
+                        false => base.join(&f.value),
                     })
                     .collect(),
             )
@@ -161,7 +180,6 @@ pub fn of_file(path: &Path, text: &str) -> Result<Vec<Request>, CliError> {
                     .then(|| "external-secret".to_string())
             }),
             external_secrets: r.external_secrets,
-            resource_file: Some(path.to_path_buf()),
         });
     }
     if diags.iter().any(Diagnostic::is_error) {
