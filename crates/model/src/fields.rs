@@ -98,6 +98,10 @@ impl<'a> Decoder<'a> {
             return;
         };
         for (key, _) in entries.iter_mut() {
+            // Keys are nearly always known strings: nothing to allocate.
+            if key.as_str().is_some_and(|k| known.contains(&k)) {
+                continue;
+            }
             let name = key.scalar_text().unwrap_or_default();
             if known.contains(&name.as_str()) {
                 continue;

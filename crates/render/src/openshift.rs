@@ -399,35 +399,47 @@ fn split_workers(inv: &Inventory, hosts: &[usize], sizes: &[usize]) -> Vec<Pool>
 /// The pools' MachineConfigs (one per kind of node file and pool) and the
 /// custom pools themselves.
 pub fn files(layout: &Layout) -> Vec<OutFile> {
+    use rayon::prelude::*;
+    // Each pool's on every core: together they are the whole fleet's
+    // node files (14 MB at 10,000 hosts).
+    let per_pool: Vec<Vec<OutFile>> = layout
+        .pools
+        .par_iter()
+        .map(|pool| pool_files(layout, pool))
+        .collect();
+    per_pool.into_iter().flatten().collect()
+}
+
+/// A pool's MachineConfigs (one per kind it has files of) and, for a
+/// custom pool, the pool.
+fn pool_files(layout: &Layout, pool: &Pool) -> Vec<OutFile> {
     let mut out = Vec::new();
-    for pool in &layout.pools {
-        for kind in KINDS {
-            let files: Vec<J> = pool
-                .hosts
-                .iter()
-                .flat_map(|&i| {
-                    let e = &layout.entries[i];
-                    match kind {
-                        "br-ex" => e.br_ex.iter().cloned().collect::<Vec<J>>(),
-                        "nmstate" => e.nodenet.iter().cloned().collect(),
-                        _ => e.links.clone(),
-                    }
-                })
-                .collect();
-            if files.is_empty() {
-                continue;
-            }
-            let name = format!("10-nodenet-{kind}-{}", pool.name);
-            let config = json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}});
-            out.push(OutFile::new(
-                format!("openshift/{name}.yaml"),
-                yaml(&machine_config(&name, &pool.name, config, None)),
-                0o644,
-            ));
+    for kind in KINDS {
+        let files: Vec<J> = pool
+            .hosts
+            .iter()
+            .flat_map(|&i| {
+                let e = &layout.entries[i];
+                match kind {
+                    "br-ex" => e.br_ex.iter().cloned().collect::<Vec<J>>(),
+                    "nmstate" => e.nodenet.iter().cloned().collect(),
+                    _ => e.links.clone(),
+                }
+            })
+            .collect();
+        if files.is_empty() {
+            continue;
         }
-        if let Some(selector) = &pool.custom {
-            out.push(machine_config_pool(pool, selector));
-        }
+        let name = format!("10-nodenet-{kind}-{}", pool.name);
+        let config = json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}});
+        out.push(OutFile::new(
+            format!("openshift/{name}.yaml"),
+            yaml(&machine_config(&name, &pool.name, config, None)),
+            0o644,
+        ));
+    }
+    if let Some(selector) = &pool.custom {
+        out.push(machine_config_pool(pool, selector));
     }
     out
 }
@@ -524,8 +536,13 @@ pub fn oversized(files: &[OutFile], pools: &[Pool]) -> Vec<Diagnostic> {
 
 /// Sizes of the `---`-separated documents of a file.
 fn split_documents(content: &[u8]) -> Vec<usize> {
-    let text = String::from_utf8_lossy(content);
-    text.split("\n---\n").map(str::len).collect()
+    match std::str::from_utf8(content) {
+        Ok(text) => text.split("\n---\n").map(str::len).collect(),
+        Err(_) => String::from_utf8_lossy(content)
+            .split("\n---\n")
+            .map(str::len)
+            .collect(),
+    }
 }
 
 #[cfg(test)]

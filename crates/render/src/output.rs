@@ -172,18 +172,7 @@ impl Tree {
         let root = self.tmp.path();
         entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
         if let Some(source) = manifest {
-            #[derive(Serialize)]
-            struct Manifest<'a> {
-                source: &'a Provenance,
-                files: &'a [ManifestEntry],
-            }
-            let mut json = serde_json::to_vec_pretty(&Manifest {
-                source,
-                files: &entries,
-            })
-            .expect("manifest serialises");
-            json.push(b'\n');
-            self.create("manifest.json", &json, 0o644)?;
+            self.create("manifest.json", &manifest_json(source, &entries), 0o644)?;
         }
         fs::set_permissions(root, fs::Permissions::from_mode(0o755))
             .map_err(|e| io_err(root, e))?;
@@ -209,6 +198,60 @@ impl Tree {
         }
         result.map(|_| entries)
     }
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    source: &'a Provenance,
+    files: &'a [ManifestEntry],
+}
+
+/// `manifest.json`: serde_json's pretty form of [`Manifest`], its entries
+/// written on every core (one core took 22 ms for 60,000 of them, the last
+/// thing a render does).
+fn manifest_json(source: &Provenance, entries: &[ManifestEntry]) -> Vec<u8> {
+    if entries.is_empty() {
+        let mut json = pretty(&Manifest {
+            source,
+            files: entries,
+        });
+        json.push(b'\n');
+        return json;
+    }
+    // Each entry as it stands in the `files` list: two levels in.
+    let items: Vec<Vec<u8>> = entries
+        .par_iter()
+        .map(|e| indented(&pretty(e), 4))
+        .collect();
+    let mut json = b"{\n  \"source\": ".to_vec();
+    json.extend(indented(&pretty(source), 2).trim_ascii_start());
+    json.extend_from_slice(b",\n  \"files\": [\n");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            json.extend_from_slice(b",\n");
+        }
+        json.extend_from_slice(item);
+    }
+    json.extend_from_slice(b"\n  ]\n}\n");
+    json
+}
+
+/// `text` with `n` spaces before each of its lines.
+fn indented(text: &[u8], n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + 8 * n);
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend(std::iter::repeat_n(b' ', n));
+        out.extend_from_slice(line);
+    }
+    out
+}
+
+/// serde_json's pretty bytes of `v` (no newline at the end).
+fn pretty<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec_pretty(v).expect("manifest serialises")
 }
 
 /// `rm -r`, directories in parallel: the old tree of a 10,000-host render

@@ -291,6 +291,11 @@ const ANY_CASE_PREFIXES: [(&str, u32); 6] = [
 /// `underscores`).
 fn radix_int(s: &str, prefixes: &[(&str, u32)], underscores: bool) -> bool {
     let body = s.trim_start_matches(['-', '+']);
+    // Every prefix is `0` and a letter: most strings end here, without a
+    // comparison per prefix (this runs for every key and value written).
+    if body.as_bytes().first() != Some(&b'0') {
+        return false;
+    }
     prefixes.iter().any(|(prefix, radix)| {
         body.strip_prefix(prefix).is_some_and(|rest| {
             !rest.is_empty()

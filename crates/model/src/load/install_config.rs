@@ -2,6 +2,8 @@
 //! provisioning network, OS image) and `platform.baremetal.hosts`, each
 //! with its BMC (password inline, kept as a secret) and `networkConfig`.
 
+use rayon::prelude::*;
+
 use crate::diag::{Code, Diagnostic};
 use crate::fields::Decoder;
 use crate::inventory::*;
@@ -414,11 +416,41 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
     c.provisioning.interface = d.string(bm, "provisioningNetworkInterface");
     c.cluster_os_image = d.string(bm, "clusterOSImage");
     c.hosts_span = Some(bm.get("hosts").map(|h| h.span).unwrap_or(bm.span));
-    for (i, h) in d.seq(bm, "hosts").iter().enumerate() {
-        if h.as_map().is_none() {
-            d.type_error(h, "hosts[]", "a mapping");
-            continue;
-        }
+    let items = d.seq(bm, "hosts");
+    networks.resize_with(items.len(), || None);
+    // Each host on every core (its own findings and credentials), then
+    // put together in the file's order.
+    let made: Vec<HostLoaded> = items
+        .par_iter()
+        .zip(networks)
+        .enumerate()
+        .map(|(i, (h, network))| load_host(i, h, network))
+        .collect();
+    for made in made {
+        d.diags.extend(made.diags);
+        inv.credentials.extend(made.credentials);
+        inv.hosts.extend(made.host);
+    }
+    inv
+}
+
+/// One `platform.baremetal.hosts` item read.
+struct HostLoaded {
+    host: Option<Host>,
+    credentials: std::collections::BTreeMap<String, Located<Credentials>>,
+    diags: Vec<Diagnostic>,
+}
+
+/// The `i`-th host item `h`, its state (`networkConfig`) moved out of it
+/// before.
+fn load_host(i: usize, h: &Node, network: Option<Node>) -> HostLoaded {
+    let mut diags = Vec::new();
+    let mut credentials = std::collections::BTreeMap::new();
+    let mut d = Decoder::new(&mut diags);
+    let host = if h.as_map().is_none() {
+        d.type_error(h, "hosts[]", "a mapping");
+        None
+    } else {
         let name = d.string(h, "name").unwrap_or_else(|| {
             d.push(Diagnostic::error(Code::MissingField, "host has no `name`").at(h.span));
             Located::new(format!("hosts[{i}]"), h.span)
@@ -426,7 +458,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         d.host = Some(name.value.clone());
         let bmc = h
             .get("bmc")
-            .and_then(|b| super::inline_bmc(&mut d, b, "bmc", &name.value, &mut inv.credentials));
+            .and_then(|b| super::inline_bmc(&mut d, b, "bmc", &name.value, &mut credentials));
         let mut host = Host::new(name, InputKind::InstallConfig);
         host.span = h.span;
         host.role = super::role(&mut d, h.get("role"), h.span);
@@ -435,12 +467,12 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         host.boot_mode = d.string(h, "bootMode");
         host.root_device_hints = h.get("rootDeviceHints").cloned();
         host.install_config_extra = host_extra(h);
-        host.network = networks
-            .get_mut(i)
-            .and_then(Option::take)
-            .filter(|n| !n.is_null());
-        inv.hosts.push(host);
-        d.host = None;
+        host.network = network.filter(|n| !n.is_null());
+        Some(host)
+    };
+    HostLoaded {
+        host,
+        credentials,
+        diags,
     }
-    inv
 }

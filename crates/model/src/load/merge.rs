@@ -22,33 +22,22 @@ pub(crate) fn merge(
     // Whole hosts of earlier documents, by name and by MAC.
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut by_mac: HashMap<String, usize> = HashMap::new();
+    // Hosts before this index are in the maps: they are filled only when
+    // a later document has hosts to merge (most inputs are one document
+    // with every host, or hosts and then documents without any).
+    let mut indexed = 0;
     for part in parts {
         merge_cluster(&mut into, &part);
         into.credentials.extend(part.credentials);
         into.rendezvous_ip = into.rendezvous_ip.take().or(part.rendezvous_ip);
         into.provided_units.extend(part.provided_units);
         into.disruption_units.extend(part.disruption_units);
-        let first_new = into.hosts.len();
-        for host in part.hosts {
-            let target = (host.scope() == Scope::FirstBoot)
-                .then(|| find(&into.hosts, &by_name, &by_mac, &host))
-                .flatten();
-            match target {
-                Some(i) => {
-                    merge_host(&mut into.hosts[i], host, sources, diags);
-                    // An object's name may have given way to the host's.
-                    let merged = &into.hosts[i];
-                    by_name.entry(merged.name.value.clone()).or_insert(i);
-                    for mac in macs(merged) {
-                        by_mac.entry(mac).or_insert(i);
-                    }
-                }
-                None => into.hosts.push(host),
-            }
+        if part.hosts.is_empty() {
+            continue;
         }
         // Hosts of one document with the same name stay two hosts: the
         // fleet check reports them as duplicates.
-        for (i, host) in into.hosts.iter().enumerate().skip(first_new) {
+        for (i, host) in into.hosts.iter().enumerate().skip(indexed) {
             if host.scope() != Scope::FirstBoot {
                 continue;
             }
@@ -56,6 +45,23 @@ pub(crate) fn merge(
             for mac in macs(host) {
                 by_mac.entry(mac).or_insert(i);
             }
+        }
+        indexed = into.hosts.len();
+        if by_name.is_empty() {
+            // No whole host to merge into: moved over at once.
+            if into.hosts.is_empty() {
+                into.hosts = part.hosts;
+            } else {
+                into.hosts.extend(part.hosts);
+            }
+        } else {
+            merge_hosts(
+                &mut into.hosts,
+                part.hosts,
+                (&mut by_name, &mut by_mac),
+                sources,
+                diags,
+            );
         }
     }
     apply_pins(&mut into, diags);
@@ -109,6 +115,34 @@ fn apply_pins(inv: &mut Inventory, diags: &mut Vec<Diagnostic>) {
 
 /// The earlier host `host` describes too: the same name, or, when either
 /// name is only an object's (NMStateConfig), a MAC in common.
+/// `hosts` of a later document into `into`: each merged into the whole
+/// host of an earlier one it names (or shares a MAC with), else added.
+fn merge_hosts(
+    into: &mut Vec<Host>,
+    hosts: Vec<Host>,
+    (by_name, by_mac): (&mut HashMap<String, usize>, &mut HashMap<String, usize>),
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for host in hosts {
+        let target = (host.scope() == Scope::FirstBoot)
+            .then(|| find(into, by_name, by_mac, &host))
+            .flatten();
+        match target {
+            Some(i) => {
+                merge_host(&mut into[i], host, sources, diags);
+                // An object's name may have given way to the host's.
+                let merged = &into[i];
+                by_name.entry(merged.name.value.clone()).or_insert(i);
+                for mac in macs(merged) {
+                    by_mac.entry(mac).or_insert(i);
+                }
+            }
+            None => into.push(host),
+        }
+    }
+}
+
 fn find(
     hosts: &[Host],
     by_name: &HashMap<String, usize>,

@@ -242,6 +242,9 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
         read.document(doc, shape, &files_read, &mut ctx, &mut diagnostics);
     }
     diagnostics.extend(read.unread_findings(!referenced_docs.is_empty()));
+    for (doc, _) in docs.into_iter().chain(referenced_docs) {
+        doc.root.drop_in_parallel();
+    }
     let one_site = read.parts.is_empty() && read.sites.len() == 1;
     let (inventory, fleet) = if one_site {
         (read.sites.pop().expect("one"), Vec::new())

@@ -36,18 +36,7 @@ pub(super) fn span_of_offset(text: &str, file: FileId, offset: usize) -> Span {
 pub(super) fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let is_secret = root.get("kind").and_then(Node::as_str) == Some("Secret");
-    let mut visit = |n: &Node| {
-        for (k, v) in n.as_map().unwrap_or_default() {
-            if k.as_str()
-                .is_some_and(|k| k.eq_ignore_ascii_case("password"))
-            {
-                // The value's length in the source (quotes included).
-                out.push((v.span.offset as usize, v.span.len as usize));
-            }
-        }
-        false
-    };
-    root.find(&mut visit);
+    password_values(root, &mut out);
     if is_secret {
         // A Secret's values other than the network (NMState,
         // network_data.json) are credentials.
@@ -60,4 +49,39 @@ pub(super) fn secret_spans(root: &Node) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// The spans of `password:` values (the key in any case) at or below
+/// `node`, in document order. A long sequence's items (10,000 hosts of
+/// an install-config) are searched on every core.
+fn password_values(node: &Node, out: &mut Vec<(usize, usize)>) {
+    use crate::yaml::Value;
+    use rayon::prelude::*;
+    match &node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                if k.as_str()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("password"))
+                {
+                    // The value's length in the source (quotes included).
+                    out.push((v.span.offset as usize, v.span.len as usize));
+                }
+                password_values(k, out);
+                password_values(v, out);
+            }
+        }
+        Value::Seq(items) if items.len() >= 256 => {
+            let found: Vec<Vec<(usize, usize)>> = items
+                .par_iter()
+                .map(|item| {
+                    let mut found = Vec::new();
+                    password_values(item, &mut found);
+                    found
+                })
+                .collect();
+            out.extend(found.into_iter().flatten());
+        }
+        Value::Seq(items) => items.iter().for_each(|item| password_values(item, out)),
+        _ => {}
+    }
 }

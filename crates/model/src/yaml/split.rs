@@ -4,8 +4,8 @@
 //! block sequence (`platform.baremetal.hosts`, each with its own
 //! `networkConfig`). Those items are parsed in parallel, each run of them
 //! as a document of its own placed at its line and byte in the file, and
-//! the rest of the file (the "skeleton": the same text with the run of
-//! items blanked but for a one-item `- ~`) serially; the items then take
+//! the rest of the file (the "skeleton": the text with the run of
+//! items cut out but for their line breaks and a one-item `- ~`) serially; the items then take
 //! the place of the `~`. The tree is the one a serial parse gives, spans
 //! included (tested against it).
 //!
@@ -18,7 +18,7 @@
 
 use rayon::prelude::*;
 
-use super::{parse_at, Base, FileId, Node, Value};
+use super::{parse_at, Base, Cut, FileId, Node, Value};
 
 /// Smaller texts are parsed serially.
 const MIN_BYTES: usize = 1 << 20;
@@ -39,6 +39,7 @@ pub(super) fn parse_in_parallel(text: &str, file: FileId) -> Option<Vec<Node>> {
             let base = Base {
                 line: line - 1,
                 offset: start as u32,
+                ..Base::default()
             };
             let mut docs = parse_at(&text[start..end], file, base).ok()?;
             match (docs.pop(), docs.is_empty()) {
@@ -57,7 +58,12 @@ pub(super) fn parse_in_parallel(text: &str, file: FileId) -> Option<Vec<Node>> {
     if items.len() != run.items.len() {
         return None;
     }
-    let mut docs = parse_at(&skeleton(text, &run), file, Base::default()).ok()?;
+    let (skeleton, cut) = skeleton(text, &run);
+    let base = Base {
+        cut,
+        ..Base::default()
+    };
+    let mut docs = parse_at(&skeleton, file, base).ok()?;
     let placeholder = run.items[0].0 + run.indent + 2;
     let mut items = Some(items);
     let placed = docs
@@ -146,20 +152,26 @@ fn pieces(run: &Run, n: usize) -> Vec<(usize, usize, u32)> {
         .collect()
 }
 
-/// The text with the run blanked (every byte but newlines a space), but
-/// for `- ~` where the first item began: the same lines and bytes.
-fn skeleton(text: &str, run: &Run) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for b in &mut bytes[run.items[0].0..run.end] {
-        if *b != b'\n' {
-            *b = b' ';
-        }
-    }
-    let dash = run.items[0].0 + run.indent;
-    bytes[dash] = b'-';
-    bytes[dash + 2] = b'~';
-    // Only ASCII spaces were written over whole UTF-8 sequences.
-    String::from_utf8(bytes).unwrap_or_default()
+/// The text with the run cut out but for its line breaks, and `- ~` where
+/// the first item began: the same lines, and bytes from the cut on moved
+/// back by what it took (the parse moves their spans forward again).
+fn skeleton(text: &str, run: &Run) -> (String, Cut) {
+    let start = run.items[0].0;
+    // The items' line breaks stay (every line keeps its number); the rest
+    // of their bytes go, so the serial parse reads no 15 MB of blanks.
+    let breaks = text[start..run.end].bytes().filter(|&b| b == b'\n').count();
+    let mut out = String::with_capacity(start + run.indent + 3 + breaks + text.len() - run.end);
+    out.push_str(&text[..start]);
+    out.extend(std::iter::repeat_n(' ', run.indent));
+    out.push_str("- ~");
+    out.extend(std::iter::repeat_n('\n', breaks));
+    let at = out.len();
+    out.push_str(&text[run.end..]);
+    let cut = Cut {
+        at: at as u32,
+        by: (run.end - at) as u32,
+    };
+    (out, cut)
 }
 
 /// Puts `items` in the place of the one-item sequence whose null item is at

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value as J};
 
@@ -24,7 +25,7 @@ use nodenet_model::{Host, Inventory, Node};
 use nodenet_render::artifacts::{self, Policy};
 use nodenet_render::OutFile;
 
-use crate::{HostChangeKind, Item, Plan, Risk};
+use crate::{HostChange, HostChangeKind, Item, Plan, Risk};
 
 /// One policy of the rollout.
 #[derive(Debug, Serialize)]
@@ -81,69 +82,26 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         .iter()
         .map(|h| (h.name.value.as_str(), h))
         .collect();
+    let agent = new.cluster.node_agent.is_some();
+    // Each changed host's deltas on every core, gathered in the plan's
+    // order.
+    let hosts: Vec<HostDeltas> = plan
+        .changes
+        .par_iter()
+        .filter(|c| c.change == HostChangeKind::Modified)
+        .filter_map(|c| Some(host_deltas(c, by_name.get(c.host.as_str())?, new, agent)))
+        .collect();
     let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
     let mut left_to_configure_ovs = Vec::new();
-    let agent = new.cluster.node_agent.is_some();
     // (wave, risk, role) → the hosts' deltas.
     let mut deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>> = BTreeMap::new();
-    for c in plan
-        .changes
-        .iter()
-        .filter(|c| c.change == HostChangeKind::Modified)
-    {
-        let Some(h) = by_name.get(c.host.as_str()) else {
-            continue;
-        };
-        let br_ex = nodenet_check::br_ex::plan(h, &new.cluster).ok();
-        // Only a file the MCO carries changes a MachineConfig.
-        let carried = agent || br_ex.as_ref().is_some_and(|p| p.writes_openshift_dir());
-        if c.network.is_some() && carried {
-            *machine_configs.entry(c.role.clone()).or_default() += 1;
+    for h in hosts {
+        if let Some(role) = h.machine_config {
+            *machine_configs.entry(role).or_default() += 1;
         }
-        // What configure-ovs.sh put under br-ex is no day-2 engine's.
-        let owned: Vec<String> = match br_ex {
-            Some(nodenet_check::br_ex::BrExPlan::ConfigureOvs { uplinks }) => uplinks,
-            _ => Vec::new(),
-        };
-        let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
-        let wave_of = match (&c.network, &h.network) {
-            (Some(diff), Some(node)) => waves(&c.items, diff, node),
-            _ => vec![1; c.items.len()],
-        };
-        let last = wave_of.iter().copied().max().unwrap_or(1);
-        for (wave, risk) in (1..=last)
-            .flat_map(|w| [Risk::Additive, Risk::Modifying, Risk::Disruptive].map(|r| (w, r)))
-        {
-            let items: Vec<&Item> = c
-                .items
-                .iter()
-                .zip(&wave_of)
-                .filter(|(i, w)| i.risk() == risk && **w == wave)
-                .map(|(i, _)| i)
-                .filter(|i| match i {
-                    Item::Iface { name, .. } if owned.contains(name) => {
-                        left_to_configure_ovs.push(format!("{}: {name}", c.host));
-                        false
-                    }
-                    Item::Route { route, .. }
-                        if route["next-hop-interface"]
-                            .as_str()
-                            .is_some_and(|n| owned.iter().any(|o| o == n)) =>
-                    {
-                        false
-                    }
-                    _ => true,
-                })
-                .collect();
-            if !items.is_empty() {
-                deltas
-                    .entry((wave, risk, c.role.clone()))
-                    .or_default()
-                    .push((
-                        h,
-                        delta(&new_state, &items, c.network.as_ref().expect("a diff")),
-                    ));
-            }
+        left_to_configure_ovs.extend(h.left_to_configure_ovs);
+        for (key, delta) in h.deltas {
+            deltas.entry(key).or_default().push((h.host, delta));
         }
     }
     let policies = policies(deltas, new);
@@ -153,6 +111,73 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         machine_configs,
         policies,
         left_to_configure_ovs,
+    }
+}
+
+/// What one changed host adds to the rollout.
+struct HostDeltas<'a> {
+    host: &'a Host,
+    /// Its role, when its change reaches a MachineConfig.
+    machine_config: Option<String>,
+    left_to_configure_ovs: Vec<String>,
+    deltas: Vec<(PolicyKey, J)>,
+}
+
+/// The deltas of host `h`'s change `c`, per (wave, risk, role).
+fn host_deltas<'a>(c: &'a HostChange, h: &'a Host, new: &Inventory, agent: bool) -> HostDeltas<'a> {
+    let br_ex = nodenet_check::br_ex::plan(h, &new.cluster).ok();
+    // Only a file the MCO carries changes a MachineConfig.
+    let carried = agent || br_ex.as_ref().is_some_and(|p| p.writes_openshift_dir());
+    let machine_config = (c.network.is_some() && carried).then(|| c.role.clone());
+    // What configure-ovs.sh put under br-ex is no day-2 engine's.
+    let owned: Vec<String> = match br_ex {
+        Some(nodenet_check::br_ex::BrExPlan::ConfigureOvs { uplinks }) => uplinks,
+        _ => Vec::new(),
+    };
+    let mut left_to_configure_ovs = Vec::new();
+    let mut deltas = Vec::new();
+    let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
+    let wave_of = match (&c.network, &h.network) {
+        (Some(diff), Some(node)) => waves(&c.items, diff, node),
+        _ => vec![1; c.items.len()],
+    };
+    let last = wave_of.iter().copied().max().unwrap_or(1);
+    for (wave, risk) in
+        (1..=last).flat_map(|w| [Risk::Additive, Risk::Modifying, Risk::Disruptive].map(|r| (w, r)))
+    {
+        let items: Vec<&Item> = c
+            .items
+            .iter()
+            .zip(&wave_of)
+            .filter(|(i, w)| i.risk() == risk && **w == wave)
+            .map(|(i, _)| i)
+            .filter(|i| match i {
+                Item::Iface { name, .. } if owned.contains(name) => {
+                    left_to_configure_ovs.push(format!("{}: {name}", c.host));
+                    false
+                }
+                Item::Route { route, .. }
+                    if route["next-hop-interface"]
+                        .as_str()
+                        .is_some_and(|n| owned.iter().any(|o| o == n)) =>
+                {
+                    false
+                }
+                _ => true,
+            })
+            .collect();
+        if !items.is_empty() {
+            deltas.push((
+                (wave, risk, c.role.clone()),
+                delta(&new_state, &items, c.network.as_ref().expect("a diff")),
+            ));
+        }
+    }
+    HostDeltas {
+        host: h,
+        machine_config,
+        left_to_configure_ovs,
+        deltas,
     }
 }
 

@@ -146,3 +146,38 @@ fn refuses_foreign_non_empty_directory() {
         "data"
     );
 }
+
+/// manifest.json is serde_json's pretty form of the manifest, byte for
+/// byte, whether its entries are written on every core or not at all.
+#[test]
+fn manifest_is_serde_jsons_pretty_form() {
+    let mut source = prov("/a \"quoted\" é.yaml");
+    source.files.push(crate::InputFile {
+        path: "/a.yaml".into(),
+        sha256: "2".repeat(64),
+    });
+    let entry = |path: &str, size| ManifestEntry {
+        path: path.to_string(),
+        sha256: "3".repeat(64),
+        mode: "0600".into(),
+        size,
+    };
+    for entries in [
+        vec![],
+        vec![entry("hosts/a/nmstate.yml", 1)],
+        (0..300)
+            .map(|i| entry(&format!("hosts/h{i}/\"x\"\n\\é.yml"), i))
+            .collect(),
+    ] {
+        let mut want = serde_json::to_vec_pretty(&Manifest {
+            source: &source,
+            files: &entries,
+        })
+        .unwrap();
+        want.push(b'\n');
+        assert_eq!(
+            String::from_utf8(manifest_json(&source, &entries)).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+    }
+}

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use base64::Engine;
+use rayon::prelude::*;
 use serde_json::{json, Value as J};
 use sha2::{Digest, Sha256};
 
@@ -52,8 +53,10 @@ pub fn esc(s: &str) -> String {
 /// JSON that can stand inside a `<script>` element: `<`, `>` and `&`
 /// (only ever inside strings) as `\u` escapes, so no `</script>` or
 /// `<!--` can end or bend the element.
-fn script_json(v: &J) -> String {
-    let text = v.to_string();
+fn script_json(text: String) -> String {
+    if !text.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        return text;
+    }
 
     let mut out = String::with_capacity(text.len() + 64);
     for c in text.chars() {
@@ -115,7 +118,7 @@ pub fn page(inv: &Inventory, views: &Views) -> String {
     fleet_section(&views.hosts, &mut body);
     changes_section(&views.changes, &mut body);
     body.push_str("</main>\n");
-    let data = script_json(&fleet_data(&views.hosts, &shapes));
+    let data = script_json(fleet_data(&views.hosts, &shapes));
     let _ = write!(
         body,
         "<script type=\"application/json\" id=\"fleet-data\">{data}</script>\n<script>{SCRIPT}</script>\n"
@@ -224,7 +227,7 @@ fn changes_section(changes: &[HostView], out: &mut String) {
 /// first `n` UTF-16 units, then `rest` (BMC addresses of a fleet mostly
 /// differ in a number). The script joins them as
 /// [`HostView::interfaces_line`] does.
-fn fleet_data(hosts: &[HostView], shapes: &[Shape]) -> J {
+fn fleet_data(hosts: &[HostView], shapes: &[Shape]) -> String {
     let mut labels = serde_json::Map::new();
     for s in shapes {
         let rep = &hosts[s.members[0]];
@@ -245,60 +248,90 @@ fn fleet_data(hosts: &[HostView], shapes: &[Shape]) -> J {
             .collect();
         labels.insert(s.number.to_string(), J::Array(ifaces));
     }
+    // Each host's row on every core; its marks then numbered in order.
+    let rows: Vec<(J, J)> = hosts
+        .par_iter()
+        .enumerate()
+        .map(|(n, h)| {
+            let previous_bmc = n
+                .checked_sub(1)
+                .and_then(|p| hosts[p].bmc.as_deref())
+                .unwrap_or("");
+            (host_marks(h), host_row(h, previous_bmc))
+        })
+        .collect();
     let mut mark_sets: Vec<J> = Vec::new();
     let mut mark_index: HashMap<J, usize> = HashMap::new();
-    let mut previous_bmc = "";
-    let rows: Vec<J> = hosts
-        .iter()
-        .map(|h| {
-            let marks = J::Array(
-                h.interfaces
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, i)| {
-                        let m = h.marks(&i.name);
-                        (!m.is_empty()).then(|| json!([k, m.join(", ")]))
-                    })
-                    .collect(),
-            );
+    let rows: Vec<J> = rows
+        .into_iter()
+        .map(|(marks, mut row)| {
             let marks = *mark_index.entry(marks).or_insert_with_key(|m| {
                 mark_sets.push(m.clone());
                 mark_sets.len() - 1
             });
-            let bmc = h.bmc.as_deref().unwrap_or("");
-            let shared: String = previous_bmc
-                .chars()
-                .zip(bmc.chars())
-                .take_while(|(a, b)| a == b)
-                .map(|(a, _)| a)
-                .collect();
-            let bmc_json = if shared.len() >= 8 {
-                json!([shared.encode_utf16().count(), &bmc[shared.len()..]])
-            } else {
-                J::String(bmc.to_string())
-            };
-            previous_bmc = bmc;
-            let mut addresses: Vec<String> = h
-                .interfaces
-                .iter()
-                .map(|i| i.addresses().collect::<Vec<_>>().join(" "))
-                .collect();
-            while addresses.last().is_some_and(String::is_empty) {
-                addresses.pop();
-            }
-            json!([
-                h.name,
-                h.role.unwrap_or(""),
-                h.shape,
-                h.boot_mac.as_deref().unwrap_or(""),
-                bmc_json,
-                h.gateway_line(),
-                marks,
-                addresses
-            ])
+            row[6] = marks.into();
+            row
         })
         .collect();
-    json!({"pageRows": PAGE_ROWS, "shapes": labels, "markSets": mark_sets, "hosts": rows})
+    // `{"pageRows", "shapes", "markSets", "hosts"}`, the rows written on
+    // every core.
+    let rows: Vec<String> = rows.par_iter().map(J::to_string).collect();
+    let head = json!({"pageRows": PAGE_ROWS, "shapes": labels, "markSets": mark_sets}).to_string();
+    let mut text =
+        String::with_capacity(head.len() + rows.iter().map(|r| r.len() + 1).sum::<usize>() + 16);
+    text.push_str(&head[..head.len() - 1]);
+    text.push_str(",\"hosts\":[");
+    text.push_str(&rows.join(","));
+    text.push_str("]}");
+    text
+}
+
+/// A host's marks: `[interface index, "pxe, boot MAC"]` per marked one.
+fn host_marks(h: &HostView) -> J {
+    J::Array(
+        h.interfaces
+            .iter()
+            .enumerate()
+            .filter_map(|(k, i)| {
+                let m = h.marks(&i.name);
+                (!m.is_empty()).then(|| json!([k, m.join(", ")]))
+            })
+            .collect(),
+    )
+}
+
+/// A host's row of the table's data, its marks' number left at 0.
+fn host_row(h: &HostView, previous_bmc: &str) -> J {
+    let bmc = h.bmc.as_deref().unwrap_or("");
+    let shared: String = previous_bmc
+        .chars()
+        .zip(bmc.chars())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a)
+        .collect();
+    let bmc_json = if shared.len() >= 8 {
+        json!([shared.encode_utf16().count(), &bmc[shared.len()..]])
+    } else {
+        J::String(bmc.to_string())
+    };
+    let mut addresses: Vec<String> = h
+        .interfaces
+        .iter()
+        .map(|i| i.addresses().collect::<Vec<_>>().join(" "))
+        .collect();
+    while addresses.last().is_some_and(String::is_empty) {
+        addresses.pop();
+    }
+    json!([
+        h.name,
+        h.role.unwrap_or(""),
+        h.shape,
+        h.boot_mac.as_deref().unwrap_or(""),
+        bmc_json,
+        h.gateway_line(),
+        0,
+        addresses
+    ])
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ fn document(n: usize, key_indent: usize, indent: usize) -> String {
             }
     }
     s.push_str(&format!(
-        "{k}provisioningNetwork: Disabled\nsshKey: ssh-ed25519 AAAA\n"
+        "{k}provisioningNetwork: Disabled\n{k}description: café — après\nsshKey: ssh-ed25519 AAAA\n"
     ));
     s
 }
