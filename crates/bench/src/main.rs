@@ -68,9 +68,11 @@ struct Args {
     dir: Option<PathBuf>,
     /// Fail (exit 1) when a shape's check+render at the headline size
     /// takes more than this many times writing its files alone, measured
-    /// in the same run (CI's guard against drift: a ratio, not a time).
-    #[arg(long)]
-    max_floor_ratio: Option<f64>,
+    /// in the same run (CI's guard against drift: a ratio, not a time):
+    /// `R` for every shape, or `R,SHAPE=R2,...` with limits of their own
+    /// for some (`4.5,template=3.5`).
+    #[arg(long, value_parser = FloorLimits::parse)]
+    max_floor_ratio: Option<FloorLimits>,
     /// Only NetBox: clusters of these many devices in the NetBox of
     /// NETBOX_URL/NETBOX_TOKEN (filled once, kept), read over REST by
     /// `nodenet check` and over GraphQL.
@@ -152,8 +154,7 @@ fn main() -> Result<()> {
         let over = render_and_import(&args, &nodenet, &dir)?;
         if !over.is_empty() {
             bail!(
-                "check+render past {}x writing the files alone: {}",
-                args.max_floor_ratio.unwrap_or_default(),
+                "check+render past its limit of times writing the files alone: {}",
                 over.join(", ")
             );
         }
@@ -161,6 +162,50 @@ fn main() -> Result<()> {
     }
     media(&args, &nodenet, &dir)?;
     Ok(())
+}
+
+/// `--max-floor-ratio`: a limit for every shape, and some shapes' own.
+#[derive(Clone, Debug, PartialEq)]
+struct FloorLimits {
+    every: Option<f64>,
+    shapes: Vec<(String, f64)>,
+}
+
+impl FloorLimits {
+    /// `R`, `SHAPE=R` or both, comma-separated (`4.5,template=3.5`).
+    fn parse(text: &str) -> Result<FloorLimits, String> {
+        let mut limits = FloorLimits {
+            every: None,
+            shapes: Vec::new(),
+        };
+        let ratio = |r: &str| match r.trim().parse::<f64>() {
+            Ok(r) if r > 0.0 => Ok(r),
+            _ => Err(format!("`{r}` is no ratio above 0")),
+        };
+        for part in text.split(',') {
+            match part.split_once('=') {
+                Some((shape, r)) => {
+                    let shape = shape.trim();
+                    if !Shape::ALL.iter().any(|s| s.key() == shape) {
+                        return Err(format!("no shape `{shape}`"));
+                    }
+                    limits.shapes.push((shape.to_string(), ratio(r)?));
+                }
+                None => limits.every = Some(ratio(part)?),
+            }
+        }
+        Ok(limits)
+    }
+
+    /// The limit for the shape called `key`.
+    fn of(&self, key: &str) -> Option<f64> {
+        self.shapes
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, r)| *r)
+            .or(self.every)
+    }
 }
 
 fn sh(cmd: &str) -> Result<f64> {
@@ -369,16 +414,20 @@ fn render_and_import(args: &Args, nodenet: &Path, dir: &Path) -> Result<Vec<Stri
             // do: the floor under any check+render of this shape.
             let (floor, files) = write_floor(&out, &dir.join("floor"), args.runs)?;
             let ratio = m.render / floor;
+            let limit = args
+                .max_floor_ratio
+                .as_ref()
+                .and_then(|l| l.of(shape.key()));
             println!(
                 "  files alone: {floor:.3} s ({files} files of this render written again from memory on every core, nothing else): check+render is {ratio:.2}x that{}",
-                match args.max_floor_ratio {
+                match limit {
                     Some(limit) if ratio > limit => format!(", past the limit of {limit}x"),
                     Some(limit) => format!(", within the limit of {limit}x"),
                     None => String::new(),
                 }
             );
-            if args.max_floor_ratio.is_some_and(|limit| ratio > limit) {
-                over.push(format!("{} {ratio:.2}x", shape.key()));
+            if let Some(limit) = limit.filter(|&limit| ratio > limit) {
+                over.push(format!("{} {ratio:.2}x (limit {limit}x)", shape.key()));
             }
             if shape != Shape::TemplateDhcp {
                 let (peer, sampled) = nmstatectl_per_host(args, &out)?;
@@ -811,4 +860,27 @@ fn nodenet_cmd(nodenet: &Path) -> Command {
     let mut c = Command::new(nodenet);
     c.env("BENCH_BMC_PASSWORD", "bench-password");
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One limit for every shape, a shape's own beside it, and what is
+    /// no limit refused.
+    #[test]
+    fn floor_limits_read_every_shape_and_some_shapes_own() {
+        let one = FloorLimits::parse("4.5").unwrap();
+        assert_eq!(one.of("template"), Some(4.5));
+        assert_eq!(one.of("install-config"), Some(4.5));
+        let some = FloorLimits::parse("4.5, template=3.5").unwrap();
+        assert_eq!(some.of("template"), Some(3.5));
+        assert_eq!(some.of("install-config"), Some(4.5));
+        let only = FloorLimits::parse("template=3").unwrap();
+        assert_eq!(only.of("template"), Some(3.0));
+        assert_eq!(only.of("install-config"), None);
+        assert!(FloorLimits::parse("tempalte=3").is_err());
+        assert!(FloorLimits::parse("0").is_err());
+        assert!(FloorLimits::parse("template=x").is_err());
+    }
 }

@@ -58,7 +58,7 @@ pub(super) fn parse_in_parallel(text: &str, file: FileId) -> Option<Vec<Node>> {
     if items.len() != run.items.len() {
         return None;
     }
-    let (skeleton, cut) = skeleton(text, &run);
+    let (skeleton, cut) = skeleton(text, &run)?;
     let base = Base {
         cut,
         ..Base::default()
@@ -155,7 +155,7 @@ fn pieces(run: &Run, n: usize) -> Vec<(usize, usize, u32)> {
 /// The text with the run cut out but for its line breaks, and `- ~` where
 /// the first item began: the same lines, and bytes from the cut on moved
 /// back by what it took (the parse moves their spans forward again).
-fn skeleton(text: &str, run: &Run) -> (String, Cut) {
+fn skeleton(text: &str, run: &Run) -> Option<(String, Cut)> {
     let start = run.items[0].0;
     // The items' line breaks stay (every line keeps its number); the rest
     // of their bytes go, so the serial parse reads no 15 MB of blanks.
@@ -167,11 +167,12 @@ fn skeleton(text: &str, run: &Run) -> (String, Cut) {
     out.extend(std::iter::repeat_n('\n', breaks));
     let at = out.len();
     out.push_str(&text[run.end..]);
+    // (No run of 64 items is shorter than its line breaks and `- ~`.)
     let cut = Cut {
         at: at as u32,
-        by: (run.end - at) as u32,
+        by: run.end.checked_sub(at)? as u32,
     };
-    (out, cut)
+    Some((out, cut))
 }
 
 /// Puts `items` in the place of the one-item sequence whose null item is at

@@ -1,6 +1,8 @@
 //! agent-config.yaml: the rendezvous host and every host's interfaces
 //! and network, as the agent installer reads them.
 
+use rayon::prelude::*;
+
 use super::*;
 /// The rendezvous host's address: the inventory's, else the first
 /// master's first static address in the primary machine network (any of
@@ -41,10 +43,6 @@ pub fn agent_config(
             (!ifaces.is_empty()).then_some((h, ifaces, text.as_deref()))
         })
         .collect();
-    let hosts: Vec<J> = listed
-        .iter()
-        .map(|(h, ifaces, text)| agent_host(h, ifaces.clone(), text.is_some()))
-        .collect();
     // What the user gave first, in its order; nodenet's fields set in place.
     let mut doc = match inv.cluster.agent_config.as_ref().map(|n| n.to_json()) {
         Some(J::Object(m)) => m,
@@ -60,7 +58,26 @@ pub fn agent_config(
     if let Some(ip) = rendezvous {
         set_at(&mut doc, &["rendezvousIP"], json!(ip.to_string()));
     }
-    set_at(&mut doc, &["hosts"], J::Array(hosts));
+    let host = |(h, ifaces, text): &(&Host, Vec<J>, Option<&str>)| {
+        agent_host(h, ifaces.clone(), text.is_some())
+    };
+    if !listed.is_empty() {
+        let mut doc = doc.clone();
+        set_at(&mut doc, &["hosts"], J::Array(vec![Envelope::mark()]));
+        if let Some(envelope) = Envelope::of(&J::Object(doc)) {
+            // Each host's item on every core.
+            let items: Vec<String> = listed
+                .par_iter()
+                .map(|listed| envelope.item(host(listed), listed.2))
+                .collect();
+            return envelope.with(items.iter().map(String::as_str));
+        }
+    }
+    set_at(
+        &mut doc,
+        &["hosts"],
+        J::Array(listed.iter().map(host).collect()),
+    );
     let states: Vec<&str> = listed.iter().filter_map(|(_, _, t)| *t).collect();
     embed_all(&yaml(&J::Object(doc)), &states, Embed::Mapping)
 }

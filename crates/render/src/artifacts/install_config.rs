@@ -49,6 +49,30 @@ pub(crate) fn install_config_of(
     texts: &[Option<String>],
     keep: &[usize],
 ) -> String {
+    let Some(envelope) = hosts_envelope(inv, keep) else {
+        return install_config_serially(inv, texts, keep);
+    };
+    let items = host_items(inv, texts, keep, &envelope);
+    envelope.with(items.iter().map(String::as_str))
+}
+
+/// install-config.yaml for `keep` with the mark of an [`Envelope`] for
+/// their items (`None` for no hosts: the document says `hosts: []`).
+pub(crate) fn hosts_envelope(inv: &Inventory, keep: &[usize]) -> Option<Envelope> {
+    if keep.is_empty() {
+        return None;
+    }
+    Envelope::of(&install_config_document(inv, keep, vec![Envelope::mark()]))
+}
+
+/// install-config.yaml made in one piece: for a list of no hosts (the
+/// document says `hosts: []`), and the reference the pieces are tested
+/// against.
+pub(crate) fn install_config_serially(
+    inv: &Inventory,
+    texts: &[Option<String>],
+    keep: &[usize],
+) -> String {
     let hosts: Vec<J> = keep
         .iter()
         .map(|&i| install_config_host(inv, &inv.hosts[i], texts[i].is_some()))
@@ -56,6 +80,23 @@ pub(crate) fn install_config_of(
     let doc = install_config_document(inv, keep, hosts);
     let states: Vec<&str> = keep.iter().filter_map(|&i| texts[i].as_deref()).collect();
     embed_all(&placeholders(&yaml(&doc)), &states, Embed::Mapping)
+}
+
+/// The hosts' items of the list (`- name: …`, each with its state and
+/// its placeholders) as they stand in `envelope`, made on every core.
+fn host_items(
+    inv: &Inventory,
+    texts: &[Option<String>],
+    keep: &[usize],
+    envelope: &Envelope,
+) -> Vec<String> {
+    use rayon::prelude::*;
+    keep.par_iter()
+        .map(|&i| {
+            let host = install_config_host(inv, &inv.hosts[i], texts[i].is_some());
+            envelope.item(host, texts[i].as_deref())
+        })
+        .collect()
 }
 
 /// The install-config document render writes without its hosts: what
@@ -275,20 +316,22 @@ pub fn install_config_within_limit(
     inv: &Inventory,
     texts: &[Option<String>],
 ) -> (String, Vec<Diagnostic>) {
-    let full = install_config(inv, texts);
-    if full.len() <= OBJECT_LIMIT {
-        return (full, Vec::new());
-    }
-    let Some(items) = list_items(&full, "hosts:") else {
-        return (full, Vec::new());
+    let all: Vec<usize> = (0..inv.hosts.len()).collect();
+    let Some(envelope) = hosts_envelope(inv, &all) else {
+        return (install_config_serially(inv, texts, &all), Vec::new());
     };
-    let base = full.len() - items.iter().map(|(a, b)| b - a).sum::<usize>();
+    let items = host_items(inv, texts, &all, &envelope);
+    let full_len = envelope.len_with(items.iter().map(String::len));
+    if full_len <= OBJECT_LIMIT {
+        return (envelope.with(items.iter().map(String::as_str)), Vec::new());
+    }
+    let base = full_len - items.iter().map(String::len).sum::<usize>();
     let control = |r: Role| matches!(r, Role::Master | Role::Arbiter);
     let mut used = base;
     let mut keep = Vec::new();
     for (i, h) in inv.hosts.iter().enumerate() {
         if control(h.role.value) {
-            used += items[i].1 - items[i].0;
+            used += items[i].len();
             keep.push(i);
         }
     }
@@ -304,14 +347,14 @@ pub fn install_config_within_limit(
             ),
         )
         .at_opt(at);
-        return (full, vec![d]);
+        return (envelope.with(items.iter().map(String::as_str)), vec![d]);
     }
     let mut dropped = Vec::new();
     for (i, h) in inv.hosts.iter().enumerate() {
         if control(h.role.value) {
             continue;
         }
-        let size = items[i].1 - items[i].0;
+        let size = items[i].len();
         if dropped.is_empty() && used + size <= OBJECT_LIMIT {
             used += size;
             keep.push(i);
@@ -320,7 +363,11 @@ pub fn install_config_within_limit(
         }
     }
     keep.sort_unstable();
-    let text = install_config_of(inv, texts, &keep);
+    // The kept hosts' items as made above, in a document counting them.
+    let text = match hosts_envelope(inv, &keep) {
+        Some(kept) => kept.with(keep.iter().map(|&i| items[i].as_str())),
+        None => install_config_serially(inv, texts, &keep),
+    };
     let name = |i: usize| inv.hosts[i].name.value.as_str();
     let range = match dropped.as_slice() {
         [one] => name(*one).to_string(),
@@ -331,7 +378,7 @@ pub fn install_config_within_limit(
         Code::InstallConfigScaleOut,
         format!(
             "install-config.yaml would be {} with every host, past the {} kept per object (the installer stores it whole in the cluster-config-v1 ConfigMap): it lists {} hosts ({}), and the other {} ({range}) are provisioned after the install from scale-out/<host>.yaml",
-            mib(full.len()),
+            mib(full_len),
             mib(OBJECT_LIMIT),
             keep.len(),
             mib(text.len()),
@@ -341,37 +388,4 @@ pub fn install_config_within_limit(
     .at_opt(at)
     .help("after `openshift-install`, `oc apply -f scale-out/` (each file: the host's BareMetalHost, its BMC and network Secrets); raise the worker MachineSet's replicas to provision them");
     (text, vec![d])
-}
-
-/// The byte ranges of the items of the block list under the first line
-/// that ends with `key` (a `- ` line at one indentation each), in order.
-pub(crate) fn list_items(text: &str, key: &str) -> Option<Vec<(usize, usize)>> {
-    let mut offset = 0;
-    let mut lines = text.split_inclusive('\n').map(|l| {
-        let at = offset;
-        offset += l.len();
-        (at, l)
-    });
-    lines.by_ref().find(|(_, l)| l.trim_end().ends_with(key))?;
-    let mut items: Vec<(usize, usize)> = Vec::new();
-    let mut indent: Option<usize> = None;
-    for (at, l) in lines {
-        let body = l.trim_start_matches(' ');
-        let col = l.len() - body.len();
-        match indent {
-            None if body.starts_with("- ") => {
-                indent = Some(col);
-                items.push((at, at + l.len()));
-            }
-            None => return None,
-            Some(i) if col == i && body.starts_with("- ") => items.push((at, at + l.len())),
-            Some(i) if col > i || body.trim().is_empty() => {
-                if let Some(last) = items.last_mut() {
-                    last.1 = at + l.len();
-                }
-            }
-            Some(_) => break,
-        }
-    }
-    Some(items)
 }
