@@ -536,13 +536,13 @@ pub fn oversized(files: &[OutFile], pools: &[Pool]) -> Vec<Diagnostic> {
 
 /// Sizes of the `---`-separated documents of a file.
 fn split_documents(content: &[u8]) -> Vec<usize> {
-    match std::str::from_utf8(content) {
-        Ok(text) => text.split("\n---\n").map(str::len).collect(),
-        Err(_) => String::from_utf8_lossy(content)
-            .split("\n---\n")
-            .map(str::len)
-            .collect(),
-    }
+    // Checked as UTF-8 first: what render writes always is, and that check
+    // is several times faster than the lossy reading (14 MB here).
+    let text = std::str::from_utf8(content).map_or_else(
+        |_| String::from_utf8_lossy(content),
+        std::borrow::Cow::Borrowed,
+    );
+    text.split("\n---\n").map(str::len).collect()
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 //! block sequence (`platform.baremetal.hosts`, each with its own
 //! `networkConfig`). Those items are parsed in parallel, each run of them
 //! as a document of its own placed at its line and byte in the file, and
-//! the rest of the file (the "skeleton": the text with the run of
-//! items cut out but for their line breaks and a one-item `- ~`) serially; the items then take
-//! the place of the `~`. The tree is the one a serial parse gives, spans
-//! included (tested against it).
+//! the rest of the file (the "skeleton": the text with the run of items
+//! cut out but for their line breaks and a one-item `- ~`) serially; the
+//! items then take the place of the `~`. The tree is the one a serial
+//! parse gives, spans included (tested against it).
 //!
 //! Only plain cases are split: one document, no tab, no CR, items at one
 //! indentation with everything between them indented deeper. Anything a
