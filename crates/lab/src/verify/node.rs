@@ -128,9 +128,13 @@ pub(super) fn node_checks(
             },
         ));
     }
+    // Every lab NIC is cabled to the switch, so listening ends as soon as
+    // each has heard one LLDPDU (lldpd sends every 2 s); the 30 s bound is
+    // for a loaded machine, where TCG may starve the switch VM for longer
+    // than a few frames (8 s once heard nothing on all three NICs in CI).
     let (st, text) = vm.shell(
-        "nodenet lldp --timeout 8 --format json -o /tmp/lldp.json >/dev/null 2>&1; cat /tmp/lldp.json",
-        Duration::from_secs(60),
+        "nodenet lldp --timeout 30 --format json -o /tmp/lldp.json >/dev/null 2>&1; cat /tmp/lldp.json",
+        Duration::from_secs(90),
     );
     let observation = (st == 0)
         .then(|| Observation::from_json(&text).ok())

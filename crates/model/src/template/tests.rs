@@ -57,7 +57,7 @@ fn whole_placeholder_keeps_type_and_partial_is_text() {
             0,
         )
         .unwrap();
-    e.expand(&mut n, &mut vars);
+    n = e.expanded(&n, &mut vars);
     assert_eq!(n.get("p").unwrap().value, Value::Int(24));
     assert_eq!(n.get("ip").unwrap().as_str(), Some("10.0.0.10"));
     assert_eq!(n.get("ip2").unwrap().as_str(), Some("10.0.0.10"));
@@ -96,7 +96,7 @@ fn dns_is_the_pools_list_spliced_into_lists_or_one_server_by_index() {
             0,
         )
         .unwrap();
-    e.expand(&mut n, &mut Vars::default());
+    n = e.expanded(&n, &mut Vars::default());
     assert!(e.diags.is_empty(), "{:?}", e.diags);
     let texts = |k: &str| -> Vec<String> {
         n.get(k)
@@ -112,8 +112,8 @@ fn dns_is_the_pools_list_spliced_into_lists_or_one_server_by_index() {
     assert_eq!(n.get("second").unwrap().as_str(), Some("10.0.0.3"));
     assert_eq!(n.get("line").unwrap().as_str(), Some("nameserver 10.0.0.2"));
     // Past the end, and a list of two inside a longer string: errors.
-    let mut n = crate::yaml::parse("a: ${dns.bm[2]}\nb: x ${dns.bm}\n", 0).unwrap();
-    e.expand(&mut n, &mut Vars::default());
+    let n = crate::yaml::parse("a: ${dns.bm[2]}\nb: x ${dns.bm}\n", 0).unwrap();
+    e.expanded(&n, &mut Vars::default());
     assert_eq!(diags.len(), 2, "{diags:?}");
     assert!(diags.iter().all(|d| d.code == Code::TemplateVariable));
 }
@@ -127,8 +127,8 @@ fn unknown_placeholder_is_located() {
         diags: &mut diags,
         host: "h".into(),
     };
-    let mut n = crate::yaml::parse("a: x\nb: ${nope}\n", 0).unwrap();
-    e.expand(&mut n, &mut Vars::default());
+    let n = crate::yaml::parse("a: x\nb: ${nope}\n", 0).unwrap();
+    e.expanded(&n, &mut Vars::default());
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, Code::TemplateVariable);
     assert_eq!(diags[0].span.unwrap().line, 2);

@@ -162,14 +162,13 @@ pub(super) fn expand_one<'n>(
     // Vars may use `${index}` (a per-host BMC id, say).
     for (k, v) in field("vars").and_then(Node::as_map).unwrap_or_default() {
         if let Some(key) = k.scalar_text() {
-            let mut v = v.clone();
             let host = name_node.scalar_text().unwrap_or_default();
-            Expander {
+            let v = Expander {
                 pools: alloc,
                 diags: d.diags,
                 host,
             }
-            .expand(&mut v, &mut vars);
+            .expanded(v, &mut vars);
             vars.set(key, v.value);
         }
     }
@@ -190,8 +189,7 @@ pub(super) fn expand_one<'n>(
                 diags: d.diags,
                 host: name.value.clone(),
             };
-            let mut v = v.clone();
-            ex.expand(&mut v, &mut vars);
+            let v = ex.expanded(v, &mut vars);
             if let Some(ip) = d.ip(&v) {
                 let pool = k.scalar_text().unwrap_or_default();
                 vars.pinned.insert(pool.clone(), ip.span);
@@ -212,14 +210,12 @@ pub(super) fn build_host<'n>(
 ) -> Host {
     let host_name = name.value.clone();
     let mut expand = |d: &mut Decoder, n: &Node, vars: &mut Vars| {
-        let mut n = n.clone();
         Expander {
             pools: alloc,
             diags: d.diags,
             host: host_name.clone(),
         }
-        .expand(&mut n, vars);
-        n
+        .expanded(n, vars)
     };
     // NICs: `{eno1: MAC}` or `[{name, mac}]`; their MACs are placeholders too.
     let mut nics = Vec::new();
