@@ -81,6 +81,20 @@ impl Changes {
     /// A change of `field` from `a` to `b`, when they differ and both
     /// versions can say the field.
     fn push(&mut self, field: &str, a: String, b: String, risk: Risk, what: &str) {
+        self.push_with(field, a, b, risk, || what.to_string());
+    }
+
+    /// [`Changes::push`] with its meaning worked out only for a change
+    /// (some read every host's state: 10,000 of them for nothing when the
+    /// field is the same).
+    fn push_with(
+        &mut self,
+        field: &str,
+        a: String,
+        b: String,
+        risk: Risk,
+        what: impl FnOnce() -> String,
+    ) {
         let said = match field {
             f if NATIVE.contains(&f) => self.native,
             "rendezvousIP" => self.agent_said,
@@ -93,7 +107,7 @@ impl Changes {
                 old: a,
                 new: b,
                 risk,
-                what: what.into(),
+                what: what(),
             });
         }
     }
@@ -146,12 +160,12 @@ fn identity_and_addresses(c: &mut Changes, new: &Inventory, o: &Cluster, n: &Clu
         Risk::Disruptive,
         fixed,
     );
-    c.push(
+    c.push_with(
         "machineNetworks",
         list(&o.machine_networks),
         list(&n.machine_networks),
         Risk::Disruptive,
-        &machine_network_breaks(new, n),
+        || machine_network_breaks(new, n),
     );
     c.push(
         "apiVIPs",

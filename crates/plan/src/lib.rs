@@ -460,31 +460,12 @@ pub fn render_text(plan: &Plan) -> String {
             c.what
         ));
     }
+    // Each change's text on every core (10,000 of them in a fleet-wide
+    // change), then hosts of the same text grouped in the plan's order.
+    let keys: Vec<String> = plan.changes.par_iter().map(change_key).collect();
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for c in &plan.changes {
-        let mut body = format!("{:?}:", c.risk).to_lowercase();
-        for r in &c.reasons {
-            body.push_str(&format!(
-                "\n    {} — {}",
-                format!("{:?}", r.risk).to_lowercase(),
-                r.what
-            ));
-        }
-        for f in &c.fields {
-            body.push_str(&format!("\n    {}: {} -> {}", f.field, f.old, f.new));
-        }
-        if let Some(d) = &c.network {
-            for line in nodenet_import::diff::render_text(d).lines() {
-                body.push_str(&format!("\n    {line}"));
-            }
-        }
-        let sign = match c.change {
-            HostChangeKind::Added => '+',
-            HostChangeKind::Removed => '-',
-            HostChangeKind::Modified => '~',
-        };
-        let key = format!("{sign}\u{1}{}\u{1}{body}", c.role);
+    for (c, key) in plan.changes.iter().zip(keys) {
         match index.get(&key) {
             Some(&i) => groups[i].1.push(&c.host),
             None => {
@@ -504,6 +485,33 @@ pub fn render_text(plan: &Plan) -> String {
         s.push_str(&format!("{sign} {who} ({role}) {body}\n"));
     }
     s
+}
+
+/// A change's sign, role and text: hosts whose keys are equal are shown
+/// as one entry.
+fn change_key(c: &HostChange) -> String {
+    let mut body = format!("{:?}:", c.risk).to_lowercase();
+    for r in &c.reasons {
+        body.push_str(&format!(
+            "\n    {} — {}",
+            format!("{:?}", r.risk).to_lowercase(),
+            r.what
+        ));
+    }
+    for f in &c.fields {
+        body.push_str(&format!("\n    {}: {} -> {}", f.field, f.old, f.new));
+    }
+    if let Some(d) = &c.network {
+        for line in nodenet_import::diff::render_text(d).lines() {
+            body.push_str(&format!("\n    {line}"));
+        }
+    }
+    let sign = match c.change {
+        HostChangeKind::Added => '+',
+        HostChangeKind::Removed => '-',
+        HostChangeKind::Modified => '~',
+    };
+    format!("{sign}\u{1}{}\u{1}{body}", c.role)
 }
 
 /// An inventory that loads without an error (the tests' inputs).
