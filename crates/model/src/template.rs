@@ -246,13 +246,12 @@ impl Expander<'_> {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     let was_string = matches!(item.value, Value::Str(_));
-                    let item = self.expanded(item, vars);
-                    match item.value {
-                        Value::Seq(inner) if was_string => out.extend(inner),
-                        value => out.push(Node {
-                            span: item.span,
-                            value,
-                        }),
+                    match self.expanded(item, vars) {
+                        Node {
+                            value: Value::Seq(inner),
+                            ..
+                        } if was_string => out.extend(inner),
+                        item => out.push(item),
                     }
                 }
                 Value::Seq(out)
