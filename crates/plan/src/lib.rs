@@ -234,7 +234,7 @@ fn modified(
         return Ok(None);
     }
     let (items, mut reasons) = match &diff {
-        Some(d) => risk::classify(old, o, &old_state, new, n, &new_state, d),
+        Some(d) => risk::classify(old, o, new, n, d),
         None => (Vec::new(), Vec::new()),
     };
     if respelled {

@@ -149,14 +149,11 @@ fn left_out(fields: &[nodenet_import::diff::FieldChange]) -> String {
 }
 
 /// Each change of `diff` (old `o` → new `n`) with its risk and reason.
-#[allow(clippy::too_many_arguments)]
 pub fn classify(
     old: &Inventory,
     o: &Host,
-    _old_state: &J,
     new: &Inventory,
     n: &Host,
-    _new_state: &J,
     diff: &Diff,
 ) -> (Vec<Item>, Vec<Reason>) {
     let null = empty();

@@ -67,8 +67,9 @@ pub fn run(args: Args) -> Outcome {
         return Err(not_clean(&args, new.sources, report.diagnostics));
     }
     let plan = nodenet_plan::plan(&old.inventory, &new.inventory).map_err(CliError::usage)?;
+    phases.mark("compare");
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
-    phases.mark("plan");
+    phases.mark("rollout");
     let drift = running(&args, &old.inventory)?;
     if args.output.is_some() {
         let mut files = rollout.files(&new.inventory);
