@@ -145,7 +145,7 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     let changed = !plan.is_empty() || drift.as_ref().is_some_and(|d| !d.is_empty());
-    super::drop_at_exit((old, new.inventory, report.hosts));
+    super::drop_at_exit((old, new.inventory, report.hosts, plan, rollout));
     Ok(Exit::problems_if(changed))
 }
 
