@@ -39,7 +39,7 @@ pub(crate) const STAGE1_MODULES: &[&str] = &[
 
 /// Bumped whenever the files under `files/` or the build steps change, so
 /// cached images are rebuilt (from the cached debootstrap root).
-pub(crate) const RECIPE: u32 = 12;
+pub(crate) const RECIPE: u32 = 13;
 
 /// Held while an image in `cache` is looked for or built: two labs
 /// started together (two `nodenet lab up`, the test suite's lab slots)

@@ -66,6 +66,11 @@ pub struct Enactment {
     /// (additive, or "carries no cluster traffic"), yet pings to the
     /// host's machine-network addresses were lost: the plan was wrong.
     pub contradicted: bool,
+    /// When pings were lost: what the node's NetworkManager and kernel,
+    /// and the switch's kernel, logged meanwhile (a reactivated profile,
+    /// a bond port leaving its aggregator), so the loss has its why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -412,6 +417,7 @@ fn enact_step(
                 loss: Vec::new(),
                 claims: Vec::new(),
                 contradicted: false,
+                evidence: Vec::new(),
             });
         }
         if go.is_empty() {
@@ -456,6 +462,109 @@ fn machine_lost(new: &Inventory, e: &Enactment) -> bool {
     })
 }
 
+/// Where a VM's logs stood before a change, so what they gain after is
+/// the change's: the lines of its NetworkManager log (`/run/nm.log`,
+/// lab-init's) and of its kernel's, and each LACP bond port's churn
+/// counts (`/proc/net/bonding`: they grow when a port loses its
+/// partner's sync, which the kernel does not log).
+struct LogMarks {
+    nm: usize,
+    kernel: usize,
+    churn: BTreeMap<String, String>,
+}
+
+/// What of a log says why pings were lost: profiles reactivated or
+/// reapplied, devices changing state, DHCP, carrier, bond events.
+const EVIDENCE_PATTERN: &str =
+    "state change|eapply|ctivat|dhcp4|carrier|bond|LACP|802.3ad|link (is )?(up|down)";
+
+/// At most this many lines from each log (the last ones).
+const EVIDENCE_LINES: usize = 12;
+
+/// A shell command printing, per bond port of the bonds in `dir`
+/// (`/proc/net/bonding`), `BOND PORT actor A partner P`: its churned counts.
+fn churn_command(dir: &str) -> String {
+    format!(
+        "for b in {dir}/*; do [ -e \"$b\" ] && awk -v b=\"${{b##*/}}\" '/^Slave Interface/ {{s=$3}} /Actor Churned Count/ {{a=$4}} /Partner Churned Count/ {{print b, s, \"actor\", a, \"partner\", $4}}' \"$b\"; done"
+    )
+}
+
+/// Where the kernel lists its bonds.
+const PROC_BONDING: &str = "/proc/net/bonding";
+
+impl LogMarks {
+    fn of(vm: &mut Vm) -> LogMarks {
+        let (_, text) = vm.shell(
+            &format!(
+                "echo marks $(cat /run/nm.log 2>/dev/null | wc -l) $(dmesg | wc -l); {}",
+                churn_command(PROC_BONDING)
+            ),
+            Duration::from_secs(30),
+        );
+        let mut marks = LogMarks {
+            nm: 0,
+            kernel: 0,
+            churn: churn_counts(&text),
+        };
+        if let Some(l) = text.lines().find_map(|l| l.strip_prefix("marks ")) {
+            let mut n = l.split_whitespace().map(|w| w.parse().unwrap_or(0));
+            marks.nm = n.next().unwrap_or(0);
+            marks.kernel = n.next().unwrap_or(0);
+        }
+        marks
+    }
+
+    /// What each log gained since the mark that [`EVIDENCE_PATTERN`]
+    /// picks, NetworkManager's first (the switch has only its kernel's),
+    /// then the bond ports whose churn counts grew, each line prefixed
+    /// with where it was logged. (One command, its lines tagged: the
+    /// shell's own job notices come in the same output.)
+    fn since(&self, vm: &mut Vm, name: &str) -> Vec<String> {
+        let (_, text) = vm.shell(
+            &format!(
+                "{{ cat /run/nm.log 2>/dev/null | tail -n +{nm} | grep -E '{EVIDENCE_PATTERN}' | tail -n {EVIDENCE_LINES} | sed 's/^/nm: /'; \
+                 dmesg | tail -n +{kernel} | grep -E '{EVIDENCE_PATTERN}' | tail -n {EVIDENCE_LINES} | sed 's/^/kernel: /'; \
+                 {churn} | sed 's/^/churn: /'; }}",
+                nm = self.nm + 1,
+                kernel = self.kernel + 1,
+                churn = churn_command(PROC_BONDING)
+            ),
+            Duration::from_secs(30),
+        );
+        let logged = |tag: &'static str| {
+            text.lines()
+                .filter_map(move |l| l.strip_prefix(tag))
+                .map(|l| l.trim().chars().take(240).collect::<String>())
+        };
+        let mut lines: Vec<String> = logged("nm: ")
+            .map(|l| format!("{name} NetworkManager: {l}"))
+            .chain(logged("kernel: ").map(|l| format!("{name} kernel: {l}")))
+            .collect();
+        let churn: String = logged("churn: ").collect::<Vec<_>>().join("\n");
+        for (port, now) in churn_counts(&churn) {
+            match self.churn.get(&port) {
+                Some(before) if before == &now => {}
+                before => lines.push(format!(
+                    "{name} LACP churn: {port} {} -> {now}",
+                    before.map_or("(none)", |b| b.as_str())
+                )),
+            }
+        }
+        lines
+    }
+}
+
+/// [`churn_command`]'s lines: `BOND PORT` → `actor A partner P`.
+fn churn_counts(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 6 && w[2] == "actor" && w[4] == "partner")
+                .then(|| (format!("{} {}", w[0], w[1]), w[2..].join(" ")))
+        })
+        .collect()
+}
+
 /// The nodes of one round, each with its policy's state, at once.
 fn enact_round(
     lab: &mut Lab,
@@ -485,6 +594,8 @@ fn enact_round(
         }
         vms.push(vm);
     }
+    let marks: Vec<LogMarks> = vms.iter_mut().map(LogMarks::of).collect();
+    let switch_mark = LogMarks::of(&mut lab.switch);
     for (n, (_, _, a)) in targets.iter().enumerate() {
         lab.switch.shell(
             &format!(
@@ -528,6 +639,18 @@ fn enact_round(
             ms: lost * PING_INTERVAL_MS,
         });
     }
+    let mut evidence: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (vm, mark) in vms.iter_mut().zip(&marks) {
+        if losses
+            .get(&vm.name)
+            .is_some_and(|l| l.iter().any(|l| l.lost > 0))
+        {
+            let name = vm.name.clone();
+            let mut lines = mark.since(vm, &name);
+            lines.extend(switch_mark.since(&mut lab.switch, "switch"));
+            evidence.insert(name, lines);
+        }
+    }
     Ok(round
         .iter()
         .zip(applied)
@@ -560,6 +683,7 @@ fn enact_round(
                 loss: losses.remove(&h.name.value).unwrap_or_default(),
                 claims,
                 contradicted: false,
+                evidence: evidence.remove(&h.name.value).unwrap_or_default(),
             };
             e.contradicted =
                 machine_lost(lab.new, &e) && claims_no_cluster_traffic(step.risk, &e.claims);
@@ -729,6 +853,9 @@ fn steps_text(r: &Rehearsal, s: &mut String) {
                 }
                 if e.contradicted {
                     s.push_str("      CONTRADICTED: the plan said this change leaves the cluster's traffic alone, and the machine network lost pings\n");
+                }
+                for l in &e.evidence {
+                    s.push_str(&format!("      logged: {l}\n"));
                 }
                 if e.outcome != "committed" {
                     for l in e.detail.lines() {

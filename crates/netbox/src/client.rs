@@ -8,6 +8,12 @@ use crate::Error;
 pub const URL_ENV: &str = "NETBOX_URL";
 pub const TOKEN_ENV: &str = "NETBOX_TOKEN";
 pub const TOKEN_FILE_ENV: &str = "NETBOX_TOKEN_FILE";
+/// Seconds a request may take (a NetBox under load answers a large page
+/// slowly; a stalled one is given up on).
+pub const TIMEOUT_ENV: &str = "NETBOX_TIMEOUT";
+
+/// A request's limit when `NETBOX_TIMEOUT` sets none.
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How many times a read is sent before its failure is said.
 const READ_ATTEMPTS: usize = 3;
@@ -19,13 +25,15 @@ pub struct Client {
     base: String,
     token: String,
     http: reqwest::blocking::Client,
+    /// Each request's limit (said when one is given up on).
+    timeout: std::time::Duration,
     /// Requests sent so far (what a read costs NetBox).
     requests: std::sync::atomic::AtomicUsize,
 }
 
 impl Client {
     /// `NETBOX_URL`, and `NETBOX_TOKEN` or the file `NETBOX_TOKEN_FILE`
-    /// names.
+    /// names; `NETBOX_TIMEOUT` if set.
     pub fn from_env() -> Result<Client, Error> {
         let base = std::env::var(URL_ENV).map_err(|_| {
             Error::Setup(format!(
@@ -44,10 +52,14 @@ impl Client {
                 )))
             }
         };
-        Client::new(&base, token)
+        let timeout = match std::env::var(TIMEOUT_ENV) {
+            Ok(t) => timeout_from(&t)?,
+            Err(_) => DEFAULT_TIMEOUT,
+        };
+        Client::new(&base, token, timeout)
     }
 
-    pub fn new(base: &str, token: String) -> Result<Client, Error> {
+    pub fn new(base: &str, token: String, timeout: std::time::Duration) -> Result<Client, Error> {
         let base = base.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(Error::Setup(format!(
@@ -56,13 +68,14 @@ impl Client {
         }
         let base = base.strip_suffix("/api").unwrap_or(base).to_string();
         let http = reqwest::blocking::Client::builder()
-            .timeout(std::time::Duration::from_secs(60))
+            .timeout(timeout)
             .build()
             .map_err(|e| Error::Setup(format!("HTTP client: {e}")))?;
         Ok(Client {
             base,
             token,
             http,
+            timeout,
             requests: Default::default(),
         })
     }
@@ -170,7 +183,14 @@ impl Client {
     ) -> Result<T, Error> {
         let failed = |e: reqwest::Error| Error::Request {
             url: url.to_string(),
-            message: e.without_url().to_string(),
+            message: if e.is_timeout() {
+                format!(
+                    "no answer within {} s ({TIMEOUT_ENV} sets the limit)",
+                    self.timeout.as_secs()
+                )
+            } else {
+                e.without_url().to_string()
+            },
         };
         self.requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -201,6 +221,16 @@ impl Client {
     }
 }
 
+/// `NETBOX_TIMEOUT`'s value: whole seconds, at least one.
+fn timeout_from(text: &str) -> Result<std::time::Duration, Error> {
+    match text.trim().parse::<u64>() {
+        Ok(s) if s > 0 => Ok(std::time::Duration::from_secs(s)),
+        _ => Err(Error::Setup(format!(
+            "{TIMEOUT_ENV}={text} is not a number of seconds (1 or more)"
+        ))),
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct Page<T> {
     next: Option<String>,
@@ -213,12 +243,12 @@ mod tests {
 
     #[test]
     fn the_base_is_netbox_itself_and_tokens_of_either_version_are_sent_as_netbox_takes_them() {
-        let c = Client::new("https://nb.example.com/api/", "abc".into()).unwrap();
+        let c = Client::new("https://nb.example.com/api/", "abc".into(), DEFAULT_TIMEOUT).unwrap();
         assert_eq!(c.base(), "https://nb.example.com");
         assert_eq!(c.authorization(), "Token abc");
-        let c = Client::new("http://127.0.0.1:8000", "nbt_k.s".into()).unwrap();
+        let c = Client::new("http://127.0.0.1:8000", "nbt_k.s".into(), DEFAULT_TIMEOUT).unwrap();
         assert_eq!(c.authorization(), "Bearer nbt_k.s");
-        assert!(Client::new("nb.example.com", "x".into()).is_err());
+        assert!(Client::new("nb.example.com", "x".into(), DEFAULT_TIMEOUT).is_err());
     }
 
     /// A server that answers each connection with the next of `answers`
@@ -249,17 +279,57 @@ mod tests {
     fn a_read_is_sent_again_while_netbox_restarts_and_a_refusal_is_said_at_once() {
         let page = r#"{"next": null, "results": [{"id": 1}]}"#;
         let (url, served) = answering(vec![(503, "restarting"), (502, ""), (200, page)]);
-        let c = Client::new(&url, "t".into()).unwrap();
+        let c = Client::new(&url, "t".into(), DEFAULT_TIMEOUT).unwrap();
         let got: Vec<serde_json::Value> = c.list("dcim/devices", &[]).unwrap();
         assert_eq!(got, [serde_json::json!({"id": 1})]);
         assert_eq!((served.join().unwrap(), c.requests()), (3, 3));
         // 403 is no passing failure: one request, and the status said.
         let (url, served) = answering(vec![(403, r#"{"detail": "no"}"#)]);
-        let c = Client::new(&url, "t".into()).unwrap();
+        let c = Client::new(&url, "t".into(), DEFAULT_TIMEOUT).unwrap();
         let e = c
             .list::<serde_json::Value>("dcim/devices", &[])
             .unwrap_err();
         assert!(matches!(e, Error::Status { status: 403, .. }), "{e}");
         assert_eq!((served.join().unwrap(), c.requests()), (1, 1));
+    }
+
+    #[test]
+    fn the_timeout_is_whole_seconds_and_a_stalled_netbox_is_given_up_on_at_it() {
+        use std::io::{Read, Write};
+        assert_eq!(timeout_from(" 300 ").unwrap().as_secs(), 300);
+        for bad in ["0", "-5", "1.5", "a minute", ""] {
+            let e = timeout_from(bad).unwrap_err().to_string();
+            assert!(e.contains("NETBOX_TIMEOUT") && e.contains("seconds"), "{e}");
+        }
+        // Each connection heard and left unanswered for 10 s, then
+        // answered: a client without the limit would get the page.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                std::thread::spawn(move || {
+                    let mut s = s.unwrap();
+                    let _ = s.read(&mut [0u8; 4096]);
+                    std::thread::sleep(std::time::Duration::from_secs(10));
+                    let body = r#"{"next": null, "results": []}"#;
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        let c = Client::new(&url, "t".into(), timeout_from("1").unwrap()).unwrap();
+        let e = c
+            .list::<serde_json::Value>("dcim/devices", &[])
+            .unwrap_err();
+        assert!(e.is_transient(), "{e}");
+        assert!(
+            e.to_string()
+                .contains("no answer within 1 s (NETBOX_TIMEOUT"),
+            "{e}"
+        );
+        assert_eq!(c.requests(), READ_ATTEMPTS);
     }
 }

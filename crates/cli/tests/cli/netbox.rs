@@ -366,7 +366,7 @@ fn what_netbox_holds_but_nodenet_cannot_map_is_said_at_a_line_naming_the_object(
 }
 
 #[test]
-fn a_netbox_that_refuses_the_token_or_a_missing_token_is_said_without_the_token() {
+fn a_netbox_that_refuses_the_token_a_missing_token_or_a_bad_timeout_is_said_without_the_token() {
     let Some(nb) = netbox() else { return };
     let wrong = "0123456789abcdef0123456789abcdef01234567";
     let o = run(nb
@@ -383,6 +383,16 @@ fn a_netbox_that_refuses_the_token_or_a_missing_token_is_said_without_the_token(
         .args(["check", "netbox:?cluster=any"]));
     assert_eq!(o.status.code(), Some(2), "{}", said(&o));
     assert!(said(&o).contains("NETBOX_TOKEN"), "{}", said(&o));
+    let o = run(nb
+        .nodenet()
+        .env("NETBOX_TIMEOUT", "soon")
+        .args(["check", "netbox:?cluster=any"]));
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(
+        said(&o).contains("NETBOX_TIMEOUT=soon is not a number of seconds"),
+        "{}",
+        said(&o)
+    );
     // A cluster NetBox does not have.
     let o = run(nb
         .nodenet()

@@ -399,9 +399,17 @@ impl Drop for Netns {
 /// A raw HTTP/1.0 exchange (no client library normalising the path), with
 /// its status, head and body; a 30 s read timeout.
 pub fn http(addr: &str, request: &str) -> (u16, String, Vec<u8>) {
+    http_within(addr, request, std::time::Duration::from_secs(30))
+}
+
+/// [`http`], given up on after `timeout` without a byte.
+pub fn http_within(
+    addr: &str,
+    request: &str,
+    timeout: std::time::Duration,
+) -> (u16, String, Vec<u8>) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .unwrap();
+    s.set_read_timeout(Some(timeout)).unwrap();
     s.write_all(request.as_bytes()).unwrap();
     let mut resp = Vec::new();
     s.read_to_end(&mut resp).unwrap();

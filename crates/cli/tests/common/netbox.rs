@@ -11,6 +11,12 @@ use serde_json::{json, Value as J};
 
 use super::*;
 
+/// Seconds a request to NetBox may take, the tests' own and nodenet's
+/// (`NETBOX_TIMEOUT`): in the suite they run at the lowest priority beside
+/// the lab, and NetBox's workers wait there for a core, a request for
+/// minutes when the lab's VMs keep both busy.
+const TIMEOUT_SECS: u64 = 600;
+
 pub struct NetBox {
     pub url: String,
     pub token: String,
@@ -85,7 +91,8 @@ impl NetBox {
             self.token,
             body.len()
         );
-        let (status, _, answer) = http(&self.addr, &request);
+        let timeout = std::time::Duration::from_secs(TIMEOUT_SECS);
+        let (status, _, answer) = http_within(&self.addr, &request, timeout);
         let answer = String::from_utf8_lossy(&answer).into_owned();
         assert!(
             (200..300).contains(&status),
@@ -107,6 +114,7 @@ impl NetBox {
         let mut c = nodenet();
         c.env("NETBOX_URL", &self.url)
             .env("NETBOX_TOKEN", &self.token)
+            .env("NETBOX_TIMEOUT", TIMEOUT_SECS.to_string())
             .env_remove("NETBOX_TOKEN_FILE");
         c
     }
