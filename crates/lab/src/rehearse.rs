@@ -464,70 +464,97 @@ fn machine_lost(new: &Inventory, e: &Enactment) -> bool {
 
 /// Where a VM's logs stood before a change, so what they gain after is
 /// the change's: the lines of its NetworkManager log (`/run/nm.log`,
-/// lab-init's) and of its kernel's, and each LACP bond port's churn
-/// counts (`/proc/net/bonding`: they grow when a port loses its
-/// partner's sync, which the kernel does not log).
+/// lab-init's) and of its kernel's.
 struct LogMarks {
     nm: usize,
     kernel: usize,
-    churn: BTreeMap<String, String>,
 }
 
 /// What of a log says why pings were lost: profiles reactivated or
-/// reapplied, devices changing state, DHCP, carrier, bond events.
+/// reapplied, devices changing state, DHCP, carrier, bond events (an
+/// 802.3ad port's mux machine among them, [`MUX_DEBUG`]).
 const EVIDENCE_PATTERN: &str =
     "state change|eapply|ctivat|dhcp4|carrier|bond|LACP|802.3ad|link (is )?(up|down)";
 
 /// At most this many lines from each log (the last ones).
 const EVIDENCE_LINES: usize = 12;
 
-/// A shell command printing, per bond port of the bonds in `dir`
-/// (`/proc/net/bonding`), `BOND PORT actor A partner P`: its churned counts.
-fn churn_command(dir: &str) -> String {
-    format!(
-        "for b in {dir}/*; do [ -e \"$b\" ] && awk -v b=\"${{b##*/}}\" '/^Slave Interface/ {{s=$3}} /Actor Churned Count/ {{a=$4}} /Partner Churned Count/ {{print b, s, \"actor\", a, \"partner\", $4}}' \"$b\"; done"
-    )
-}
+/// The kernel logs an 802.3ad port's mux machine changing state only as
+/// a debug message (bond_3ad.c's `ad_mux_machine`, once per change):
+/// turned on, a port that stops carrying traffic says so, as when its
+/// partner's LACPDUs stop for three intervals (a stalled VM). (Its rx
+/// machine's message comes with every LACPDU and would flood the log.)
+const MUX_DEBUG: &str =
+    "echo 'module bonding format \"Mux Machine\" +p' > /proc/dynamic_debug/control 2>/dev/null";
 
-/// Where the kernel lists its bonds.
-const PROC_BONDING: &str = "/proc/net/bonding";
+/// A state machine's message that says it stayed where it was (the rx
+/// machine's, with every LACPDU, when its debug messages are on too).
+const SAME_STATE: &str = "Last State=([0-9]+), Curr State=\\1$";
+
+/// The mux machine's states by number (Linux include/net/bond_3ad.h,
+/// `mux_states_t`).
+const MUX_STATES: [&str; 7] = [
+    "DUMMY",
+    "DETACHED",
+    "WAITING",
+    "ATTACHED",
+    "COLLECTING",
+    "DISTRIBUTING",
+    "COLLECTING_DISTRIBUTING",
+];
+
+/// A kernel line, with a mux machine's state numbers named.
+fn mux_named(line: &str) -> String {
+    let state = |key: &str| {
+        let at = line.find(key)? + key.len();
+        let n: usize = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        MUX_STATES.get(n).copied()
+    };
+    match (
+        line.contains("Mux Machine:"),
+        state("Last State="),
+        state("Curr State="),
+    ) {
+        (true, Some(a), Some(b)) => format!("{line} ({a} -> {b})"),
+        _ => line.to_string(),
+    }
+}
 
 impl LogMarks {
     fn of(vm: &mut Vm) -> LogMarks {
         let (_, text) = vm.shell(
             &format!(
-                "echo marks $(cat /run/nm.log 2>/dev/null | wc -l) $(dmesg | wc -l); {}",
-                churn_command(PROC_BONDING)
+                "{MUX_DEBUG}; echo marks $(cat /run/nm.log 2>/dev/null | wc -l) $(dmesg | wc -l)"
             ),
             Duration::from_secs(30),
         );
-        let mut marks = LogMarks {
-            nm: 0,
-            kernel: 0,
-            churn: churn_counts(&text),
-        };
-        if let Some(l) = text.lines().find_map(|l| l.strip_prefix("marks ")) {
-            let mut n = l.split_whitespace().map(|w| w.parse().unwrap_or(0));
-            marks.nm = n.next().unwrap_or(0);
-            marks.kernel = n.next().unwrap_or(0);
+        let mut n = text
+            .lines()
+            .find_map(|l| l.strip_prefix("marks "))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|w| w.parse().unwrap_or(0));
+        LogMarks {
+            nm: n.next().unwrap_or(0),
+            kernel: n.next().unwrap_or(0),
         }
-        marks
     }
 
     /// What each log gained since the mark that [`EVIDENCE_PATTERN`]
     /// picks, NetworkManager's first (the switch has only its kernel's),
-    /// then the bond ports whose churn counts grew, each line prefixed
-    /// with where it was logged. (One command, its lines tagged: the
-    /// shell's own job notices come in the same output.)
+    /// each line prefixed with where it was logged. (One command, its
+    /// lines tagged: the shell's own job notices come in the same output.)
     fn since(&self, vm: &mut Vm, name: &str) -> Vec<String> {
         let (_, text) = vm.shell(
             &format!(
                 "{{ cat /run/nm.log 2>/dev/null | tail -n +{nm} | grep -E '{EVIDENCE_PATTERN}' | tail -n {EVIDENCE_LINES} | sed 's/^/nm: /'; \
-                 dmesg | tail -n +{kernel} | grep -E '{EVIDENCE_PATTERN}' | tail -n {EVIDENCE_LINES} | sed 's/^/kernel: /'; \
-                 {churn} | sed 's/^/churn: /'; }}",
+                 dmesg | tail -n +{kernel} | grep -E '{EVIDENCE_PATTERN}' | grep -vE '{SAME_STATE}' | tail -n {EVIDENCE_LINES} | sed 's/^/kernel: /'; }}",
                 nm = self.nm + 1,
                 kernel = self.kernel + 1,
-                churn = churn_command(PROC_BONDING)
             ),
             Duration::from_secs(30),
         );
@@ -536,33 +563,11 @@ impl LogMarks {
                 .filter_map(move |l| l.strip_prefix(tag))
                 .map(|l| l.trim().chars().take(240).collect::<String>())
         };
-        let mut lines: Vec<String> = logged("nm: ")
+        logged("nm: ")
             .map(|l| format!("{name} NetworkManager: {l}"))
-            .chain(logged("kernel: ").map(|l| format!("{name} kernel: {l}")))
-            .collect();
-        let churn: String = logged("churn: ").collect::<Vec<_>>().join("\n");
-        for (port, now) in churn_counts(&churn) {
-            match self.churn.get(&port) {
-                Some(before) if before == &now => {}
-                before => lines.push(format!(
-                    "{name} LACP churn: {port} {} -> {now}",
-                    before.map_or("(none)", |b| b.as_str())
-                )),
-            }
-        }
-        lines
+            .chain(logged("kernel: ").map(|l| format!("{name} kernel: {}", mux_named(&l))))
+            .collect()
     }
-}
-
-/// [`churn_command`]'s lines: `BOND PORT` → `actor A partner P`.
-fn churn_counts(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.len() == 6 && w[2] == "actor" && w[4] == "partner")
-                .then(|| (format!("{} {}", w[0], w[1]), w[2..].join(" ")))
-        })
-        .collect()
 }
 
 /// The nodes of one round, each with its policy's state, at once.
