@@ -599,7 +599,7 @@ fn enact_round(
         }
         vms.push(vm);
     }
-    let marks: Vec<LogMarks> = vms.iter_mut().map(LogMarks::of).collect();
+    let marks: Vec<LogMarks> = crate::on_each(&mut vms, LogMarks::of);
     let switch_mark = LogMarks::of(&mut lab.switch);
     for (n, (_, _, a)) in targets.iter().enumerate() {
         lab.switch.shell(
@@ -644,7 +644,10 @@ fn enact_round(
             ms: lost * PING_INTERVAL_MS,
         });
     }
+    // Each node that lost pings: its own lines, then the switch's (read
+    // once for the round).
     let mut evidence: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut switch_lines: Option<Vec<String>> = None;
     for (vm, mark) in vms.iter_mut().zip(&marks) {
         if losses
             .get(&vm.name)
@@ -652,7 +655,12 @@ fn enact_round(
         {
             let name = vm.name.clone();
             let mut lines = mark.since(vm, &name);
-            lines.extend(switch_mark.since(&mut lab.switch, "switch"));
+            lines.extend(
+                switch_lines
+                    .get_or_insert_with(|| switch_mark.since(&mut lab.switch, "switch"))
+                    .iter()
+                    .cloned(),
+            );
             evidence.insert(name, lines);
         }
     }
