@@ -4,17 +4,22 @@
 use super::*;
 
 impl Vm {
+    /// Reads the console until `pred` holds for a line; past `timeout`,
+    /// the error names what was awaited (`awaiting`) and how long.
     fn read_until(
         &mut self,
         pred: &mut dyn FnMut(&str) -> bool,
-        deadline: Instant,
+        awaiting: &str,
+        timeout: Duration,
     ) -> Result<(), LabError> {
+        let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(LabError::Timeout(format!(
-                    "{}: timed out; console so far:\n{}",
+                    "{}: timed out after {} s awaiting {awaiting}; console so far:\n{}",
                     self.name,
+                    timeout.as_secs(),
                     tail(&self.console)
                 )));
             }
@@ -49,7 +54,7 @@ impl Vm {
     /// Waits for the guest's init to print "lab: ready", then sets the
     /// shell up for the harness (no echo, no prompt).
     pub fn wait_ready(&mut self, timeout: Duration) -> Result<(), LabError> {
-        self.read_until(&mut |l| l.contains("lab: ready"), Instant::now() + timeout)?;
+        self.read_until(&mut |l| l.contains("lab: ready"), "\"lab: ready\"", timeout)?;
         std::thread::sleep(Duration::from_millis(500));
         self.run("stty -echo; PS1=''; PS2=''", Duration::from_secs(30))?;
         Ok(())
@@ -77,7 +82,8 @@ impl Vm {
                 }
                 false
             },
-            Instant::now() + timeout,
+            &format!("`{}`", first_line(cmd)),
+            timeout,
         )?;
         let out: Vec<&str> = self.console[start..]
             .lines()
@@ -145,4 +151,14 @@ impl Vm {
 pub(crate) fn tail(s: &str) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+/// A command's first line, cut to 80 characters: enough to name it in an
+/// error (scripts run as one command are long).
+fn first_line(cmd: &str) -> String {
+    let line = cmd.lines().next().unwrap_or_default();
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    }
 }

@@ -43,9 +43,11 @@ static FREED: Condvar = Condvar::new();
 /// from when it was taken.
 pub struct LabSlot(std::time::Instant);
 
-/// Where each test's time in its slot is added (`name seconds`, a line
-/// each): the suite prints it after the lab, the figures to cut CI's
-/// time by. The harness captures a passing test's own output.
+/// Where each test's time in its slot is added (`name seconds
+/// ended-at`, the last in seconds since the epoch; a line each): the
+/// suite prints it after the lab, the figures to cut CI's time by, with
+/// what the machine gave each test meanwhile. The harness captures a
+/// passing test's own output.
 const SLOT_TIMES: &str = "target/lab-slot-times.log";
 
 impl Drop for LabSlot {
@@ -53,7 +55,10 @@ impl Drop for LabSlot {
         *BUSY.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
         FREED.notify_one();
         let test = std::thread::current().name().unwrap_or("?").to_string();
-        let line = format!("{test} {:.0}\n", self.0.elapsed().as_secs_f64());
+        let ended = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let line = format!("{test} {:.0} {ended}\n", self.0.elapsed().as_secs_f64());
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -52,9 +52,12 @@ impl Drop for Teardown {
     }
 }
 
-fn checks(dir: &Path) -> Vec<serde_json::Value> {
-    let v: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+/// The checks of the report `lab verify` wrote; without a report, the
+/// test fails with what verify said instead.
+fn checks(dir: &Path, verify: &std::process::Output) -> Vec<serde_json::Value> {
+    let report = fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|e| panic!("lab verify wrote no report.json ({e}):\n{}", text(verify)));
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
     v["checks"].as_array().unwrap().clone()
 }
 
@@ -93,7 +96,7 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
 
     let o = lab(&["verify"], &dir);
     assert!(o.status.success(), "{}", text(&o));
-    let c = checks(&dir);
+    let c = checks(&dir, &o);
     let passed = |node: &str, kind: &str, subject: &str| {
         c.iter().any(|x| {
             x["node"] == node
@@ -348,7 +351,7 @@ fn lab_up_verify_down_and_a_vlan_missing_from_one_node() {
     assert!(o.status.success(), "{}", text(&o));
     let o = lab(&["verify", "--format", "json"], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let c = checks(&dir);
+    let c = checks(&dir, &o);
     let mut failed: Vec<String> = c
         .iter()
         .filter(|x| x["ok"] == false)
@@ -457,7 +460,7 @@ fn provision_lab_boots_each_host_from_its_iso_through_its_bmc() {
 
     let o = lab(&["verify", "--format", "json"], &dir);
     assert!(o.status.success(), "{}", text(&o));
-    let c = checks(&dir);
+    let c = checks(&dir, &o);
     let passed = |kind: &str, subject: &str| {
         c.iter().any(|x| {
             x["node"] == "node"
@@ -802,7 +805,7 @@ fn dual_stack_and_ipv6_only_examples_come_up_with_every_family() {
         let o = lab(&["up", inv.to_str().unwrap(), "--hosts", hosts], &dir);
         assert!(o.status.success(), "{example}: {}", text(&o));
         let o = lab(&["verify"], &dir);
-        let all = checks(&dir);
+        let all = checks(&dir, &o);
         let failed: Vec<&serde_json::Value> = all.iter().filter(|c| c["ok"] != true).collect();
         assert!(failed.is_empty(), "{example}: {failed:#?}\n{}", text(&o));
         assert!(o.status.success(), "{example}: {}", text(&o));
