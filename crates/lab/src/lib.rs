@@ -27,6 +27,7 @@ pub enum LabError {
 }
 
 mod console;
+mod console_log;
 mod image;
 mod vm;
 

@@ -213,8 +213,7 @@ pub fn start_vm(
         }
         None => cfg,
     };
-    let log = dir.join(format!("{name}-console.log"));
-    let _ = std::fs::rename(&log, dir.join(format!("{name}-console.prev.log")));
+    crate::console_log::keep_previous(dir, name);
     let spec = VmSpec {
         name: name.to_string(),
         role: rec.role.clone(),
@@ -277,7 +276,7 @@ pub fn rss_mib(pid: u32) -> Option<u64> {
 
 /// Whether the VM's init said it is ready (its console log).
 pub fn ready(dir: &Path, name: &str) -> bool {
-    std::fs::read_to_string(dir.join(format!("{name}-console.log")))
+    std::fs::read_to_string(crate::console_log::path(dir, name))
         .map(|t| t.contains("lab: ready"))
         .unwrap_or(false)
 }
@@ -494,11 +493,11 @@ fn wait_until_ready(
                 }
                 return Err(LabError::Timeout(format!(
                     "{name} was not ready within {ready_timeout:?} (its console: {}){}",
-                    dir.join(format!("{name}-console.log")).display(),
+                    crate::console_log::path(dir, &name).display(),
                     match &restarted {
                         Some(r) => format!(
                             "; {r} had been started again after a first boot that did not get ready (that boot's console: {})",
-                            dir.join(format!("{r}-console.prev.log")).display()
+                            crate::console_log::previous(dir, r).display()
                         ),
                         None => String::new(),
                     }
@@ -600,6 +599,7 @@ pub fn down(dir: &Path) -> Result<Vec<String>, LabError> {
             std::fs::remove_file(&p)
         };
     }
+    crate::console_log::remove_kept(dir);
     let _ = std::fs::remove_dir(dir);
     Ok(stopped)
 }

@@ -271,14 +271,15 @@ impl Vm {
 
     /// Starts the VM in the background (qemu `-daemonize`): it runs on
     /// after this process ends. Its console goes to `<name>-console.log`
-    /// in `dir` too. The qemu process id.
+    /// in `dir` too (kept in memory, [`crate::console_log`]). The qemu
+    /// process id.
     pub fn start_detached(
         img: &Image,
         spec: &VmSpec,
         dir: &Path,
         accel: &str,
     ) -> Result<u32, LabError> {
-        let log = dir.join(format!("{}-console.log", spec.name));
+        let log = crate::console_log::prepare(dir, &spec.name);
         let (mut cmd, _, _) = qemu(img, spec, dir, Console::Detached(&log, accel))?;
         let pidfile = dir.join(format!("{}.pid", spec.name));
         cmd.arg("-daemonize").arg("-pidfile").arg(&pidfile);

@@ -41,12 +41,14 @@ fn processes_of(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Stops the lab's VMs however the test ends (a failed assertion too).
+/// Stops the lab's VMs however the test ends (a failed assertion too),
+/// and removes what it keeps outside its folder (consoles in memory)
+/// after a `lab up` that failed and stopped them itself.
 struct Teardown(PathBuf);
 
 impl Drop for Teardown {
     fn drop(&mut self) {
-        if !processes_of(&self.0).is_empty() {
+        if self.0.exists() || !processes_of(&self.0).is_empty() {
             let _ = lab(&["down"], &self.0);
         }
     }

@@ -145,8 +145,7 @@ pub(super) fn provisioned(dir: &Path, node: &str) -> Option<Check> {
     if !dir.join(format!("{node}-cd.iso")).is_file() {
         return None;
     }
-    let console =
-        std::fs::read_to_string(dir.join(format!("{node}-console.log"))).unwrap_or_default();
+    let console = std::fs::read_to_string(crate::console_log::path(dir, node)).unwrap_or_default();
     let mut rendered: Vec<String> = std::fs::read_dir(dir.join(format!("{node}-cfg/keyfiles")))
         .into_iter()
         .flatten()
