@@ -214,9 +214,18 @@ fn modified(
     same_kind: bool,
 ) -> Result<Option<HostChange>, PlanError> {
     let fields = field_changes(old, o, new, n, same_kind);
+    // Most hosts of a fleet do not change: their states are the same
+    // document (no JSON made for them), or the same JSON; only the others
+    // go through nmstate's canonical form.
+    let written_alike = match (&o.network, &n.network) {
+        (Some(a), Some(b)) => a.same_value(b),
+        (None, None) => true,
+        _ => false,
+    };
+    if written_alike && fields.is_empty() {
+        return Ok(None);
+    }
     let (old_state, new_state) = (state(o), state(n));
-    // Most hosts of a fleet do not change: compared as written first, and
-    // only the others through nmstate's canonical form.
     let diff = if old_state == new_state {
         None
     } else {

@@ -205,6 +205,25 @@ impl Node {
         }
     }
 
+    /// The same document as `other`, wherever each was written: values
+    /// and mapping keys equal in the same order, spans aside. Where this
+    /// holds, both give the same [`Node::to_json`] (the converse need not:
+    /// `1` and `'1'` as keys, a key order).
+    pub fn same_value(&self, other: &Node) -> bool {
+        match (&self.value, &other.value) {
+            (Value::Seq(a), Value::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_value(y))
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|((k, v), (l, w))| k.same_value(l) && v.same_value(w))
+            }
+            (a, b) => a == b,
+        }
+    }
+
     /// Plain JSON for handing to serde-based consumers (nmstate, output).
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;

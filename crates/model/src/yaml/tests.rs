@@ -82,3 +82,21 @@ fn merge_keys_and_aliases_expand() {
     assert_eq!(iface.get("mtu").unwrap().as_i64(), Some(1500));
     assert_eq!(iface.get("state").unwrap().as_str(), Some("up"));
 }
+
+#[test]
+fn same_value_ignores_where_a_document_stands_but_not_its_keys_order() {
+    let a = parse("interfaces:\n- name: bond0\n  mtu: 9000\n", 0).unwrap();
+    // The same document lower in another file, in flow style.
+    let b = parse("\n\n# moved\n{interfaces: [{name: bond0, mtu: 9000}]}\n", 1).unwrap();
+    assert_ne!(a, b, "the spans differ");
+    assert!(a.same_value(&b));
+    let other_mtu = parse("interfaces:\n- name: bond0\n  mtu: 1500\n", 0).unwrap();
+    assert!(!a.same_value(&other_mtu));
+    let quoted = parse("interfaces:\n- name: bond0\n  mtu: '9000'\n", 0).unwrap();
+    assert!(!a.same_value(&quoted), "a string is not the number");
+    // The same JSON, written in another order: not the same document
+    // (the plan then compares their JSON).
+    let reordered = parse("interfaces:\n- mtu: 9000\n  name: bond0\n", 0).unwrap();
+    assert!(!a.same_value(&reordered));
+    assert_eq!(a.to_json(), reordered.to_json());
+}

@@ -113,6 +113,36 @@ fn unchanged_added_and_removed_hosts() {
     );
 }
 
+/// A state moved in its file is no change; the same state with its keys
+/// in another order is written otherwise (render's files change), which
+/// the plan still says though the two are the same JSON.
+#[test]
+fn a_state_moved_is_unchanged_and_one_reordered_is_respelled() {
+    let old = load(inventory("master", BASE));
+    let moved = load(format!(
+        "# the same inventory, lower in its file\n\n{}",
+        inventory("master", BASE)
+    ));
+    assert!(plan(&old.inventory, &moved.inventory).unwrap().is_empty());
+    let reordered = BASE.replace(
+        "- {name: eno4, type: ethernet, state: up, mtu: 1500}",
+        "- {type: ethernet, name: eno4, state: up, mtu: 1500}",
+    );
+    assert_ne!(reordered, BASE);
+    let new = load(inventory("master", &reordered));
+    let p = plan(&old.inventory, &new.inventory).unwrap();
+    assert_eq!(p.changes.len(), 1, "{p:?}");
+    let c = &p.changes[0];
+    assert!(c.network.is_none(), "{c:?}");
+    assert_eq!(c.risk, Risk::Additive);
+    assert!(
+        c.reasons
+            .iter()
+            .any(|r| r.what.contains("written otherwise")),
+        "{c:?}"
+    );
+}
+
 /// The policies of each class: the change alone (not the whole state),
 /// disruptive ones one node at a time, the others with the default.
 #[test]
