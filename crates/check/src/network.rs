@@ -207,15 +207,17 @@ impl<'a> Network<'a> {
         let Some(list) = root.get("interfaces").and_then(Node::as_seq) else {
             return net;
         };
+        let mut controllers = Vec::new();
         for node in list {
-            let name_node = node.get("name");
+            let [name_node, kind, state, v4, v6, controller] =
+                node.get_all(["name", "type", "state", "ipv4", "ipv6", "controller"]);
             let name = name_node.and_then(Node::scalar_text).unwrap_or_default();
-            let kind = node.get("type").and_then(Node::scalar_text);
-            let absent = node.get("state").and_then(Node::as_str) == Some("absent");
+            let kind = kind.and_then(Node::scalar_text);
+            let absent = state.and_then(Node::as_str) == Some("absent");
             let ports = ports_of(node, kind.as_deref());
-            for fam in [Family::V4, Family::V6] {
-                let addrs = node
-                    .get(fam.key())
+            controllers.push(controller);
+            for block in [v4, v6] {
+                let addrs = block
                     .and_then(|b| b.get("address"))
                     .and_then(Node::as_seq)
                     .unwrap_or_default();
@@ -250,8 +252,9 @@ impl<'a> Network<'a> {
         let claimed: Vec<(String, Port<'a>)> = net
             .ifaces
             .iter()
-            .filter_map(|i| {
-                let c = i.get("controller")?;
+            .zip(controllers)
+            .filter_map(|(i, c)| {
+                let c = c?;
                 let controller = c.scalar_text().filter(|s| !s.is_empty())?;
                 Some((
                     controller,

@@ -110,7 +110,13 @@ pub fn canonical(state: &J, side: &'static str) -> Result<J, DiffError> {
 }
 
 fn key(iface: &J) -> (String, String) {
-    let s = |k: &str| iface.get(k).and_then(J::as_str).unwrap_or("").to_string();
+    let (name, kind) = key_ref(iface);
+    (name.to_string(), kind.to_string())
+}
+
+/// [`key`], borrowed: matching interfaces compares every pair.
+fn key_ref(iface: &J) -> (&str, &str) {
+    let s = |k: &str| iface.get(k).and_then(J::as_str).unwrap_or("");
     (s("name"), s("type"))
 }
 
@@ -123,14 +129,14 @@ fn unknown_type(kind: &str) -> bool {
 /// The entry of `others` that is `iface`: same name and type, else (a
 /// type left out on either side) the same name.
 fn counterpart<'a>(iface: &J, others: &[&'a J]) -> Option<&'a J> {
-    let (name, kind) = key(iface);
+    let (name, kind) = key_ref(iface);
     others
         .iter()
-        .find(|o| key(o) == (name.clone(), kind.clone()))
+        .find(|o| key_ref(o) == (name, kind))
         .or_else(|| {
             others.iter().find(|o| {
-                let (n, k) = key(o);
-                n == name && (unknown_type(&k) || unknown_type(&kind))
+                let (n, k) = key_ref(o);
+                n == name && (unknown_type(k) || unknown_type(kind))
             })
         })
         .copied()

@@ -73,6 +73,22 @@ impl Node {
         }
     }
 
+    /// The values of `keys` when this node is a mapping, each as
+    /// [`Node::get`] gives it, in one pass over the entries: reading a
+    /// state looks up most keys of every interface.
+    pub fn get_all<const N: usize>(&self, keys: [&str; N]) -> [Option<&Node>; N] {
+        let mut found = [None; N];
+        if let Value::Map(entries) = &self.value {
+            for (k, v) in entries {
+                let Some(k) = k.as_str() else { continue };
+                if let Some(i) = keys.iter().position(|key| *key == k) {
+                    found[i].get_or_insert(v);
+                }
+            }
+        }
+        found
+    }
+
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
         match &mut self.value {
             Value::Map(entries) => entries

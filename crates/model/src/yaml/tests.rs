@@ -100,3 +100,16 @@ fn same_value_ignores_where_a_document_stands_but_not_its_keys_order() {
     assert!(!a.same_value(&reordered));
     assert_eq!(a.to_json(), reordered.to_json());
 }
+
+#[test]
+fn get_all_finds_what_get_finds() {
+    let root = parse("name: bond0\ntype: bond\n? [a]\n: list key\nmtu: 9000\n", 0).unwrap();
+    let [mtu, name, missing, kind] = root.get_all(["mtu", "name", "absent", "type"]);
+    assert_eq!(mtu, root.get("mtu"));
+    assert_eq!(mtu.and_then(Node::as_i64), Some(9000));
+    assert_eq!(name.and_then(Node::as_str), Some("bond0"));
+    assert_eq!(kind, root.get("type"));
+    assert!(missing.is_none());
+    let scalar = parse("just text\n", 0).unwrap();
+    assert_eq!(scalar.get_all(["name"]), [None]);
+}
