@@ -136,7 +136,6 @@ fn host_deltas<'a>(c: &'a HostChange, h: &'a Host, new: &Inventory, agent: bool)
     };
     let mut left_to_configure_ovs = Vec::new();
     let mut deltas = Vec::new();
-    let new_state = h.network.as_ref().map(|n| n.to_json()).unwrap_or_default();
     let wave_of = match (&c.network, &h.network) {
         (Some(diff), Some(node)) => waves(&c.items, diff, node),
         _ => vec![1; c.items.len()],
@@ -169,7 +168,11 @@ fn host_deltas<'a>(c: &'a HostChange, h: &'a Host, new: &Inventory, agent: bool)
         if !items.is_empty() {
             deltas.push((
                 (wave, risk, c.role.clone()),
-                delta(&new_state, &items, c.network.as_ref().expect("a diff")),
+                delta(
+                    h.network.as_ref(),
+                    &items,
+                    c.network.as_ref().expect("a diff"),
+                ),
             ));
         }
     }

@@ -7,19 +7,22 @@ use super::*;
 /// The part of a host's change of one risk, as a partial NMState state:
 /// new interfaces whole, changed ones with only what changes (so hosts
 /// whose change is the same share one policy whatever their addresses),
-/// removed ones `absent`.
-pub(super) fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff::Diff) -> J {
+/// removed ones `absent`. Only the parts of the new state it takes are
+/// made JSON, not the whole state for every host.
+pub(super) fn delta(
+    new_state: Option<&Node>,
+    items: &[&Item],
+    diff: &nodenet_import::diff::Diff,
+) -> J {
     let mut state = Map::new();
-    let new_ifaces: Vec<&J> = new_state
-        .get("interfaces")
-        .and_then(J::as_array)
-        .map(|a| a.iter().collect())
+    let new_ifaces: &[Node] = new_state
+        .and_then(|s| s.get("interfaces"))
+        .and_then(Node::as_seq)
         .unwrap_or_default();
     let new_iface = |name: &str| {
         new_ifaces
             .iter()
-            .find(|i| i.get("name").and_then(J::as_str) == Some(name))
-            .copied()
+            .find(|i| i.get("name").and_then(Node::as_str) == Some(name))
     };
     let mut ifaces = Vec::new();
     let mut routes = Vec::new();
@@ -33,7 +36,7 @@ pub(super) fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff:
                 }
                 Change::Added => {
                     if let Some(i) = new_iface(name) {
-                        ifaces.push(i.clone());
+                        ifaces.push(i.to_json());
                     }
                 }
                 Change::Changed => {
@@ -58,7 +61,7 @@ pub(super) fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff:
                     // a changed id goes with its base.
                     if entry.contains_key("vlan") {
                         if let Some(v) = new_iface(name).and_then(|i| i.get("vlan")) {
-                            entry.insert("vlan".into(), v.clone());
+                            entry.insert("vlan".into(), v.to_json());
                         }
                     }
                     ifaces.push(J::Object(entry));
@@ -74,8 +77,8 @@ pub(super) fn delta(new_state: &J, items: &[&Item], diff: &nodenet_import::diff:
                 routes.push(r);
             }
             Item::Dns { .. } => {
-                if let Some(dns) = new_state.get("dns-resolver") {
-                    state.insert("dns-resolver".into(), dns.clone());
+                if let Some(dns) = new_state.and_then(|s| s.get("dns-resolver")) {
+                    state.insert("dns-resolver".into(), dns.to_json());
                 }
             }
         }
