@@ -6,6 +6,9 @@ use serde_json::Value as J;
 
 use crate::{Client, Error, Query};
 
+/// Clusters of one name listed in the error that asks for `site=`.
+const SAME_NAMED_SHOWN: usize = 3;
+
 /// A nested reference to another object (`device`, `role`, `lag`, …).
 #[derive(Clone, Debug, Deserialize)]
 pub struct Ref {
@@ -242,12 +245,19 @@ impl Snapshot {
                     }
                     1 => Some(found.swap_remove(0)),
                     n => {
-                        let pages: Vec<String> = found
+                        // What to do first, then a few of them: a NetBox
+                        // with dozens would push the advice out of a
+                        // bounded message.
+                        let mut pages: Vec<String> = found
                             .iter()
+                            .take(SAME_NAMED_SHOWN)
                             .map(|c| crate::map::page(&c.url, c.display_url.as_ref()))
                             .collect();
+                        if n > SAME_NAMED_SHOWN {
+                            pages.push(format!("and {} more", n - SAME_NAMED_SHOWN));
+                        }
                         return Err(Error::Query(format!(
-                            "NetBox at {} has {n} clusters named `{name}` ({}): add `site=` to the netbox: input to say which",
+                            "NetBox at {} has {n} clusters named `{name}`: add `site=` to the netbox: input to say which ({})",
                             client.base(),
                             pages.join(", ")
                         )));
