@@ -26,7 +26,7 @@ pub fn prepare(dir: &Path, name: &str) -> PathBuf {
     let Some(memory) = memory_dir(dir) else {
         return shown;
     };
-    let kept = memory.join(format!("{name}-console.log"));
+    let kept = path(&memory, name);
     let linked = std::fs::create_dir_all(&memory).is_ok()
         && std::fs::remove_file(&shown)
             .map_or_else(|e| e.kind() == std::io::ErrorKind::NotFound, |_| true)
@@ -47,7 +47,7 @@ pub fn keep_previous(dir: &Path, name: &str) {
     let _ = std::fs::remove_file(&before);
     match std::fs::read_link(&shown) {
         Ok(kept) => {
-            let kept_before = kept.with_file_name(format!("{name}-console.prev.log"));
+            let kept_before = previous(kept.parent().unwrap_or(dir), name);
             let _ = std::fs::rename(&kept, &kept_before);
             let _ = std::fs::remove_file(&shown);
             let _ = std::os::unix::fs::symlink(&kept_before, &before);
