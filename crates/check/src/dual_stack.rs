@@ -69,17 +69,23 @@ fn of_family(inv: &Inventory, fam: Family) -> Vec<IpNet> {
         .collect()
 }
 
-/// The whole hosts with their static addresses.
-pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagnostic>) {
-    let whole: Vec<&(&Host, &[Address])> = hosts
+/// A host with its static addresses.
+type HostAddresses<'a> = (&'a Host, &'a [Address]);
+
+/// The whole hosts with their static addresses; `states` are the hosts'
+/// states as the host checks read them (one each, in the same order).
+pub fn check(
+    inv: &Inventory,
+    hosts: &[(&Host, &[Address])],
+    states: &[Option<&Network>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let (whole, nets): (Vec<&HostAddresses>, Vec<Option<&Network>>) = hosts
         .iter()
-        .filter(|(h, _)| h.scope() == Scope::FirstBoot)
-        .collect();
-    // Each host's state read once, for the rules that look at it.
-    let nets: Vec<Option<Network>> = whole
-        .iter()
-        .map(|(h, _)| h.network.as_ref().map(Network::read))
-        .collect();
+        .zip(states)
+        .filter(|((h, _), _)| h.scope() == Scope::FirstBoot)
+        .map(|(h, n)| (h, *n))
+        .unzip();
     prefixes(inv, &whole, out);
     default_routes(inv, &whole, &nets, out);
     in_every_family(inv, &whole, &nets, out);
@@ -94,7 +100,7 @@ pub fn check(inv: &Inventory, hosts: &[(&Host, &[Address])], out: &mut Vec<Diagn
 fn in_every_family(
     inv: &Inventory,
     hosts: &[&(&Host, &[Address])],
-    states: &[Option<Network>],
+    states: &[Option<&Network>],
     out: &mut Vec<Diagnostic>,
 ) {
     let (v4, v6) = (of_family(inv, Family::V4), of_family(inv, Family::V6));
@@ -215,7 +221,7 @@ fn prefixes(inv: &Inventory, hosts: &[&(&Host, &[Address])], out: &mut Vec<Diagn
 fn default_routes(
     inv: &Inventory,
     hosts: &[&(&Host, &[Address])],
-    states: &[Option<Network>],
+    states: &[Option<&Network>],
     out: &mut Vec<Diagnostic>,
 ) {
     let dual = [Family::V4, Family::V6]
@@ -280,7 +286,7 @@ fn default_routes(
 fn rendezvous(
     inv: &Inventory,
     hosts: &[&(&Host, &[Address])],
-    states: &[Option<Network>],
+    states: &[Option<&Network>],
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(rv) = &inv.rendezvous_ip else { return };

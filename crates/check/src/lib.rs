@@ -85,12 +85,13 @@ struct Prepared {
     addresses: Vec<network::Address>,
 }
 
-fn prepare(inv: &Inventory, host: &Host) -> Prepared {
+/// `net` is `host`'s state read, which the fleet's checks read too.
+fn prepare(inv: &Inventory, host: &Host, net: Option<&network::Network>) -> Prepared {
     let mut diags = Vec::new();
     if host.scope() == Scope::FirstBoot {
         provisioning::check_host(host, &mut diags);
     }
-    let Some(node) = host.network.as_ref() else {
+    let (Some(node), Some(net)) = (host.network.as_ref(), net) else {
         let net = network::Network::default();
         fleet::check_host_in_cluster(inv, host, &net, &mut diags);
         return Prepared {
@@ -98,13 +99,12 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
             addresses: Vec::new(),
         };
     };
-    let net = network::Network::read(node);
     let targets: Vec<(&Host, network::Network)> = targets_of(inv, host)
         .into_iter()
         .filter_map(|t| Some((t, network::Network::read(t.network.as_ref()?))))
         .collect();
-    host::check_host(host, &targets, node, &net, &mut diags);
-    fleet::check_host_in_cluster(inv, host, &net, &mut diags);
+    host::check_host(host, &targets, node, net, &mut diags);
+    fleet::check_host_in_cluster(inv, host, net, &mut diags);
     match (host.scope(), host.written_to.as_deref()) {
         (Scope::FirstBoot, _) => br_ex::check_host(host, &inv.cluster, &mut diags),
         (_, Some(file)) if file.starts_with(br_ex::OPENSHIFT_DIR) => {
@@ -116,7 +116,7 @@ fn prepare(inv: &Inventory, host: &Host) -> Prepared {
     }
     Prepared {
         diags,
-        addresses: net.addresses,
+        addresses: net.addresses.clone(),
     }
 }
 
@@ -191,9 +191,15 @@ fn check_judged(
     fleet: shapes::Fleet,
 ) -> Report {
     let host_at = |i: usize| aimed[i].as_ref().unwrap_or(&inv.hosts[i]);
+    // Each host's state read once, for the host's checks and the fleet's.
+    let nets: Vec<Option<network::Network>> = (0..inv.hosts.len())
+        .into_par_iter()
+        .map(|i| host_at(i).network.as_ref().map(network::Network::read))
+        .collect();
+    let states: Vec<Option<&network::Network>> = nets.iter().map(Option::as_ref).collect();
     let prepared: Vec<Prepared> = (0..inv.hosts.len())
         .into_par_iter()
-        .map(|i| prepare(inv, host_at(i)))
+        .map(|i| prepare(inv, host_at(i), states[i]))
         .collect();
     let shapes::Fleet { judged, shapes } = fleet;
     let per_host: Vec<(HostReport, Vec<Diagnostic>)> = prepared
@@ -266,12 +272,12 @@ fn check_judged(
     let (fleet, others) = rayon::join(
         || {
             let mut d = Vec::new();
-            fleet::check_fleet(inv, &hosts, &mut d);
+            fleet::check_fleet(inv, &hosts, &states, &mut d);
             d
         },
         || {
             let mut d = Vec::new();
-            segments::check(inv, &mut d);
+            segments::check(inv, &states, &mut d);
             cluster_networks::check(inv, &mut d);
             sites::check_single_node(inv, &hosts, &mut d);
             sites::check_cluster_instance_fields(inv, &mut d);
@@ -282,9 +288,10 @@ fn check_judged(
             let wiring: Vec<Diagnostic> = inv
                 .hosts
                 .par_iter()
-                .flat_map_iter(|h| {
+                .zip(&states)
+                .flat_map_iter(|(h, net)| {
                     let mut d = Vec::new();
-                    wiring::check_host(h, &mut d);
+                    wiring::check_host(h, *net, &mut d);
                     d
                 })
                 .collect();

@@ -77,7 +77,10 @@ fn vlan_id(iface: &Iface) -> Option<(i64, Span)> {
 }
 
 /// Every whole host's members of every segment.
-fn members(inv: &Inventory) -> BTreeMap<Segment, Vec<Member<'_>>> {
+fn members<'a>(
+    inv: &'a Inventory,
+    states: &[Option<&Network>],
+) -> BTreeMap<Segment, Vec<Member<'a>>> {
     let machine: Vec<IpNet> = inv
         .cluster
         .machine_networks
@@ -85,13 +88,13 @@ fn members(inv: &Inventory) -> BTreeMap<Segment, Vec<Member<'_>>> {
         .map(|m| m.value)
         .collect();
     let in_machine = |ip: &IpAddr| machine.iter().any(|m| m.contains(ip));
-    let hosts: Vec<(&str, &Node)> = inv
+    let nets: Vec<(&str, &Network)> = inv
         .hosts
         .iter()
-        .filter(|h| h.scope() == Scope::FirstBoot)
-        .filter_map(|h| Some((h.name.value.as_str(), h.network.as_ref()?)))
+        .zip(states)
+        .filter(|(h, _)| h.scope() == Scope::FirstBoot)
+        .filter_map(|(h, n)| Some((h.name.value.as_str(), (*n)?)))
         .collect();
-    let nets: Vec<(&str, Network)> = hosts.iter().map(|(h, n)| (*h, Network::read(n))).collect();
     let static_machine = nets
         .iter()
         .any(|(_, net)| net.addresses.iter().any(|a| in_machine(&a.ip)));
@@ -145,11 +148,13 @@ fn most<T: PartialEq + Clone>(values: impl Iterator<Item = T>) -> Option<(T, usi
     counts.into_iter().find(|(_, n)| *n == best)
 }
 
-pub fn check(inv: &Inventory, out: &mut Vec<Diagnostic>) {
+/// `states` are the hosts' states as the host checks read them (one per
+/// host of `inv`, in order).
+pub fn check(inv: &Inventory, states: &[Option<&Network>], out: &mut Vec<Diagnostic>) {
     // An interface's subnet and VLAN are often one segment: its MTU is
     // said once.
     let mut said = std::collections::HashSet::new();
-    for (segment, members) in members(inv) {
+    for (segment, members) in members(inv, states) {
         let hosts = {
             let mut h: Vec<&str> = members.iter().map(|m| m.host).collect();
             h.dedup();

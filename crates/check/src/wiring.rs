@@ -102,6 +102,14 @@ pub fn expected(host: &Host) -> Vec<Expected> {
         return Vec::new();
     }
     let net = host.network.as_ref().map(Network::read).unwrap_or_default();
+    expected_from(host, &net)
+}
+
+/// [`expected`] with the host's state already read.
+fn expected_from(host: &Host, net: &Network) -> Vec<Expected> {
+    if host.scope() == Scope::Partial {
+        return Vec::new();
+    }
     let mut out: Vec<Expected> = host
         .nics
         .iter()
@@ -132,7 +140,7 @@ pub fn expected(host: &Host) -> Vec<Expected> {
         })
         .collect();
     // NICs only the intent names.
-    for name in nic_names(&net) {
+    for name in nic_names(net) {
         if !out.iter().any(|e| e.nic == name) {
             let span = net.iface(&name).map(|i| i.name_span()).unwrap_or(host.span);
             out.push(Expected {
@@ -150,7 +158,7 @@ pub fn expected(host: &Host) -> Vec<Expected> {
         }
     }
     for e in &mut out {
-        derive(&net, e);
+        derive(net, e);
     }
     out
 }
@@ -268,13 +276,15 @@ fn derive(net: &Network, e: &mut Expected) {
 
 /// The contradictions of one host's expected cabling: a native VLAN also
 /// carried tagged, a listed MTU below what the intent runs over the NIC.
-pub fn check_host(host: &Host, out: &mut Vec<Diagnostic>) {
+/// `net` is the host's state as the host checks read it.
+pub fn check_host(host: &Host, net: Option<&Network>, out: &mut Vec<Diagnostic>) {
     let listed_mtu: HashMap<&str, &Located<u32>> = host
         .nics
         .iter()
         .filter_map(|n| Some((n.name.value.as_str(), n.wiring.mtu.as_ref()?)))
         .collect();
-    for e in expected(host) {
+    let read = Network::default();
+    for e in expected_from(host, net.unwrap_or(&read)) {
         if let Some(native) = &e.native {
             if let Some(v) = e.vlans.iter().find(|v| v.id == native.value) {
                 let d = Diagnostic::error(

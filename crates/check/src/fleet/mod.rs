@@ -24,7 +24,14 @@ pub use boot::{
 use outputs::*;
 use policies::check_policies;
 
-pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec<Diagnostic>) {
+/// `states` are the hosts' states as the host checks read them (one per
+/// host of `inv`, in order, like `reports`).
+pub fn check_fleet(
+    inv: &Inventory,
+    reports: &[crate::HostReport],
+    states: &[Option<&Network>],
+    out: &mut Vec<Diagnostic>,
+) {
     let hosts: Vec<HostAddresses> = inv
         .hosts
         .iter()
@@ -50,7 +57,7 @@ pub fn check_fleet(inv: &Inventory, reports: &[crate::HostReport], out: &mut Vec
 
     let with_addresses: Vec<(&Host, &[crate::network::Address])> =
         hosts.iter().map(|h| (h.host, h.addresses)).collect();
-    crate::dual_stack::check(inv, &with_addresses, out);
+    crate::dual_stack::check(inv, &with_addresses, states, out);
     check_policies(inv, out);
     if let Some(domain) = &cluster.failure_domain {
         for h in hosts.iter().filter(|h| h.host.scope() == Scope::FirstBoot) {

@@ -27,8 +27,14 @@ fn findings(hosts: &[String]) -> Vec<(Code, bool, String, usize)> {
             hosts.concat()
         );
     let inv = inventory(&text);
+    let nets: Vec<Option<Network>> = inv
+        .hosts
+        .iter()
+        .map(|h| h.network.as_ref().map(Network::read))
+        .collect();
+    let states: Vec<Option<&Network>> = nets.iter().map(Option::as_ref).collect();
     let mut out = Vec::new();
-    check(&inv, &mut out);
+    check(&inv, &states, &mut out);
     out.iter()
         .map(|d| {
             let line = d.span.unwrap().line as usize;

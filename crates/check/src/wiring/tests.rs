@@ -39,7 +39,7 @@ fn the_intent_puts_vlans_mtu_and_aggregation_on_each_port() {
     assert_eq!(e[0].switch.as_ref().unwrap().value, "sw1");
     assert!(e[2].mac.is_none() && e[2].bond.is_none() && e[2].vlans.is_empty());
     let mut d = Vec::new();
-    check_host(&h, &mut d);
+    check_host(&h, h.network.as_ref().map(Network::read).as_ref(), &mut d);
     assert!(d.is_empty(), "{d:?}");
 }
 
@@ -48,7 +48,7 @@ fn a_native_vlan_carried_tagged_and_a_listed_mtu_too_small_are_found() {
     let text = LACP.replace("native: 1, mtu: 9000", "native: 120, mtu: 1500");
     let h = host(&text);
     let mut d = Vec::new();
-    check_host(&h, &mut d);
+    check_host(&h, h.network.as_ref().map(Network::read).as_ref(), &mut d);
     let codes: Vec<Code> = d.iter().map(|d| d.code).collect();
     assert_eq!(
         codes,
