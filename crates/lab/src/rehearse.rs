@@ -711,7 +711,7 @@ fn host_results(
     lab: &mut Lab,
     plan: &nodenet_plan::Plan,
     steps: &[StepResult],
-    left_out: &[String],
+    left_out: &[nodenet_plan::rollout::LeftToConfigureOvs],
 ) -> Result<Vec<HostResult>, LabError> {
     let mut changes: Vec<&HostChange> = plan
         .changes
@@ -732,9 +732,7 @@ fn host_results(
             .iter()
             .flat_map(|s| &s.policies)
             .any(|p| p.status == "not-applied" && p.selects.contains(&c.host));
-        let carried = !left_out
-            .iter()
-            .any(|l| l.starts_with(&format!("{}: ", c.host)));
+        let carried = !left_out.iter().any(|l| l.host == c.host);
         let outcome = if !in_lab {
             "not-in-lab"
         } else if let Some(bad) = enactments.iter().find(|e| e.outcome != "committed") {

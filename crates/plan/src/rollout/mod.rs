@@ -62,8 +62,29 @@ pub struct Rollout {
     pub machine_configs: BTreeMap<String, usize>,
     pub policies: Vec<PlannedPolicy>,
     /// Changes no day-2 engine may carry: interfaces configure-ovs.sh has
-    /// put under br-ex (`host: interface`).
-    pub left_to_configure_ovs: Vec<String>,
+    /// put under br-ex, by host.
+    pub left_to_configure_ovs: Vec<LeftToConfigureOvs>,
+}
+
+/// A host's interface that configure-ovs.sh has put under br-ex: a change
+/// to it is said, not carried. Written `host: interface` (its JSON form
+/// too).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LeftToConfigureOvs {
+    pub host: String,
+    pub iface: String,
+}
+
+impl std::fmt::Display for LeftToConfigureOvs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.host, self.iface)
+    }
+}
+
+impl Serialize for LeftToConfigureOvs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// What one policy file gathers: wave, risk class, role.
@@ -119,7 +140,7 @@ struct HostDeltas<'a> {
     host: &'a Host,
     /// Its role, when its change reaches a MachineConfig.
     machine_config: Option<String>,
-    left_to_configure_ovs: Vec<String>,
+    left_to_configure_ovs: Vec<LeftToConfigureOvs>,
     deltas: Vec<(PolicyKey, J)>,
 }
 
@@ -152,7 +173,10 @@ fn host_deltas<'a>(c: &'a HostChange, h: &'a Host, new: &Inventory, agent: bool)
             .map(|(i, _)| i)
             .filter(|i| match i {
                 Item::Iface { name, .. } if owned.contains(name) => {
-                    left_to_configure_ovs.push(format!("{}: {name}", c.host));
+                    left_to_configure_ovs.push(LeftToConfigureOvs {
+                        host: c.host.clone(),
+                        iface: name.clone(),
+                    });
                     false
                 }
                 Item::Route { route, .. }

@@ -167,9 +167,23 @@ impl Rollout {
         if !self.machine_configs.is_empty() {
             self.machine_config_steps(openshift, &mut s);
         }
-        if self.policies.is_empty() {
-            return s;
+        if !self.policies.is_empty() {
+            self.policy_steps_text(&mut s);
         }
+        // Said whether or not anything else rolls out: a plan whose only
+        // change is one of these still says it does not carry it.
+        for (iface, hosts) in self.left_by_interface() {
+            s.push_str(&format!(
+                "\nNot carried by any step: {}: {iface} (the interface configure-ovs.sh puts under br-ex).\n",
+                crate::first_and_more(&hosts, "host")
+            ));
+        }
+        s
+    }
+
+    /// kubernetes-nmstate's part of `ROLLOUT.md`: its steps in order, then
+    /// the earlier plans' policies deleted.
+    fn policy_steps_text(&self, s: &mut String) {
         s.push_str("\n## Through kubernetes-nmstate\n\nIn this order; start a step only once the one before is done. A Degraded policy stops the rollout there (kubernetes-nmstate has rolled its failed node back). Control-plane nodes change one at a time, each in a step of its own.\n");
         let mut n = 0;
         for step in self.policy_steps() {
@@ -194,12 +208,20 @@ impl Rollout {
         s.push_str(&format!(
             "\n{n}. Last, once every step above is done: the policies of earlier plans are spent (their changes are on the nodes, and deleting a policy reverts nothing: kubernetes-nmstate's rule). Delete them now, after this plan's `state: absent` entries have removed what they made, so that none of them makes it again on a node it is enacted on later. This plan's own policies (label {PLAN_LABEL}={id}) stay until the next plan deletes them.\n\n   ```sh\n   oc delete nncp -l '{PLAN_LABEL},{PLAN_LABEL}!={id}'\n   ```\n"
         ));
-        for what in &self.left_to_configure_ovs {
-            s.push_str(&format!(
-                "\nNot carried by any step: {what} (the interface configure-ovs.sh puts under br-ex).\n"
-            ));
+    }
+
+    /// [`Rollout::left_to_configure_ovs`] as it is said: per interface
+    /// (in the order first met), the hosts it is left on. A fleet-wide
+    /// change is one line, not one per host.
+    fn left_by_interface(&self) -> Vec<(&str, Vec<&str>)> {
+        let mut by_iface: Vec<(&str, Vec<&str>)> = Vec::new();
+        for left in &self.left_to_configure_ovs {
+            match by_iface.iter_mut().find(|(i, _)| *i == left.iface) {
+                Some((_, hosts)) => hosts.push(&left.host),
+                None => by_iface.push((&left.iface, vec![&left.host])),
+            }
         }
-        s
+        by_iface
     }
 
     /// The human form.
@@ -210,9 +232,10 @@ impl Rollout {
                 "  MachineConfigs of the {role} pool(s): {n} host file(s) change; with the node agent, every {role} node restarts nodenet-apply.service in turn (the pool's maxUnavailable), only those {n} change, a rolled-back node is degraded and stops the pool\n"
             ));
         }
-        for what in &self.left_to_configure_ovs {
+        for (iface, hosts) in self.left_by_interface() {
             s.push_str(&format!(
-                "  not carried: {what} is the interface configure-ovs.sh puts under br-ex; a day-2 change to it would undo br-ex (reaches the node with new day-1 keyfiles and a reboot, or with `cluster.brEx: derive`)\n"
+                "  not carried: {}: {iface} is the interface configure-ovs.sh puts under br-ex; a day-2 change to it would undo br-ex (reaches the node with new day-1 keyfiles and a reboot, or with `cluster.brEx: derive`)\n",
+                crate::first_and_more(&hosts, "host")
             ));
         }
         // Per-node policies of one file: the first, and how many more.

@@ -232,7 +232,16 @@ fn what_configure_ovs_owns_is_not_carried() {
     let p = plan(&old.inventory, &new.inventory).unwrap();
     let r = rollout(&p, &new.inventory);
     assert!(r.policies.is_empty(), "{:?}", r.policies);
-    assert_eq!(r.left_to_configure_ovs, ["node-0: bond0.110"]);
+    let left: Vec<String> = r
+        .left_to_configure_ovs
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(left, ["node-0: bond0.110"]);
+    assert_eq!(
+        serde_json::to_value(&r.left_to_configure_ovs).unwrap(),
+        serde_json::json!(["node-0: bond0.110"])
+    );
     assert!(r.render_text().contains("not carried: node-0: bond0.110"));
     // With br-ex derived by nodenet, the same change is a policy.
     let derive = |s: String| {
@@ -247,6 +256,57 @@ fn what_configure_ovs_owns_is_not_carried() {
     let r = rollout(&p, &new.inventory);
     assert!(r.left_to_configure_ovs.is_empty());
     assert_eq!(r.policies.len(), 1, "{:?}", r.policies);
+}
+
+/// The same interface left to configure-ovs.sh on many hosts is said once,
+/// with the first host and how many more (a fleet-wide change was one
+/// line per host: 10,000 lines), in the text and in ROLLOUT.md; and
+/// ROLLOUT.md says it when no policy carries anything (it said nothing).
+#[test]
+fn what_configure_ovs_owns_on_many_hosts_is_said_once() {
+    let fleet = |network: &str| {
+        let one = inventory("worker", network);
+        let (head, host) = one.split_at(one.find("- name: node-0").unwrap());
+        let hosts: String = (0..3)
+            .map(|i| {
+                host.replace("node-0", &format!("node-{i}"))
+                    .replace(":00:0", &format!(":0{i}:0"))
+                    .replace(".20,", &format!(".{},", 20 + i))
+                    .replace(".20}", &format!(".{}}}", 20 + i))
+            })
+            .collect();
+        load(format!("{head}{hosts}"))
+    };
+    let changed = BASE.replace(
+        "vlan: {base-iface: bond0, id: 110}\n",
+        "vlan: {base-iface: bond0, id: 110}\n  mtu: 1400\n",
+    );
+    let (old, new) = (fleet(BASE), fleet(&changed));
+    let p = plan(&old.inventory, &new.inventory).unwrap();
+    let r = rollout(&p, &new.inventory);
+    assert_eq!(
+        r.left_to_configure_ovs.len(),
+        3,
+        "{:?}",
+        r.left_to_configure_ovs
+    );
+    let text = r.render_text();
+    let said: Vec<&str> = text.lines().filter(|l| l.contains("not carried")).collect();
+    assert_eq!(said.len(), 1, "{text}");
+    assert!(
+        said[0].contains("not carried: node-0 and 2 more hosts: bond0.110 is"),
+        "{text}"
+    );
+    let steps = r.steps();
+    let said: Vec<&str> = steps
+        .lines()
+        .filter(|l| l.contains("Not carried"))
+        .collect();
+    assert_eq!(
+        said,
+        ["Not carried by any step: node-0 and 2 more hosts: bond0.110 (the interface configure-ovs.sh puts under br-ex)."],
+        "{steps}"
+    );
 }
 
 fn with_then(s: &str) -> String {
