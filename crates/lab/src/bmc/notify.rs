@@ -31,13 +31,19 @@ const MAX_REQUEST: usize = 1 << 20;
 pub fn listen(port: u16) -> Result<Receiver<PowerChange>, LabError> {
     let at = format!("127.0.0.1:{port}");
     let listener = TcpListener::bind(&at).map_err(io(at))?;
+    Ok(listen_on(listener))
+}
+
+/// [`listen`] on a socket already bound (a test's, on a port the kernel
+/// chose: a port found free and bound later can be taken meanwhile).
+fn listen_on(listener: TcpListener) -> Receiver<PowerChange> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             answer(stream, &tx);
         }
     });
-    Ok(rx)
+    rx
 }
 
 /// Reads one notification, passes its power state on and answers it (204,
@@ -110,8 +116,6 @@ fn power_change(body: &[u8]) -> Option<PowerChange> {
 mod tests {
     use super::*;
 
-    use super::super::free_tcp_port as free_port;
-
     /// What comes back for `request`, sent whole or a byte at a time.
     fn send(port: u16, request: &[u8], bytewise: bool) -> String {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -127,6 +131,13 @@ mod tests {
         reply
     }
 
+    /// A listener on a port the kernel chose, and that port.
+    fn bound() -> (u16, Receiver<PowerChange>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        (port, listen_on(listener))
+    }
+
     fn put(body: &str) -> Vec<u8> {
         format!(
             "PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: python-requests/2.31.0\r\nContent-type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -137,8 +148,7 @@ mod tests {
 
     #[test]
     fn notifications_arrive_in_order_whole_or_in_pieces_and_garbage_is_refused() {
-        let port = free_port();
-        let rx = listen(port).unwrap();
+        let (port, rx) = bound();
         // The fake driver's record, as it PUTs it (pending power included).
         let off = r#"{"uuid": "0b8c-1", "name": "worker-0", "power_state": "Off", "pending_power": null, "nics": [{"mac": "52:54:00:00:00:01"}], "external_notifier": true}"#;
         let on = r#"{"uuid": "0b8c-1", "name": "worker-0", "power_state": "On", "pending_power": {"power_state": "On", "apply_time": 1764400000}}"#;
@@ -190,8 +200,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let password = "notify-test";
         super::super::write_htpasswd(&sushy, password, &dir.join("htpasswd")).unwrap();
-        let port = free_port();
-        let rx = listen(port).unwrap();
+        let (port, rx) = bound();
         let id = "4e1f2c3a-0000-4000-8000-000000000001";
         let conf = dir.join("emulator.conf");
         let system = format!(
