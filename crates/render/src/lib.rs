@@ -467,32 +467,44 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
 /// or would refuse, for `check` to say before anything is rendered. Free
 /// for fleets whose states cannot come near the limits.
 pub fn fleet_findings(inv: &Inventory) -> Vec<Diagnostic> {
-    // Each host's state is at most its text's size (gzip only shrinks it,
-    // base64 adds a third), twice (br-ex's file and nodenet's), plus the
-    // host's other fields.
-    let bound: usize = inv
-        .hosts
-        .iter()
-        .filter(|h| h.scope() == Scope::FirstBoot)
-        .map(|h| h.network.as_ref().map_or(0, |n| 3 * n.span.len as usize) + 1024)
-        .sum();
-    if bound + 64 * 1024 <= openshift::OBJECT_LIMIT {
-        return Vec::new();
-    }
+    fleet_findings_and_openshift(inv).0
+}
+
+/// [`fleet_findings`], with the `openshift/` files made on the way (as
+/// [`openshift::openshift_files`] makes them for `inv`), when they were:
+/// `plan` writes them and need not make them again.
+pub fn fleet_findings_and_openshift(inv: &Inventory) -> (Vec<Diagnostic>, Option<Vec<OutFile>>) {
     let filtered;
-    let inv = if inv.hosts.iter().all(|h| h.scope() == Scope::FirstBoot) {
-        inv
-    } else {
+    let filtered_out = !inv.hosts.iter().all(|h| h.scope() == Scope::FirstBoot);
+    let inv = if filtered_out {
         filtered = whole_hosts(inv);
         &filtered
+    } else {
+        inv
     };
+    // The states' texts as render writes them: their size bounds what
+    // the objects carry. (A state's span in the input does not: a block
+    // mapping's span is its first character, and a state written in flow
+    // style takes more room in block style.)
     let texts = artifacts::intent_texts(inv);
-    let ((_, mut found), (_, more)) = rayon::join(
+    // A state is in install-config.yaml once, indented, and in two
+    // MachineConfig files (gzip only shrinks it, base64 adds a third),
+    // beside the host's other fields.
+    let bound: usize = texts
+        .iter()
+        .map(|t| t.as_ref().map_or(0, |t| 4 * t.len()) + 1024)
+        .sum();
+    if bound + 64 * 1024 <= openshift::OBJECT_LIMIT {
+        return (Vec::new(), None);
+    }
+    let ((_, mut found), (files, more)) = rayon::join(
         || artifacts::install_config_within_limit(inv, &texts),
         || openshift::openshift_files(inv, &shaped::HostShapes::of(inv, &texts)),
     );
     found.extend(more);
-    found
+    // Made for the whole hosts only: the files of `inv` itself when that
+    // is every host.
+    (found, (!filtered_out).then_some(files))
 }
 
 /// The inventory with its whole hosts only (changes given beside them

@@ -126,12 +126,7 @@ pub fn run(args: Args) -> Outcome {
     // What render would do to stay within etcd's limits (or refuse),
     // said before anything is rendered.
     for inv in &clusters {
-        report
-            .diagnostics
-            .extend(nodenet_render::fleet_findings(inv));
-        report
-            .diagnostics
-            .extend(nodenet_render::ztp::conversion_findings(inv));
+        report.diagnostics.extend(render_findings(inv).0);
     }
     let checked = what_was_checked(&clusters);
     drop(clusters);
@@ -173,6 +168,21 @@ pub fn run(args: Args) -> Outcome {
     let failed = report.has_errors();
     super::drop_at_exit((loaded, report));
     Ok(Exit::problems_if(failed))
+}
+
+/// What render would decide or refuse for `inv` (etcd's limits, the
+/// conversions of ZTP's inputs), for `check` and `plan` to say before
+/// anything is rendered; with the `openshift/` files made on the way,
+/// when they were.
+pub(super) fn render_findings(
+    inv: &nodenet_model::Inventory,
+) -> (
+    Vec<nodenet_model::Diagnostic>,
+    Option<Vec<nodenet_render::OutFile>>,
+) {
+    let (mut found, openshift) = nodenet_render::fleet_findings_and_openshift(inv);
+    found.extend(nodenet_render::ztp::conversion_findings(inv));
+    (found, openshift)
 }
 
 /// "5 host(s)", or "5 host(s) and 2 change(s)" when partial states (NNCPs,

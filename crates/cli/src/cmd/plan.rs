@@ -61,9 +61,14 @@ pub fn run(args: Args) -> Outcome {
     if old.clusters().len() > 1 || new.clusters().len() > 1 {
         return plan_sites(&args, old, new, phases);
     }
-    let report = nodenet_check::check(&new.inventory, new.diagnostics);
+    // As `check` of NEW says it: render's findings included (a state past
+    // etcd's limits is refused here as there).
+    let mut report = nodenet_check::check(&new.inventory, new.diagnostics);
+    let (found, openshift) = super::check::render_findings(&new.inventory);
+    report.diagnostics.extend(found);
     phases.mark("check");
     if report.has_errors() {
+        nodenet_model::diag::sort(&mut report.diagnostics);
         return Err(not_clean(&args, new.sources, report.diagnostics));
     }
     let plan = nodenet_plan::plan(&old.inventory, &new.inventory).map_err(CliError::usage)?;
@@ -72,7 +77,7 @@ pub fn run(args: Args) -> Outcome {
     phases.mark("rollout");
     let drift = running(&args, &old.inventory)?;
     if args.output.is_some() {
-        let mut files = rollout.files(&new.inventory);
+        let mut files = rollout.files_with(&new.inventory, openshift);
         files.extend(nodenet_plan::added_hosts_files(
             &plan,
             &old.inventory,
@@ -230,7 +235,12 @@ fn plan_sites(
     use nodenet_render::ztp::site_name;
     let loading = std::mem::take(&mut new.diagnostics);
     let new_clusters = new.clusters();
-    let report = nodenet_check::check_clusters(&new_clusters, loading);
+    let mut report = nodenet_check::check_clusters(&new_clusters, loading);
+    for inv in &new_clusters {
+        report
+            .diagnostics
+            .extend(super::check::render_findings(inv).0);
+    }
     phases.mark("check");
     if report.has_errors() {
         return Err(not_clean(args, new.sources.clone(), report.diagnostics));

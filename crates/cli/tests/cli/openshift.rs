@@ -311,6 +311,76 @@ fn the_restart_policy_comes_only_with_its_unit() {
     assert!(!out.join("openshift").exists());
 }
 
+/// Three masters whose states are large (2,000 VLANs each, written in
+/// flow style): install-config.yaml would be past etcd's 1 MiB with the
+/// control plane alone. `render` refuses it, and so do `check` and `plan`
+/// of a change to it, before anything is written. (`check` said the
+/// fleet was clean: it sized the states by where the input wrote them,
+/// and a block mapping's place is its first character.)
+#[test]
+fn masters_past_etcds_limit_are_refused_by_check_render_and_plan_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inventory = |mtu: u32| {
+        let mut text = String::from(
+            "nodenet: v1\ncluster: {name: big, baseDomain: example.com, machineNetworks: [10.0.0.0/24], apiVIPs: [10.0.0.5], ingressVIPs: [10.0.0.6], provisioning: {network: Disabled}}\nhosts:\n",
+        );
+        for m in 0..3 {
+            text.push_str(&format!(
+                "- name: master-{m}\n  role: master\n  nics: {{eno1: '52:54:00:00:0{m}:01'}}\n  network:\n    interfaces:\n    - {{name: eno1, type: ethernet, state: up, mtu: {mtu}, ipv4: {{enabled: true, address: [{{ip: 10.0.0.{}, prefix-length: 24}}]}}}}\n",
+                10 + m
+            ));
+            for v in 2..2002 {
+                text.push_str(&format!(
+                    "    - {{name: eno1.{v}, type: vlan, state: up, vlan: {{base-iface: eno1, id: {v}}}, ipv4: {{enabled: true, address: [{{ip: 172.{}.{}.{}, prefix-length: 24}}]}}}}\n",
+                    16 + v / 250,
+                    v % 250,
+                    10 + m
+                ));
+            }
+            text.push_str("    routes:\n      config: [{destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: eno1}]\n");
+        }
+        text
+    };
+    let old = write(tmp.path(), "old.yaml", inventory(1500));
+    let new = write(tmp.path(), "new.yaml", inventory(9000));
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let o = run(nodenet().args(["check", "--format", "json"]).arg(&new));
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    let errors: Vec<String> = json(&o)["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| format!("{} {}", d["code"], d["message"]))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("\"object-too-large\" \"install-config.yaml would be")
+            && errors[0].contains("with the control-plane hosts alone"),
+        "{errors:?}"
+    );
+    // The same finding stops render and plan, and nothing is written.
+    let out = tmp.path().join("out");
+    let o = run(nodenet().arg("render").arg(&new).arg("-o").arg(&out));
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    assert!(said(&o).contains("object-too-large"), "{}", said(&o));
+    assert!(!out.exists());
+    let o = run(nodenet()
+        .arg("plan")
+        .arg(&old)
+        .arg(&new)
+        .arg("-o")
+        .arg(&out));
+    assert!(!o.status.success(), "{}", said(&o));
+    assert!(
+        said(&o).contains("object-too-large")
+            && said(&o).contains("does not check clean: nothing planned"),
+        "{}",
+        said(&o)
+    );
+    assert!(!out.exists());
+}
+
 /// 3,000 workers and 3 masters, each with a bond, a VLAN and a static
 /// address, br-ex derived and the node agent on: every object render
 /// writes stays under 1 MiB, and so does every pool's MachineConfigs

@@ -31,6 +31,13 @@ impl Rollout {
     /// risk and role), the MachineConfigs that change and the
     /// MachineConfiguration that keeps them from rebooting the pool.
     pub fn files(&self, new: &Inventory) -> Vec<OutFile> {
+        self.files_with(new, None)
+    }
+
+    /// [`Rollout::files`], with `openshift/` as
+    /// `nodenet_render::openshift::openshift_files` made it for `new`
+    /// already (`check`'s findings make it), when it was.
+    pub fn files_with(&self, new: &Inventory, made: Option<Vec<OutFile>>) -> Vec<OutFile> {
         let mut by_file: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         let labels = BTreeMap::from([(PLAN_LABEL.to_string(), self.id())]);
         for p in &self.policies {
@@ -51,10 +58,13 @@ impl Rollout {
         if !self.machine_configs.is_empty() {
             // The pools of the changed roles (custom pools of a split
             // role included) with their MachineConfigs and what they need.
-            let (files, _) = nodenet_render::openshift::openshift_files(
-                new,
-                &nodenet_render::shaped::HostShapes::of_inventory(new),
-            );
+            let files = made.unwrap_or_else(|| {
+                nodenet_render::openshift::openshift_files(
+                    new,
+                    &nodenet_render::shaped::HostShapes::of_inventory(new),
+                )
+                .0
+            });
             openshift.extend(files.into_iter().filter(|f| {
                 let pool_file = f.path.starts_with("openshift/10-nodenet-br-ex-")
                     || f.path.starts_with("openshift/10-nodenet-nmstate-")
