@@ -68,7 +68,6 @@ pub fn run(args: Args) -> Outcome {
     report.diagnostics.extend(found);
     phases.mark("check");
     if report.has_errors() {
-        nodenet_model::diag::sort(&mut report.diagnostics);
         return Err(not_clean(&args, new.sources, report.diagnostics));
     }
     let plan = nodenet_plan::plan(&old.inventory, &new.inventory).map_err(CliError::usage)?;
@@ -190,8 +189,10 @@ fn running(
 fn not_clean(
     args: &Args,
     sources: nodenet_model::SourceMap,
-    diags: Vec<nodenet_model::Diagnostic>,
+    mut diags: Vec<nodenet_model::Diagnostic>,
 ) -> CliError {
+    // In order, as `check` says them (render's findings come last).
+    nodenet_model::diag::sort(&mut diags);
     CliError::usage(format!(
         "{} does not check clean: nothing planned",
         args.new.display()
