@@ -61,17 +61,25 @@ pub fn run(args: Args) -> Outcome {
     if old.clusters().len() > 1 || new.clusters().len() > 1 {
         return plan_sites(&args, old, new, phases);
     }
-    // As `check` of NEW says it: render's findings included (a state past
-    // etcd's limits is refused here as there).
-    let mut report = nodenet_check::check(&new.inventory, new.diagnostics);
-    let (found, openshift) = super::check::render_findings(&new.inventory);
+    // NEW checked as `check` says it, render's findings included (a state
+    // past etcd's limits is refused here as there), and the versions
+    // compared, side by side: each on every core, filling the others'
+    // serial stretches. The comparison counts only for a NEW that checks
+    // clean.
+    let loading = new.diagnostics;
+    let (mut report, (found, openshift), plan) = std::thread::scope(|s| {
+        let report = s.spawn(|| nodenet_check::check(&new.inventory, loading));
+        let found = s.spawn(|| super::check::render_findings(&new.inventory));
+        let plan = nodenet_plan::plan(&old.inventory, &new.inventory);
+        let report = report.join().expect("checking does not panic");
+        (report, found.join().expect("checking does not panic"), plan)
+    });
     report.diagnostics.extend(found);
-    phases.mark("check");
+    phases.mark("check and compare");
     if report.has_errors() {
         return Err(not_clean(&args, new.sources, report.diagnostics));
     }
-    let plan = nodenet_plan::plan(&old.inventory, &new.inventory).map_err(CliError::usage)?;
-    phases.mark("compare");
+    let plan = plan.map_err(CliError::usage)?;
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
     phases.mark("rollout");
     let drift = running(&args, &old.inventory)?;
