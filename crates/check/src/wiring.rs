@@ -98,9 +98,6 @@ impl Expected {
 /// partial state (an NNCP, a MachineConfig file) describes no NICs:
 /// nothing.
 pub fn expected(host: &Host) -> Vec<Expected> {
-    if host.scope() == Scope::Partial {
-        return Vec::new();
-    }
     let net = host.network.as_ref().map(Network::read).unwrap_or_default();
     expected_from(host, &net)
 }

@@ -465,15 +465,11 @@ fn network_data_files(h: &Host, name: &str) -> Result<Vec<OutFile>, Vec<Diagnost
 /// What `render` would decide to keep its objects within etcd's limits
 /// (workers split into custom pools, hosts left out of install-config.yaml)
 /// or would refuse, for `check` to say before anything is rendered. Free
-/// for fleets whose states cannot come near the limits.
-pub fn fleet_findings(inv: &Inventory) -> Vec<Diagnostic> {
-    fleet_findings_and_openshift(inv).0
-}
-
-/// [`fleet_findings`], with the `openshift/` files made on the way (as
-/// [`openshift::openshift_files`] makes them for `inv`), when they were:
-/// `plan` writes them and need not make them again.
-pub fn fleet_findings_and_openshift(inv: &Inventory) -> (Vec<Diagnostic>, Option<Vec<OutFile>>) {
+/// for fleets whose states cannot come near the limits. With the
+/// `openshift/` files made on the way (as [`openshift::openshift_files`]
+/// makes them for `inv`), when they were: `plan` writes them and need
+/// not make them again.
+pub fn fleet_findings(inv: &Inventory) -> (Vec<Diagnostic>, Option<Vec<OutFile>>) {
     let filtered;
     let filtered_out = !inv.hosts.iter().all(|h| h.scope() == Scope::FirstBoot);
     let inv = if filtered_out {

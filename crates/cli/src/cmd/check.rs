@@ -180,7 +180,7 @@ pub(super) fn render_findings(
     Vec<nodenet_model::Diagnostic>,
     Option<Vec<nodenet_render::OutFile>>,
 ) {
-    let (mut found, openshift) = nodenet_render::fleet_findings_and_openshift(inv);
+    let (mut found, openshift) = nodenet_render::fleet_findings(inv);
     found.extend(nodenet_render::ztp::conversion_findings(inv));
     (found, openshift)
 }
