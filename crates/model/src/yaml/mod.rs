@@ -10,6 +10,7 @@ use std::fmt;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
+mod block;
 mod split;
 
 /// Index of a file in a [`crate::SourceMap`].
@@ -416,34 +417,46 @@ pub(crate) struct Cut {
 
 /// [`parse_all`] of `text`, itself the part of a file that starts at `base`.
 pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Result<Vec<Node>, YamlError> {
-    let mut builder = Builder {
-        file,
-        text,
-        base,
-        stack: Vec::new(),
-        seq_scratch: Vec::new(),
-        map_scratch: Vec::new(),
-        anchors: Vec::new(),
-        alias_budget: MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * text.len()),
-        roots: Vec::new(),
-        line_starts: None,
-        ascii: text.is_ascii(),
-        error: None,
-        too_deep: 0,
-    };
+    // Plain block YAML (nearly all of it) is read fast; anything else, or
+    // anything that reader is unsure of, by yaml-rust2 from the start.
+    let mut builder = Builder::new(text, file, base);
+    if block::read(text, &mut builder).is_ok() {
+        return builder.finish();
+    }
+    parse_by_yaml_rust2(text, file, base)
+}
+
+/// The documents of a text, or its first error.
+pub type Parsed = Result<Vec<Node>, YamlError>;
+
+/// For the `yaml_block` fuzz target: what the fast reader of plain block
+/// YAML gives for `text`, when it takes it, beside what yaml-rust2 gives.
+#[doc(hidden)]
+pub fn both_readers(text: &str) -> Option<(Parsed, Parsed)> {
+    let mut builder = Builder::new(text, 0, Base::default());
+    block::read(text, &mut builder).ok()?;
+    Some((
+        builder.finish(),
+        parse_by_yaml_rust2(text, 0, Base::default()),
+    ))
+}
+
+/// [`parse_at`] by yaml-rust2 alone.
+pub(crate) fn parse_by_yaml_rust2(
+    text: &str,
+    file: FileId,
+    base: Base,
+) -> Result<Vec<Node>, YamlError> {
+    let mut builder = Builder::new(text, file, base);
     let mut parser = Parser::new_from_str(text);
     if let Err(e) = parser.load(&mut builder, true) {
-        let span = builder.span(e.marker(), 1);
+        let span = builder.span(Mark::from(e.marker()), 1);
         return Err(YamlError {
             message: e.info().to_string(),
             span,
         });
     }
-    if let Some(err) = builder.error {
-        return Err(err);
-    }
-    builder.roots.retain(|n| !n.is_null());
-    Ok(builder.roots)
+    builder.finish()
 }
 
 fn empty_document(file: FileId) -> Node {
@@ -459,13 +472,13 @@ fn empty_document(file: FileId) -> Node {
     )
 }
 
-fn span_at(file: FileId, m: &Marker, len: usize) -> Span {
+fn span_at(file: FileId, m: Mark, len: usize) -> Span {
     Span {
         file,
-        line: m.line() as u32,
+        line: m.line as u32,
         // yaml-rust2 columns are 0-based.
-        column: m.col() as u32 + 1,
-        offset: m.index() as u32,
+        column: m.col as u32 + 1,
+        offset: m.index as u32,
         len: len.max(1) as u32,
     }
 }
@@ -506,9 +519,37 @@ struct Builder<'a> {
     too_deep: usize,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    fn new(text: &'a str, file: FileId, base: Base) -> Builder<'a> {
+        Builder {
+            file,
+            text,
+            base,
+            stack: Vec::new(),
+            seq_scratch: Vec::new(),
+            map_scratch: Vec::new(),
+            anchors: Vec::new(),
+            alias_budget: MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * text.len()),
+            roots: Vec::new(),
+            line_starts: None,
+            ascii: text.is_ascii(),
+            error: None,
+            too_deep: 0,
+        }
+    }
+
+    /// The documents read, or the first error found in them.
+    fn finish(self) -> Result<Vec<Node>, YamlError> {
+        if let Some(err) = self.error {
+            return Err(err);
+        }
+        let mut roots = self.roots;
+        roots.retain(|n| !n.is_null());
+        Ok(roots)
+    }
+
     /// The span of what starts at marker `m`, in the whole file.
-    fn span(&mut self, m: &Marker, len: usize) -> Span {
+    fn span(&mut self, m: Mark, len: usize) -> Span {
         let mut span = self.fix_offset(span_at(self.file, m, len));
         if span.offset >= self.base.cut.at {
             span.offset += self.base.cut.by;
@@ -623,84 +664,128 @@ fn scalar_value(text: String, style: TScalarStyle, tag: &Option<Tag>) -> Value {
     }
 }
 
+/// Where an event starts, as yaml-rust2 counts it: characters from the
+/// start of the text, 1-based line, 0-based column. (The fast reader of
+/// plain block YAML, `block.rs`, counts the same way.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mark {
+    pub index: usize,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl From<&Marker> for Mark {
+    fn from(m: &Marker) -> Mark {
+        Mark {
+            index: m.index(),
+            line: m.line(),
+            col: m.col(),
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// A scalar event.
+    fn scalar(
+        &mut self,
+        text: String,
+        style: TScalarStyle,
+        anchor: usize,
+        tag: &Option<Tag>,
+        mark: Mark,
+    ) {
+        let quoted = matches!(
+            style,
+            TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
+        );
+        let len = text.chars().count() + if quoted { 2 } else { 0 };
+        let span = self.span(mark, len);
+        let node = Node::new(scalar_value(text, style, tag), span);
+        self.push_node(node, anchor);
+    }
+
+    /// A sequence (`seq`) or mapping starts.
+    fn open(&mut self, seq: bool, anchor: usize, mark: Mark) {
+        if self.stack.len() >= MAX_DEPTH {
+            if self.error.is_none() {
+                self.error = Some(YamlError {
+                    message: format!("nesting deeper than {MAX_DEPTH} levels"),
+                    span: self.span(mark, 1),
+                });
+            }
+            self.too_deep += 1;
+            return;
+        }
+        let span = self.span(mark, 1);
+        let frame = if seq {
+            Frame::Seq(span, anchor, self.seq_scratch.len())
+        } else {
+            Frame::Map(span, anchor, self.map_scratch.len(), None, Vec::new())
+        };
+        self.stack.push(frame);
+    }
+
+    /// The innermost open sequence or mapping ends.
+    fn close(&mut self) {
+        if self.too_deep > 0 {
+            self.too_deep -= 1;
+            return;
+        }
+        if let Some(frame) = self.stack.pop() {
+            let (node, anchor) = match frame {
+                Frame::Seq(span, anchor, start) => {
+                    let items = self.seq_scratch.drain(start..).collect();
+                    (Node::new(Value::Seq(items), span), anchor)
+                }
+                Frame::Map(span, anchor, start, _, _) => {
+                    let entries = self.map_scratch.drain(start..).collect();
+                    (Node::new(Value::Map(entries), span), anchor)
+                }
+            };
+            self.push_node(node, anchor);
+        }
+    }
+
+    fn alias(&mut self, id: usize, mark: Mark) {
+        let span = self.span(mark, 1);
+        let found = self.anchors.iter().rev().find(|(a, _, _)| *a == id);
+        let size = found.map(|(_, _, size)| *size).unwrap_or(1);
+        if size > self.alias_budget {
+            if self.error.is_none() {
+                self.error = Some(YamlError {
+                    message: format!(
+                        "aliases expand to more than {} nodes (nested aliases multiply: a \"billion laughs\")",
+                        MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * self.text.len())
+                    ),
+                    span,
+                });
+            }
+            self.push_node(Node::new(Value::Null, span), 0);
+            return;
+        }
+        self.alias_budget -= size;
+        let node = found
+            .map(|(_, n, _)| n.clone())
+            .unwrap_or(Node::new(Value::Null, span));
+        self.push_node(node, 0);
+    }
+}
+
 impl MarkedEventReceiver for Builder<'_> {
-    fn on_event(&mut self, ev: Event, mark: Marker) {
+    fn on_event(&mut self, ev: Event, marker: Marker) {
+        let mark = Mark::from(&marker);
         match ev {
             Event::DocumentStart => self.anchors.clear(),
-            Event::Scalar(text, style, anchor, tag) => {
-                let quoted = matches!(
-                    style,
-                    TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
-                );
-                let len = text.chars().count() + if quoted { 2 } else { 0 };
-                let span = self.span(&mark, len);
-                let node = Node::new(scalar_value(text, style, &tag), span);
-                self.push_node(node, anchor);
-            }
-            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
-                if self.error.is_none() {
-                    self.error = Some(YamlError {
-                        message: format!("nesting deeper than {MAX_DEPTH} levels"),
-                        span: self.span(&mark, 1),
-                    });
-                }
-                self.too_deep += 1;
-            }
-            Event::SequenceEnd | Event::MappingEnd if self.too_deep > 0 => self.too_deep -= 1,
-            _ if self.too_deep > 0 => {}
-            Event::SequenceStart(anchor, _) => {
-                let span = self.span(&mark, 1);
-                self.stack
-                    .push(Frame::Seq(span, anchor, self.seq_scratch.len()));
-            }
-            Event::MappingStart(anchor, _) => {
-                let span = self.span(&mark, 1);
-                self.stack.push(Frame::Map(
-                    span,
-                    anchor,
-                    self.map_scratch.len(),
-                    None,
-                    Vec::new(),
-                ));
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                if let Some(frame) = self.stack.pop() {
-                    let (node, anchor) = match frame {
-                        Frame::Seq(span, anchor, start) => {
-                            let items = self.seq_scratch.drain(start..).collect();
-                            (Node::new(Value::Seq(items), span), anchor)
-                        }
-                        Frame::Map(span, anchor, start, _, _) => {
-                            let entries = self.map_scratch.drain(start..).collect();
-                            (Node::new(Value::Map(entries), span), anchor)
-                        }
-                    };
-                    self.push_node(node, anchor);
-                }
-            }
-            Event::Alias(id) => {
-                let span = self.span(&mark, 1);
-                let found = self.anchors.iter().rev().find(|(a, _, _)| *a == id);
-                let size = found.map(|(_, _, size)| *size).unwrap_or(1);
-                if size > self.alias_budget {
-                    if self.error.is_none() {
-                        self.error = Some(YamlError {
-                            message: format!(
-                                "aliases expand to more than {} nodes (nested aliases multiply: a \"billion laughs\")",
-                                MIN_ALIAS_NODES.max(ALIAS_NODES_PER_BYTE * self.text.len())
-                            ),
-                            span,
-                        });
-                    }
-                    self.push_node(Node::new(Value::Null, span), 0);
-                    return;
-                }
-                self.alias_budget -= size;
-                let node = found
-                    .map(|(_, n, _)| n.clone())
-                    .unwrap_or(Node::new(Value::Null, span));
-                self.push_node(node, 0);
-            }
+            _ if self.too_deep > 0 => match ev {
+                Event::SequenceStart(..) | Event::MappingStart(..) => self.too_deep += 1,
+                Event::SequenceEnd | Event::MappingEnd => self.too_deep -= 1,
+                _ => {}
+            },
+            Event::Scalar(text, style, anchor, tag) => self.scalar(text, style, anchor, &tag, mark),
+            Event::SequenceStart(anchor, _) => self.open(true, anchor, mark),
+            Event::MappingStart(anchor, _) => self.open(false, anchor, mark),
+            Event::SequenceEnd | Event::MappingEnd => self.close(),
+            Event::Alias(id) => self.alias(id, mark),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
         }
     }
