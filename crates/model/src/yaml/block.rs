@@ -76,9 +76,7 @@ pub(super) fn read(text: &str, builder: &mut Builder) -> Result<(), NotPlain> {
     if reader.pending.is_some() {
         return Err(NotPlain);
     }
-    while reader.stack.pop().is_some() {
-        reader.builder.close();
-    }
+    reader.end_document();
     Ok(())
 }
 
@@ -124,9 +122,11 @@ impl Reader<'_, '_> {
     }
 
     fn line(&mut self, line: Line) -> Result<(), NotPlain> {
-        if line.indent == 0 && (line.content.starts_with("---") || line.content.starts_with("..."))
-        {
+        if line.indent == 0 && line.content.starts_with("---") {
             return self.next_document(line);
+        }
+        if line.indent == 0 && line.content.starts_with("...") {
+            return Err(NotPlain);
         }
         let item = is_item(line.content);
         if !self.started {
@@ -164,22 +164,26 @@ impl Reader<'_, '_> {
         }
     }
 
-    /// `---` alone: the document so far ends, another begins. (`...`,
-    /// and `---` with content after it, are left to yaml-rust2.)
+    /// `---` alone: the document so far ends, another begins. (`---`
+    /// with content after it is left to yaml-rust2.)
     fn next_document(&mut self, line: Line) -> Result<(), NotPlain> {
         let rest = &line.content[3..];
         let alone = rest.trim_start_matches(' ');
-        if !line.content.starts_with("---")
-            || self.pending.is_some()
+        if self.pending.is_some()
             || !(alone.is_empty() || (alone.len() < rest.len() && alone.starts_with('#')))
         {
             return Err(NotPlain);
         }
+        self.end_document();
+        self.started = false;
+        Ok(())
+    }
+
+    /// Closes every collection still open.
+    fn end_document(&mut self) {
         while self.stack.pop().is_some() {
             self.builder.close();
         }
-        self.started = false;
-        Ok(())
     }
 
     /// The line after `key:` (at `key_col`): a collection deeper, or an
@@ -232,9 +236,9 @@ impl Reader<'_, '_> {
             };
             return self.entry(item_line, col, true);
         }
-        let (text, style, at) = scalar(rest)?;
+        let (text, style) = scalar(rest)?;
         self.builder
-            .scalar(text, style, 0, &None, Self::mark(&line, col + at));
+            .scalar(text, style, 0, &None, Self::mark(&line, col));
         Ok(())
     }
 
@@ -270,9 +274,9 @@ impl Reader<'_, '_> {
             return Ok(());
         }
         let at = end + 1 + (after.len() - value.len());
-        let (text, style, offset) = scalar(value)?;
+        let (text, style) = scalar(value)?;
         self.builder
-            .scalar(text, style, 0, &None, Self::mark(&line, col + at + offset));
+            .scalar(text, style, 0, &None, Self::mark(&line, col + at));
         Ok(())
     }
 }
@@ -316,8 +320,8 @@ fn plain_key(key: &str) -> bool {
 }
 
 /// A one-line scalar at the start of `s` with nothing but a comment
-/// after it: its text, style, and where it starts in `s`.
-fn scalar(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
+/// after it: its text and style (its mark is where `s` starts).
+fn scalar(s: &str) -> Result<(String, TScalarStyle), NotPlain> {
     let bytes = s.as_bytes();
     let (text, style, len) = match bytes[0] {
         b'"' => {
@@ -352,7 +356,7 @@ fn scalar(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
             if text.contains(": ") || text.ends_with(':') {
                 return Err(NotPlain);
             }
-            return Ok((text.to_string(), TScalarStyle::Plain, 0));
+            return Ok((text.to_string(), TScalarStyle::Plain));
         }
     };
     // After a quoted scalar: spaces, then a comment or nothing.
@@ -361,7 +365,7 @@ fn scalar(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
     if !(rest.is_empty() || (spaced && rest.starts_with('#'))) {
         return Err(NotPlain);
     }
-    Ok((text, style, 0))
+    Ok((text, style))
 }
 
 /// Characters a plain scalar may begin with here (YAML's indicators,

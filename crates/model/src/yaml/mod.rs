@@ -416,7 +416,7 @@ pub(crate) struct Cut {
 }
 
 /// [`parse_all`] of `text`, itself the part of a file that starts at `base`.
-pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Result<Vec<Node>, YamlError> {
+pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Parsed {
     // Plain block YAML (nearly all of it) is read fast; anything else, or
     // anything that reader is unsure of, by yaml-rust2 from the start.
     let mut builder = Builder::new(text, file, base);
@@ -442,11 +442,7 @@ pub fn both_readers(text: &str) -> Option<(Parsed, Parsed)> {
 }
 
 /// [`parse_at`] by yaml-rust2 alone.
-pub(crate) fn parse_by_yaml_rust2(
-    text: &str,
-    file: FileId,
-    base: Base,
-) -> Result<Vec<Node>, YamlError> {
+pub(crate) fn parse_by_yaml_rust2(text: &str, file: FileId, base: Base) -> Parsed {
     let mut builder = Builder::new(text, file, base);
     let mut parser = Parser::new_from_str(text);
     if let Err(e) = parser.load(&mut builder, true) {
@@ -539,7 +535,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The documents read, or the first error found in them.
-    fn finish(self) -> Result<Vec<Node>, YamlError> {
+    fn finish(self) -> Parsed {
         if let Some(err) = self.error {
             return Err(err);
         }
