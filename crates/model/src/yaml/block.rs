@@ -1,7 +1,8 @@
 //! Plain block YAML, read fast.
 //!
 //! Nearly every byte nodenet reads is YAML of one plain kind: block
-//! mappings and sequences, one-line scalars, comments. A 10,000-host
+//! mappings and sequences, one-line scalars and lists of them
+//! (`server: [10.0.0.2]`), comments. A 10,000-host
 //! install-config is 15 MB of it, and yaml-rust2 (a general scanner and
 //! parser, character by character through a queue of tokens) took a
 //! sixth of a render's CPU reading it.
@@ -10,7 +11,7 @@
 //! [`Builder`] the events yaml-rust2 would hand it, at the same marks
 //! (yaml-rust2's own: a mapping starts at its first key's `:`, an
 //! indentless sequence at its first item's content). At anything else
-//! (flow collections, block scalars, anchors, tags, a scalar over two
+//! (other flow collections, block scalars, anchors, tags, a scalar over two
 //! lines, an empty value, escapes, a tab, non-ASCII text, a line yaml-rust2
 //! would refuse) it stops, and the caller parses the text with
 //! yaml-rust2 from the start: the tree, or the error, is always
@@ -236,10 +237,7 @@ impl Reader<'_, '_> {
             };
             return self.entry(item_line, col, true);
         }
-        let (text, style) = scalar(rest)?;
-        self.builder
-            .scalar(text, style, 0, &None, Self::mark(&line, col));
-        Ok(())
+        self.value(rest, &line, col)
     }
 
     /// `key: value` or `key:` at column `col`, opening the mapping first
@@ -274,10 +272,62 @@ impl Reader<'_, '_> {
             return Ok(());
         }
         let at = end + 1 + (after.len() - value.len());
-        let (text, style) = scalar(value)?;
-        self.builder
-            .scalar(text, style, 0, &None, Self::mark(&line, col + at));
-        Ok(())
+        self.value(value, &line, col + at)
+    }
+
+    /// The value `s`, at column `col` of `line`, with nothing but a
+    /// comment after it: a scalar, a flow sequence of scalars, or `{}`.
+    fn value(&mut self, s: &str, line: &Line, col: usize) -> Result<(), NotPlain> {
+        match s.as_bytes()[0] {
+            b'[' => self.flow_seq(s, line, col),
+            b'{' => {
+                // An empty mapping (`config: {}`); any other is yaml-rust2's.
+                let inner = s[1..].trim_start_matches(' ');
+                let rest = inner.strip_prefix('}').ok_or(NotPlain)?;
+                only_comment_after(rest)?;
+                if self.stack.len() + 1 >= MAX_DEPTH {
+                    return Err(NotPlain);
+                }
+                self.builder.open(false, 0, Self::mark(line, col));
+                self.builder.close();
+                Ok(())
+            }
+            _ => {
+                let (text, style) = scalar(s)?;
+                self.builder
+                    .scalar(text, style, 0, &None, Self::mark(line, col));
+                Ok(())
+            }
+        }
+    }
+
+    /// `[a, "b", 'c']` on one line (a trailing comma allowed, as YAML
+    /// allows it), at column `col`; yaml-rust2 marks it at its `[`.
+    fn flow_seq(&mut self, s: &str, line: &Line, col: usize) -> Result<(), NotPlain> {
+        if self.stack.len() + 1 >= MAX_DEPTH {
+            return Err(NotPlain);
+        }
+        self.builder.open(true, 0, Self::mark(line, col));
+        let spaces = |from: usize| s[from..].len() - s[from..].trim_start_matches(' ').len();
+        let mut i = 1;
+        loop {
+            i += spaces(i);
+            if s.as_bytes().get(i) == Some(&b']') {
+                break;
+            }
+            let (text, style, len) = flow_item(&s[i..])?;
+            self.builder
+                .scalar(text, style, 0, &None, Self::mark(line, col + i));
+            i += len;
+            i += spaces(i);
+            match s.as_bytes().get(i) {
+                Some(b',') => i += 1,
+                Some(b']') => break,
+                _ => return Err(NotPlain),
+            }
+        }
+        self.builder.close();
+        only_comment_after(&s[i + 1..])
     }
 }
 
@@ -322,50 +372,78 @@ fn plain_key(key: &str) -> bool {
 /// A one-line scalar at the start of `s` with nothing but a comment
 /// after it: its text and style (its mark is where `s` starts).
 fn scalar(s: &str) -> Result<(String, TScalarStyle), NotPlain> {
-    let bytes = s.as_bytes();
-    let (text, style, len) = match bytes[0] {
-        b'"' => {
-            let end = s[1..].find('"').ok_or(NotPlain)? + 1;
-            if s[1..end].contains('\\') {
-                return Err(NotPlain);
-            }
-            (s[1..end].to_string(), TScalarStyle::DoubleQuoted, end + 1)
-        }
-        b'\'' => {
-            let mut text = String::new();
-            let mut i = 1;
-            loop {
-                let next = s[i..].find('\'').ok_or(NotPlain)? + i;
-                text.push_str(&s[i..next]);
-                if bytes.get(next + 1) == Some(&b'\'') {
-                    text.push('\'');
-                    i = next + 2;
-                } else {
-                    break (text, TScalarStyle::SingleQuoted, next + 1);
-                }
-            }
-        }
-        _ => {
-            if !plain_start(bytes[0]) {
-                return Err(NotPlain);
-            }
-            let end = s.find(" #").unwrap_or(s.len());
-            let text = s[..end].trim_end_matches(' ');
-            // `: ` inside (or at the end) is a mapping yaml-rust2 refuses
-            // here; a plain scalar cannot hold it.
-            if text.contains(": ") || text.ends_with(':') {
-                return Err(NotPlain);
-            }
-            return Ok((text.to_string(), TScalarStyle::Plain));
-        }
-    };
-    // After a quoted scalar: spaces, then a comment or nothing.
-    let rest = s[len..].trim_start_matches(' ');
-    let spaced = rest.len() < s.len() - len;
-    if !(rest.is_empty() || (spaced && rest.starts_with('#'))) {
+    if matches!(s.as_bytes()[0], b'"' | b'\'') {
+        let (text, style, len) = quoted(s)?;
+        only_comment_after(&s[len..])?;
+        return Ok((text, style));
+    }
+    if !plain_start(s.as_bytes()[0]) {
         return Err(NotPlain);
     }
-    Ok((text, style))
+    let end = s.find(" #").unwrap_or(s.len());
+    let text = s[..end].trim_end_matches(' ');
+    // `: ` inside (or at the end) is a mapping yaml-rust2 refuses here; a
+    // plain scalar cannot hold it.
+    if text.contains(": ") || text.ends_with(':') {
+        return Err(NotPlain);
+    }
+    Ok((text.to_string(), TScalarStyle::Plain))
+}
+
+/// The quoted scalar `s` begins with (on its line, without escapes): its
+/// text, style and length in `s`.
+fn quoted(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
+    let bytes = s.as_bytes();
+    if bytes[0] == b'"' {
+        let end = s[1..].find('"').ok_or(NotPlain)? + 1;
+        if s[1..end].contains('\\') {
+            return Err(NotPlain);
+        }
+        return Ok((s[1..end].to_string(), TScalarStyle::DoubleQuoted, end + 1));
+    }
+    let mut text = String::new();
+    let mut i = 1;
+    loop {
+        let next = s[i..].find('\'').ok_or(NotPlain)? + i;
+        text.push_str(&s[i..next]);
+        if bytes.get(next + 1) == Some(&b'\'') {
+            text.push('\'');
+            i = next + 2;
+        } else {
+            return Ok((text, TScalarStyle::SingleQuoted, next + 1));
+        }
+    }
+}
+
+/// An item of a one-line flow sequence at the start of `s`: quoted, or
+/// plain up to the next `,` or `]`. Its text, style and length in `s`.
+fn flow_item(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
+    let first = *s.as_bytes().first().ok_or(NotPlain)?;
+    if matches!(first, b'"' | b'\'') {
+        return quoted(s);
+    }
+    if !plain_start(first) {
+        return Err(NotPlain);
+    }
+    let len = s.find([',', ']']).ok_or(NotPlain)?;
+    let text = s[..len].trim_end_matches(' ');
+    // Flow indicators and comments inside, or a `key: value` pair.
+    if text.contains(['[', '{', '}', '#']) || text.contains(": ") || text.ends_with(':') {
+        return Err(NotPlain);
+    }
+    Ok((text.to_string(), TScalarStyle::Plain, len))
+}
+
+/// What follows a closed scalar or flow collection on its line: spaces,
+/// then a comment or nothing.
+fn only_comment_after(rest: &str) -> Result<(), NotPlain> {
+    let trimmed = rest.trim_start_matches(' ');
+    let spaced = trimmed.len() < rest.len();
+    if trimmed.is_empty() || (spaced && trimmed.starts_with('#')) {
+        Ok(())
+    } else {
+        Err(NotPlain)
+    }
 }
 
 /// Characters a plain scalar may begin with here (YAML's indicators,
