@@ -12,7 +12,8 @@
 //! (yaml-rust2's own: a mapping starts at its first key's `:`, an
 //! indentless sequence at its first item's content). At anything else
 //! (other flow collections, block scalars, anchors, tags, a scalar over two
-//! lines, an empty value, escapes, a tab, non-ASCII text, a line yaml-rust2
+//! lines, an empty value, escapes, a tab or another control character,
+//! non-ASCII text, a line yaml-rust2
 //! would refuse) it stops, and the caller parses the text with
 //! yaml-rust2 from the start: the tree, or the error, is always
 //! yaml-rust2's. The `yaml_block` fuzz target and the tests below hold
@@ -58,7 +59,9 @@ struct Line<'t> {
 /// first thing this reader does not take. On [`NotPlain`] the builder
 /// holds a partial tree and must be dropped.
 pub(super) fn read(text: &str, builder: &mut Builder) -> Result<(), NotPlain> {
-    if !text.is_ascii() || text.contains(['\t', '\r']) {
+    // Tabs, CRs and control characters (yaml-rust2 refuses some and
+    // ends the stream at a NUL) are left to it.
+    if !text.is_ascii() || text.bytes().any(|b| (b < b' ' && b != b'\n') || b == 0x7f) {
         return Err(NotPlain);
     }
     let mut reader = Reader {
