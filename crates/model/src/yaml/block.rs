@@ -362,11 +362,14 @@ fn key_end(s: &str) -> Option<usize> {
 }
 
 /// Keys this reader takes: a word of letters, digits, `-`, `_`, `.`,
-/// `/`, beginning with a letter, a digit or `_`.
+/// `/`, beginning with a letter, a digit or `_`, shorter than the 1,024
+/// characters YAML allows an implicit key (yaml-rust2 refuses longer).
 fn plain_key(key: &str) -> bool {
-    key.as_bytes()
-        .first()
-        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    key.len() < 1000
+        && key
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
@@ -430,8 +433,13 @@ fn flow_item(s: &str) -> Result<(String, TScalarStyle, usize), NotPlain> {
     }
     let len = s.find([',', ']']).ok_or(NotPlain)?;
     let text = s[..len].trim_end_matches(' ');
-    // Flow indicators and comments inside, or a `key: value` pair.
-    if text.contains(['[', '{', '}', '#']) || text.contains(": ") || text.ends_with(':') {
+    // Flow indicators and comments inside, a `key: value` pair, or a last
+    // word `-` (yaml-rust2 refuses a `-` followed by `,` or `]` there).
+    if text.contains(['[', '{', '}', '#'])
+        || text.contains(": ")
+        || text.ends_with(':')
+        || text.ends_with(" -")
+    {
         return Err(NotPlain);
     }
     Ok((text.to_string(), TScalarStyle::Plain, len))

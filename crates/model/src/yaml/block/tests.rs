@@ -76,14 +76,16 @@ fn plain_block_yaml_is_read_as_yaml_rust2_reads_it() {
     );
     taken_alike("no-newline-at-the-end: value");
     // Lists of scalars and empty mappings on one line.
-    taken_alike("a: [x, \"y\", 'z']\nb: []\nc: [ p ,q ]\nd: [r,]\ne: {}\nf:\n- [s, t]\n- []\n- { }\ng: [10.0.0.1, fe80::1, a:b]   # c\n");
+    taken_alike("a: [x, \"y\", 'z']\nb: []\nc: [ p ,q ]\nd: [r,]\ne: {}\nf:\n- [s, t]\n- []\n- { }\ng: [10.0.0.1, fe80::1, a:b]   # c\nh: [o - p, o -p]\n");
     // Documents of a stream, the first marked as NMState's examples are.
     taken_alike("---\na: 1\n---  # the second\n- b\n---\n---\nc: d\n");
 }
 
 #[test]
 fn what_the_fast_reader_does_not_take_goes_to_yaml_rust2() {
+    let long_key = format!("{}: 1\n", "k".repeat(1100));
     for text in [
+        long_key.as_str(),
         "",
         "# only a comment\n",
         "scalar\n",
@@ -96,6 +98,8 @@ fn what_the_fast_reader_does_not_take_goes_to_yaml_rust2() {
         "a: [,]\n",
         "a: [-1]\n",
         "a: [1 # c\n",
+        "a: [o -]\n",
+        "a: [o   -, p]\n",
         "a: {b: 1}\n",
         "a: |\n  text\n",
         "a: >\n  text\n",
