@@ -32,6 +32,8 @@ use std::hash::{Hash, Hasher};
 use rayon::prelude::*;
 use serde_json::Value as J;
 
+use nodenet_model::yaml::{Node, Value};
+
 use crate::nmstate_bridge::{judge_cached, Judged, Keyfile};
 
 pub mod text;
@@ -249,6 +251,36 @@ enum At {
     Mac,
 }
 
+impl At {
+    /// Where the items of a list at this position stand.
+    fn items(self) -> At {
+        if self == At::AddressList {
+            At::Address
+        } else {
+            At::Other
+        }
+    }
+}
+
+/// An address at an address position: hashed as its family, collected;
+/// `None` when it is not canonical and ordinary.
+fn address(s: &str, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> Option<()> {
+    let ip = ordinary(s)?;
+    (0u8, ip.is_ipv4()).hash(h);
+    out.push((Slot::Ip(ip), s.to_string()));
+    Some(())
+}
+
+/// A MAC at a MAC position: blanked, and collected with `out` (`None`
+/// then when it is not one in one letter case).
+fn mac_address(s: &str, h: &mut impl Hasher, out: Option<&mut Vec<(Slot, String)>>) -> Option<()> {
+    7u8.hash(h);
+    if let Some(out) = out {
+        out.push((Slot::Mac(mac(s)?), s.to_string()));
+    }
+    Some(())
+}
+
 fn at(key: &str) -> At {
     if ADDRESS_KEYS.contains(&key) {
         At::Address
@@ -306,33 +338,19 @@ fn walk(
 ) -> Option<()> {
     match v {
         J::String(s) if at_ == At::Address => match out {
-            Some(out) => {
-                let ip = ordinary(s)?;
-                (0u8, ip.is_ipv4()).hash(h);
-                out.push((Slot::Ip(ip), s.clone()));
-            }
+            Some(out) => address(s, h, out)?,
             // As an address's family: IPv6 is the one written with `:`.
             None => (0u8, !s.contains(':')).hash(h),
         },
-        J::String(s) if at_ == At::Mac => {
-            7u8.hash(h);
-            if let Some(out) = out {
-                out.push((Slot::Mac(mac(s)?), s.clone()));
-            }
-        }
+        J::String(s) if at_ == At::Mac => mac_address(s, h, out)?,
         J::Null => 1u8.hash(h),
         J::Bool(b) => (2u8, b).hash(h),
         J::Number(n) => (3u8, n.to_string()).hash(h),
         J::String(s) => (4u8, s).hash(h),
         J::Array(items) => {
             (5u8, items.len()).hash(h);
-            let item_at = if at_ == At::AddressList {
-                At::Address
-            } else {
-                At::Other
-            };
             for item in items {
-                walk(item, item_at, h, out.as_deref_mut())?;
+                walk(item, at_.items(), h, out.as_deref_mut())?;
             }
         }
         J::Object(map) => {
@@ -340,6 +358,46 @@ fn walk(
             for (k, x) in map {
                 k.hash(h);
                 walk(x, at(k), h, out.as_deref_mut())?;
+            }
+        }
+    }
+    Some(())
+}
+
+/// A state as loaded (no JSON made of it): a 128-bit-worth hash of it
+/// with its addresses and MACs blanked, fed into `h`, and those values in
+/// document order; `None` when one of them is not canonical and ordinary
+/// (an address) or not in one letter case (a MAC). The positions are
+/// [`walk`]'s: hosts whose states give equal hashes and `alike` values
+/// are one shape, and nmstate treats their values alike.
+pub fn node_values(state: &Node, h: &mut impl Hasher) -> Option<Vec<(Slot, String)>> {
+    let mut out = Vec::new();
+    walk_node(state, At::Other, h, &mut out)?;
+    Some(out)
+}
+
+/// [`walk`] over a YAML tree, collecting every value it blanks.
+fn walk_node(v: &Node, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> Option<()> {
+    match &v.value {
+        Value::Str(s) if at_ == At::Address => address(s, h, out)?,
+        Value::Str(s) if at_ == At::Mac => mac_address(s, h, Some(out))?,
+        Value::Null => 1u8.hash(h),
+        Value::Bool(b) => (2u8, b).hash(h),
+        Value::Int(i) => (3u8, i).hash(h),
+        Value::Float(f) => (8u8, f.to_bits()).hash(h),
+        Value::Str(s) => (4u8, s).hash(h),
+        Value::Seq(items) => {
+            (5u8, items.len()).hash(h);
+            for item in items {
+                walk_node(item, at_.items(), h, out)?;
+            }
+        }
+        Value::Map(entries) => {
+            (6u8, entries.len()).hash(h);
+            for (k, x) in entries {
+                let key = k.scalar_text().unwrap_or_default();
+                key.hash(h);
+                walk_node(x, at(&key), h, out)?;
             }
         }
     }

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod drift;
 pub mod risk;
 pub mod rollout;
+mod shaped;
 
 use std::collections::HashMap;
 
@@ -129,6 +130,13 @@ pub fn added_hosts_files(
 }
 
 pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
+    plan_with(old, new, true).map(|(plan, _)| plan)
+}
+
+/// [`plan`], comparing hosts once per pair of shapes where that gives
+/// their own diffs (`shaped.rs`) or every host alone; and how many hosts
+/// took their group's diff.
+fn plan_with(old: &Inventory, new: &Inventory, by_shape: bool) -> Result<(Plan, usize), PlanError> {
     let old_hosts = whole_hosts(old);
     let new_hosts = whole_hosts(new);
     let by_name: HashMap<&str, &Host> = old_hosts
@@ -139,11 +147,21 @@ pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
     // is rendered otherwise. (A render's output read back as OLD spells
     // it as render wrote it.)
     let same_kind = old.kinds == new.kinds;
-    let compared: Vec<Option<HostChange>> = new_hosts
-        .par_iter()
-        .map(|h| match by_name.get(h.name.value.as_str()) {
+    let pairs: Vec<(Option<&Host>, &Host)> = new_hosts
+        .iter()
+        .map(|h| (by_name.get(h.name.value.as_str()).copied(), *h))
+        .collect();
+    let (known, shared) = if by_shape {
+        shaped::diffs(&pairs, &|o, n| network_diff(o, n).ok().flatten())
+    } else {
+        ((0..pairs.len()).map(|_| None).collect(), 0)
+    };
+    let compared: Vec<Option<HostChange>> = pairs
+        .into_par_iter()
+        .zip(known)
+        .map(|((o, h), known)| match o {
             None => Ok(Some(added(h))),
-            Some(o) => modified(old, o, new, h, same_kind),
+            Some(o) => modified(old, o, new, h, same_kind, known),
         })
         .collect::<Result<_, _>>()?;
     let mut changes: Vec<HostChange> = compared.into_iter().flatten().collect();
@@ -156,12 +174,13 @@ pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
             .filter(|h| !in_new.contains(h.name.value.as_str()))
             .map(|h| removed(h)),
     );
-    Ok(Plan {
+    let plan = Plan {
         cluster: cluster::cluster_changes(old, new),
         hosts: new_hosts.len(),
         unchanged,
         changes,
-    })
+    };
+    Ok((plan, shared))
 }
 
 fn added(h: &Host) -> HostChange {
@@ -205,13 +224,34 @@ fn state(h: &Host) -> J {
         .unwrap_or_else(|| J::Object(Default::default()))
 }
 
+/// The diff of a host's network from OLD to NEW, through nmstate's
+/// canonical form; `None` when they mean the same.
+fn network_diff(o: &Host, n: &Host) -> Result<Option<Diff>, PlanError> {
+    let (old_state, new_state) = (state(o), state(n));
+    states_diff(&old_state, &new_state, n)
+}
+
+fn states_diff(old_state: &J, new_state: &J, n: &Host) -> Result<Option<Diff>, PlanError> {
+    if old_state == new_state {
+        return Ok(None);
+    }
+    let d =
+        nodenet_import::diff::diff(new_state, old_state).map_err(|source| PlanError::State {
+            host: n.name.value.clone(),
+            source,
+        })?;
+    Ok((!d.equal).then_some(d))
+}
+
 /// The change of a host in both versions; `None` when nothing changes.
+/// `known`: its network's diff, when its group's was found to be it.
 fn modified(
     old: &Inventory,
     o: &Host,
     new: &Inventory,
     n: &Host,
     same_kind: bool,
+    known: Option<Diff>,
 ) -> Result<Option<HostChange>, PlanError> {
     let fields = field_changes(old, o, new, n, same_kind);
     // Most hosts of a fleet do not change: their states are the same
@@ -225,20 +265,18 @@ fn modified(
     if written_alike && fields.is_empty() {
         return Ok(None);
     }
-    let (old_state, new_state) = (state(o), state(n));
-    let diff = if old_state == new_state {
-        None
-    } else {
-        let d = nodenet_import::diff::diff(&new_state, &old_state).map_err(|source| {
-            PlanError::State {
-                host: n.name.value.clone(),
-                source,
-            }
-        })?;
-        (!d.equal).then_some(d)
+    let (diff, respelled) = match known {
+        // A diff: not only a spelling.
+        Some(d) => (Some(d), false),
+        None => {
+            let (old_state, new_state) = (state(o), state(n));
+            let diff = states_diff(&old_state, &new_state, n)?;
+            // Render writes a state's keys in their order: an order is a
+            // spelling.
+            let respelled = same_kind && diff.is_none() && !same_text(&old_state, &new_state);
+            (diff, respelled)
+        }
     };
-    // Render writes a state's keys in their order: an order is a spelling.
-    let respelled = same_kind && diff.is_none() && !same_text(&old_state, &new_state);
     if diff.is_none() && fields.is_empty() && !respelled {
         return Ok(None);
     }

@@ -249,3 +249,52 @@ fn a_fleet_judged_together_splits_into_its_clusters() {
     assert_eq!(names(&parts[0]), ["h0", "h1"]);
     assert_eq!(names(&parts[1]), ["h2", "h3", "h4"]);
 }
+
+/// A state as loaded: the values at address and MAC positions, in order;
+/// states that differ only there hash alike, others (another MTU, an
+/// address where the text is no address) not; a value that is not
+/// canonical and ordinary gives none.
+#[test]
+fn node_values_are_a_loaded_states_addresses_and_macs() {
+    let keys = (RandomState::new(), RandomState::new());
+    let of = |ip: &str, mac: &str, mtu: &str| {
+        let text = format!(
+            "interfaces:\n- name: eth0\n  mtu: {mtu}\n  mac-address: '{mac}'\n  ipv4: {{address: [{{ip: {ip}, prefix-length: 24}}]}}\ndns-resolver: {{config: {{server: [10.0.0.53]}}}}\nroutes: {{config: [{{destination: 10.9.0.0/16, next-hop-address: 10.0.0.1}}]}}\n"
+        );
+        let node = nodenet_model::yaml::parse(&text, 0).unwrap();
+        let mut h = Both::new(&keys);
+        node_values(&node, &mut h).map(|v| (h.pair(), v))
+    };
+    let (a, values) = of("10.0.0.5", "52:54:00:00:00:01", "1500").unwrap();
+    let texts: Vec<&str> = values.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["52:54:00:00:00:01", "10.0.0.5", "10.0.0.53", "10.0.0.1"]
+    );
+    assert_eq!(of("10.0.0.6", "52:54:00:00:00:02", "1500").unwrap().0, a);
+    assert_ne!(of("10.0.0.5", "52:54:00:00:00:01", "9000").unwrap().0, a);
+    assert_ne!(of("2001:db8::5", "52:54:00:00:00:01", "1500").unwrap().0, a);
+    assert!(of("010.0.0.5", "52:54:00:00:00:01", "1500").is_none());
+    assert!(of("10.0.0.5", "52:54:00:Ab:00:01", "1500").is_none());
+}
+
+#[test]
+fn a_text_holds_a_value_where_a_whole_token_is_an_address_or_mac() {
+    for t in [
+        r#"{"ip":"10.1.0.1"}"#,
+        "route 0.0.0.0/0",
+        "fe80::1%eth0",
+        "2001:DB8:0:0::1",
+        "mac 52:54:00:AB:cd:01",
+    ] {
+        assert!(text::holds_value(t), "{t}");
+    }
+    for t in [
+        r#"{"path":"mtu","actual":9000,"desired":8000}"#,
+        "bond0.110 ens1f0 eno1",
+        "10.1.0",
+        "52:54:00:00:01",
+    ] {
+        assert!(!text::holds_value(t), "{t}");
+    }
+}

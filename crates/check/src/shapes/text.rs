@@ -127,6 +127,16 @@ fn tokens(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// Whether `text` holds a whole token that is an address (in any form)
+/// or a MAC: a text made from a host's state without one is the same for
+/// every host of its shape.
+pub fn holds_value(text: &str) -> bool {
+    tokens(text).any(|(start, end)| {
+        let token = &text[start..end];
+        mac(&token.to_ascii_lowercase()).is_some() || token.parse::<IpAddr>().is_ok()
+    })
+}
+
 /// The values a text holds (every whole token that is an ordinary
 /// address, or a MAC), hashing into `h` the text with each of them
 /// blanked to its kind: texts that hash alike differ in those values

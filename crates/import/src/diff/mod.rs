@@ -37,7 +37,7 @@ pub enum Change {
     Changed,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FieldChange {
     pub path: String,
     pub actual: J,
@@ -59,7 +59,7 @@ impl FieldChange {
     }
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct IfaceDiff {
     pub name: String,
     #[serde(rename = "type")]
@@ -69,7 +69,7 @@ pub struct IfaceDiff {
     pub fields: Vec<FieldChange>,
 }
 
-#[derive(Debug, Serialize, PartialEq, Default)]
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct ListDiff {
     pub added: Vec<J>,
     pub removed: Vec<J>,
@@ -81,7 +81,7 @@ impl ListDiff {
     }
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Diff {
     pub equal: bool,
     pub interfaces: Vec<IfaceDiff>,
