@@ -395,7 +395,11 @@ fn walk_node(v: &Node, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String
         Value::Map(entries) => {
             (6u8, entries.len()).hash(h);
             for (k, x) in entries {
-                let key = k.scalar_text().unwrap_or_default();
+                // A key as `to_json` names it (no copy for a string).
+                let key = match &k.value {
+                    Value::Str(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                    _ => std::borrow::Cow::Owned(k.scalar_text().unwrap_or_default()),
+                };
                 key.hash(h);
                 walk_node(x, at(&key), h, out)?;
             }
