@@ -1,6 +1,6 @@
-//! Differential: the fast reader of plain block YAML against yaml-rust2.
-//! Wherever the fast reader takes a text, it gives yaml-rust2's tree,
-//! every span included, or yaml-rust2's error.
+//! Differential: the fast readers (plain block YAML, JSON) against
+//! yaml-rust2. Wherever a fast reader takes a text, it gives yaml-rust2's
+//! tree, every span included, or yaml-rust2's error.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

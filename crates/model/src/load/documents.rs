@@ -33,6 +33,22 @@ pub(super) enum Shape {
 
 /// Every YAML (or JSON) document of the files, parsed in parallel (a
 /// directory of 10,000 manifests); a `kind: List` gives its items.
+/// The objects of a `kind: List`, moved out of it (10,000
+/// NodeNetworkStates are 12 MB of tree: no copy).
+fn list_items(root: Node) -> Vec<Node> {
+    let yaml::Value::Map(entries) = root.value else {
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .find(|(k, _)| k.as_str() == Some("items"))
+        .and_then(|(_, v)| match v.value {
+            yaml::Value::Seq(items) => Some(items),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 pub(super) fn parse_documents(
     files: &[(FileId, bool)],
     sources: &mut SourceMap,
@@ -76,15 +92,11 @@ pub(super) fn parse_documents(
         }
         for (index, root) in roots.into_iter().enumerate() {
             // `kind: List` (kubectl get -o yaml) holds its objects in `items`.
-            let items = match root.get("kind").and_then(Node::as_str) {
-                Some(k) if k == "List" || k.ends_with("List") && root.get("items").is_some() => {
-                    root.get("items")
-                        .and_then(Node::as_seq)
-                        .map(<[Node]>::to_vec)
-                        .unwrap_or_default()
-                }
-                _ => vec![root],
+            let list = match root.get("kind").and_then(Node::as_str) {
+                Some(k) => k == "List" || k.ends_with("List") && root.get("items").is_some(),
+                None => false,
             };
+            let items = if list { list_items(root) } else { vec![root] };
             docs.extend(items.into_iter().map(|root| Document {
                 root,
                 file,
@@ -169,11 +181,9 @@ impl Read {
                     }
                 }
             },
-            Shape::Referenced(_) => {}
-            Shape::Running => {
-                self.running
-                    .extend(node_network_state::load(&doc.root, diagnostics));
-            }
+            // NodeNetworkStates are loaded before, on every core
+            // (`load_inputs`).
+            Shape::Referenced(_) | Shape::Running => {}
             Shape::OtherObject(kind) if !doc.in_dir && !files_read.contains(&doc.file) => {
                 diagnostics.push(
                     Diagnostic::error(

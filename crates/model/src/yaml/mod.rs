@@ -11,6 +11,7 @@ use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 mod block;
+mod json;
 mod split;
 
 /// Index of a file in a [`crate::SourceMap`].
@@ -417,26 +418,34 @@ pub(crate) struct Cut {
 
 /// [`parse_all`] of `text`, itself the part of a file that starts at `base`.
 pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Parsed {
-    // Plain block YAML (nearly all of it) is read fast; anything else, or
-    // anything that reader is unsure of, by yaml-rust2 from the start.
+    // Plain block YAML (nearly all of it) and JSON are read fast; anything
+    // else, or anything those readers are unsure of, by yaml-rust2 from
+    // the start.
+    fast(text, file, base).unwrap_or_else(|| parse_by_yaml_rust2(text, file, base))
+}
+
+/// What the fast reader of `text`'s kind gives, when it takes it.
+fn fast(text: &str, file: FileId, base: Base) -> Option<Parsed> {
     let mut builder = Builder::new(text, file, base);
-    if block::read(text, &mut builder).is_ok() {
-        return builder.finish();
-    }
-    parse_by_yaml_rust2(text, file, base)
+    let json = matches!(
+        text.trim_start_matches([' ', '\n']).as_bytes().first(),
+        Some(b'{' | b'[')
+    );
+    let read = if json { json::read } else { block::read };
+    read(text, &mut builder).ok()?;
+    Some(builder.finish())
 }
 
 /// The documents of a text, or its first error.
 pub type Parsed = Result<Vec<Node>, YamlError>;
 
-/// For the `yaml_block` fuzz target: what the fast reader of plain block
-/// YAML gives for `text`, when it takes it, beside what yaml-rust2 gives.
+/// For the `yaml_block` fuzz target: what the fast reader of `text`'s
+/// kind (plain block YAML, or JSON) gives, when it takes it, beside what
+/// yaml-rust2 gives.
 #[doc(hidden)]
 pub fn both_readers(text: &str) -> Option<(Parsed, Parsed)> {
-    let mut builder = Builder::new(text, 0, Base::default());
-    block::read(text, &mut builder).ok()?;
     Some((
-        builder.finish(),
+        fast(text, 0, Base::default())?,
         parse_by_yaml_rust2(text, 0, Base::default()),
     ))
 }
@@ -787,5 +796,7 @@ impl MarkedEventReceiver for Builder<'_> {
     }
 }
 
+#[cfg(test)]
+mod compared;
 #[cfg(test)]
 mod tests;

@@ -1,23 +1,14 @@
-use super::super::{parse_at, parse_by_yaml_rust2, Base, Builder, Node, YamlError};
+use super::super::compared::{self, agree_one_edit_away, slow};
+use super::super::{Node, YamlError};
 use super::*;
 
-/// What the fast reader gives for `text`, when it takes it.
 fn fast(text: &str) -> Option<Result<Vec<Node>, YamlError>> {
-    let mut builder = Builder::new(text, 0, Base::default());
-    read(text, &mut builder).ok()?;
-    Some(builder.finish())
+    compared::fast(read, text)
 }
 
-fn slow(text: &str) -> Result<Vec<Node>, String> {
-    parse_by_yaml_rust2(text, 0, Base::default()).map_err(|e| format!("{e:?}"))
-}
-
-/// The fast reader takes `text`, and gives yaml-rust2's tree, every
-/// span included.
 #[track_caller]
 fn taken_alike(text: &str) {
-    let fast = fast(text).unwrap_or_else(|| panic!("not taken:\n{text}"));
-    assert_eq!(fast.map_err(|e| format!("{e:?}")), slow(text), "\n{text}");
+    compared::taken_alike(read, text)
 }
 
 /// An NMState host as people write it (and as install-config carries it).
@@ -135,13 +126,7 @@ fn what_the_fast_reader_does_not_take_goes_to_yaml_rust2() {
         "a: 'x'#c\n",
         "key:value\n",
     ] {
-        assert!(fast(text).is_none(), "taken: {text:?}");
-        // And parse_at gives yaml-rust2's answer all the same.
-        assert_eq!(
-            parse_at(text, 0, Base::default()).map_err(|e| format!("{e:?}")),
-            slow(text),
-            "{text:?}"
-        );
+        compared::declined(read, text);
     }
 }
 
@@ -168,24 +153,7 @@ fn one_edit_from_plain_yaml_the_two_readers_agree() {
     let inserts = [
         " ", "-", ":", "#", "'", "\"", "\n", "- ", ": ", "a", "---\n", "[", "]", ",", "{", "}",
     ];
-    let mut taken = 0;
-    let mut checked = 0;
-    for seed in seeds {
-        let mut variants = Vec::new();
-        for i in 0..seed.len() {
-            variants.push(format!("{}{}", &seed[..i], &seed[i + 1..]));
-            for ins in inserts {
-                variants.push(format!("{}{ins}{}", &seed[..i], &seed[i..]));
-            }
-        }
-        for v in variants {
-            checked += 1;
-            if let Some(fast) = fast(&v) {
-                taken += 1;
-                assert_eq!(fast.map_err(|e| format!("{e:?}")), slow(&v), "\n{v}");
-            }
-        }
-    }
+    let (taken, checked) = agree_one_edit_away(read, &seeds, &inserts);
     // Most edits leave plain YAML: the comparison is not vacuous.
     assert!(taken > checked / 4, "{taken} of {checked}");
 }
