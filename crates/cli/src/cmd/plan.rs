@@ -65,14 +65,22 @@ pub fn run(args: Args) -> Outcome {
     // past etcd's limits is refused here as there), and the versions
     // compared, side by side: each on every core, filling the others'
     // serial stretches. The comparison counts only for a NEW that checks
-    // clean.
+    // clean. What the nodes report (`--running`) is read and held against
+    // OLD beside them too; a NEW that does not check clean is said first.
     let loading = new.diagnostics;
-    let (mut report, (found, openshift), plan) = std::thread::scope(|s| {
+    let (mut report, (found, openshift), plan, drift) = std::thread::scope(|s| {
         let report = s.spawn(|| nodenet_check::check(&new.inventory, loading));
         let found = s.spawn(|| super::check::render_findings(&new.inventory));
+        let drift = s.spawn(|| running(&args, &old.inventory));
         let plan = nodenet_plan::plan(&old.inventory, &new.inventory);
         let report = report.join().expect("checking does not panic");
-        (report, found.join().expect("checking does not panic"), plan)
+        let found = found.join().expect("checking does not panic");
+        (
+            report,
+            found,
+            plan,
+            drift.join().expect("comparing does not panic"),
+        )
     });
     report.diagnostics.extend(found);
     phases.mark("check and compare");
@@ -82,7 +90,7 @@ pub fn run(args: Args) -> Outcome {
     let plan = plan.map_err(CliError::usage)?;
     let rollout = nodenet_plan::rollout::rollout(&plan, &new.inventory);
     phases.mark("rollout");
-    let drift = running(&args, &old.inventory)?;
+    let drift = drift?;
     if args.output.is_some() {
         let mut files = rollout.files_with(&new.inventory, openshift);
         files.extend(nodenet_plan::added_hosts_files(
