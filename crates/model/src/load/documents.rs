@@ -31,8 +31,6 @@ pub(super) enum Shape {
     Unknown,
 }
 
-/// Every YAML (or JSON) document of the files, parsed in parallel (a
-/// directory of 10,000 manifests); a `kind: List` gives its items.
 /// The objects of a `kind: List`, moved out of it (10,000
 /// NodeNetworkStates are 12 MB of tree: no copy).
 fn list_items(root: Node) -> Vec<Node> {
@@ -49,6 +47,8 @@ fn list_items(root: Node) -> Vec<Node> {
         .unwrap_or_default()
 }
 
+/// Every YAML (or JSON) document of the files, parsed in parallel (a
+/// directory of 10,000 manifests); a `kind: List` gives its items.
 pub(super) fn parse_documents(
     files: &[(FileId, bool)],
     sources: &mut SourceMap,

@@ -39,6 +39,8 @@ pub use metal3_data_template::HOSTS_ANNOTATION as METAL3_HOSTS_ANNOTATION;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::fields::Decoder;
 use crate::inventory::*;
@@ -240,7 +242,6 @@ fn load_inputs(inputs: Vec<Input>, keyfiles: Option<&dyn ProfileReader>) -> Load
     let mut read = Read::default();
     // What nodes report, on every core first: 10,000 NodeNetworkStates'
     // states are made JSON (their findings stay in the documents' order).
-    use rayon::prelude::*;
     type Reported = (Option<node_network_state::RunningNode>, Vec<Diagnostic>);
     let running: Vec<Option<Reported>> = docs
         .par_iter()

@@ -21,7 +21,7 @@
 
 use yaml_rust2::scanner::TScalarStyle;
 
-use super::{Builder, Mark, MAX_DEPTH};
+use super::{fast_bytes, Builder, Mark, MAX_DEPTH, MAX_FAST_KEY};
 
 /// The text is not of the plain kind this reader takes: parse it with
 /// yaml-rust2.
@@ -59,9 +59,7 @@ struct Line<'t> {
 /// first thing this reader does not take. On [`NotPlain`] the builder
 /// holds a partial tree and must be dropped.
 pub(super) fn read(text: &str, builder: &mut Builder) -> Result<(), NotPlain> {
-    // Tabs, CRs and control characters (yaml-rust2 refuses some and
-    // ends the stream at a NUL) are left to it.
-    if !text.is_ascii() || text.bytes().any(|b| (b < b' ' && b != b'\n') || b == 0x7f) {
+    if !fast_bytes(text) {
         return Err(NotPlain);
     }
     let mut reader = Reader {
@@ -362,10 +360,10 @@ fn key_end(s: &str) -> Option<usize> {
 }
 
 /// Keys this reader takes: a word of letters, digits, `-`, `_`, `.`,
-/// `/`, beginning with a letter, a digit or `_`, shorter than the 1,024
-/// characters YAML allows an implicit key (yaml-rust2 refuses longer).
+/// `/`, beginning with a letter, a digit or `_`, shorter than
+/// [`MAX_FAST_KEY`].
 fn plain_key(key: &str) -> bool {
-    key.len() < 1000
+    key.len() < MAX_FAST_KEY
         && key
             .as_bytes()
             .first()

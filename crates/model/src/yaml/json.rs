@@ -20,17 +20,13 @@
 use yaml_rust2::scanner::TScalarStyle;
 
 use super::block::NotPlain;
-use super::{Builder, Mark, MAX_DEPTH};
-
-/// Keys at least this long are left to yaml-rust2 (it refuses an
-/// implicit key past 1,024 characters).
-const MAX_KEY: usize = 1000;
+use super::{fast_bytes, Builder, Mark, MAX_DEPTH, MAX_FAST_KEY};
 
 /// Gives `builder` the events of `text`, one JSON object or array, or
 /// stops at the first thing this reader does not take. On [`NotPlain`]
 /// the builder holds a partial tree and must be dropped.
 pub(super) fn read(text: &str, builder: &mut Builder) -> Result<(), NotPlain> {
-    if !text.is_ascii() || text.bytes().any(|b| (b < b' ' && b != b'\n') || b == 0x7f) {
+    if !fast_bytes(text) {
         return Err(NotPlain);
     }
     let mut reader = Reader {
@@ -170,7 +166,7 @@ impl Reader<'_, '_, '_> {
         self.builder
             .scalar(text, TScalarStyle::DoubleQuoted, 0, &None, mark);
         self.expect(b':')?;
-        if self.line != line || self.at - mark.index >= MAX_KEY {
+        if self.line != line || self.at - mark.index >= MAX_FAST_KEY {
             return Err(NotPlain);
         }
         Ok(())

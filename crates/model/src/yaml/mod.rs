@@ -357,6 +357,17 @@ impl fmt::Display for Node {
 /// recursive walks over the tree must not overflow the stack.
 pub const MAX_DEPTH: usize = 128;
 
+/// Keys at least this long are left to yaml-rust2 by the fast readers
+/// (it refuses an implicit key past 1,024 characters).
+const MAX_FAST_KEY: usize = 1000;
+
+/// Text the fast readers may take: ASCII (yaml-rust2's marks count
+/// characters), and no tab, CR or other control character (yaml-rust2
+/// refuses some and ends the stream at a NUL).
+fn fast_bytes(text: &str) -> bool {
+    text.is_ascii() && !text.bytes().any(|b| (b < b' ' && b != b'\n') || b == 0x7f)
+}
+
 /// Aliases may copy this many nodes in all, or more in a large text (per
 /// byte of it): far more than anchors in real inputs (a template's
 /// interface written once and aliased per host) ever copy.
