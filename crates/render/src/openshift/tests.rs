@@ -40,3 +40,22 @@ fn gzip_is_gzbuilders_bytes_at_best() {
         assert_eq!(gzip(t), gz.finish().unwrap(), "{} bytes", t.len());
     }
 }
+
+/// The MachineConfigs' bytes are zlib's at level 9 whatever machine
+/// built nodenet: a libz swapped by the build machine (zlib-ng-compat
+/// writes other bytes for the same text) would change every data URL,
+/// and the MCO would roll the change out to every node for nothing. The
+/// expected bytes are Python's `gzip.compress(text, 9, mtime=0)` (zlib
+/// 1.2.13) after its 10-byte header, whose OS byte differs.
+#[test]
+fn gzip_body_is_zlib_level_9s_bytes() {
+    let text = "interfaces:\n- name: bond0\n  type: bond\n  state: up\n  mtu: 9000\n  \
+                link-aggregation:\n    mode: 802.3ad\n    port:\n    - ens1f0\n    - ens1f1\n  \
+                ipv4:\n    enabled: true\n    address:\n    - ip: 10.1.0.1\n      \
+                prefix-length: 8\n";
+    assert_eq!(text.len(), 218);
+    let expected = "4d8dd10ec2200c45dff715fd0116501f94bfe9a443e256087446ffdeca34f1a149cfe9cd6d62a13ae3959a1f0c30aee461ca1cec0020aff2258526284a5bd17d95cdc3c5da4f68497c371863a58892327b759ac841c3677b188f18ba29b9ca7e3340dcdc6cffc129a4f238ed09629c160a1ea46ed40d8650a9b55f412a1e9c1ddda8d395f6579ad3d32cc4516efa7a7803b22d91d2da000000";
+    let out = gzip(text.as_bytes());
+    assert_eq!(out[..10], [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
+    assert_eq!(nodenet_model::hex(&out[10..]), expected);
+}
