@@ -109,3 +109,28 @@ fn a_large_entry_reports_each_hosts_own_finding() {
     assert_eq!(unknown, 80, "{:?}", loaded.diagnostics.first());
     assert_eq!(loaded.inventory.hosts.len(), 83);
 }
+
+/// A large entry whose first host is clean and whose later hosts are not
+/// (their MACs run past ff:ff:ff:ff:ff:ff) is built again one host at a
+/// time: each host once, in order, each failing host with its finding.
+#[test]
+fn a_large_entry_failing_after_its_first_host_is_built_once_per_host() {
+    let text = inventory(100, "10.0.3.255", "").replace(
+        "52:54:00:00:00:00",
+        "ff:ff:ff:ff:ff:c0", // 64 MACs left: hosts 64-99 have none
+    );
+    let loaded = load(text);
+    let bad_mac = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::TemplateVariable)
+        .count();
+    assert_eq!(bad_mac, 36, "{:?}", loaded.diagnostics.first());
+    let workers: Vec<&Host> = loaded.inventory.hosts.iter().skip(3).collect();
+    assert_eq!(workers.len(), 100);
+    for (i, h) in workers.iter().enumerate() {
+        assert_eq!(h.name.value, format!("w-{i:04}"));
+    }
+    // .1 .2 .5 .6 .7 are taken, as on the first try.
+    assert_eq!(address(workers[99]), "10.0.0.105");
+}
