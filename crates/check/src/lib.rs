@@ -302,6 +302,9 @@ fn check_judged(
     );
     diagnostics.extend(fleet);
     diagnostics.extend(others);
+    // 10,000 hosts' states freed on every core (on one, 10-15 ms).
+    drop(states);
+    nets.into_par_iter().for_each(drop);
     drop_consequences(inv, &mut diagnostics);
     diag::sort(&mut diagnostics);
     diagnostics.dedup();

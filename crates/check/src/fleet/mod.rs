@@ -41,10 +41,33 @@ pub fn check_fleet(
             addresses: &r.addresses,
         })
         .collect();
-    let cluster = &inv.cluster;
-    let ips = check_unique(inv, &hosts, out);
-    check_vips(inv, &ips, out);
+    // Every address claimed in turn (one thread) beside the other rules,
+    // said in the same order as one after the other.
+    let (claims, others) = rayon::join(
+        || {
+            let mut d = Vec::new();
+            let ips = check_unique(inv, &hosts, &mut d);
+            check_vips(inv, &ips, &mut d);
+            d
+        },
+        || {
+            let mut d = Vec::new();
+            check_fleet_rest(inv, &hosts, states, &mut d);
+            d
+        },
+    );
+    out.extend(claims);
+    out.extend(others);
+}
 
+/// The fleet's rules other than unique addresses and VIPs.
+fn check_fleet_rest(
+    inv: &Inventory,
+    hosts: &[HostAddresses],
+    states: &[Option<&Network>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let cluster = &inv.cluster;
     if let Some(img) = &cluster.cluster_os_image {
         if !os_image_ok(&img.value) {
             out.push(
