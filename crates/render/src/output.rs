@@ -218,19 +218,32 @@ fn manifest_json(source: &Provenance, entries: &[ManifestEntry]) -> Vec<u8> {
         json.push(b'\n');
         return json;
     }
-    // Each entry as it stands in the `files` list: two levels in.
-    let items: Vec<Vec<u8>> = entries
-        .par_iter()
-        .map(|e| indented(&pretty(e), 4))
+    // The entries as they stand in the `files` list (two levels in), a
+    // run of them per task, joined into one buffer sized once.
+    let runs: Vec<Vec<u8>> = entries
+        .par_chunks(1024)
+        .map(|run| {
+            let mut out = Vec::with_capacity(run.len() * 192);
+            for (i, e) in run.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b",\n");
+                }
+                out.extend(indented(&pretty(e), 4));
+            }
+            out
+        })
         .collect();
-    let mut json = b"{\n  \"source\": ".to_vec();
-    json.extend(indented(&pretty(source), 2).trim_ascii_start());
+    let head = indented(&pretty(source), 2);
+    let mut json =
+        Vec::with_capacity(head.len() + runs.iter().map(|r| r.len() + 2).sum::<usize>() + 64);
+    json.extend_from_slice(b"{\n  \"source\": ");
+    json.extend(head.trim_ascii_start());
     json.extend_from_slice(b",\n  \"files\": [\n");
-    for (i, item) in items.iter().enumerate() {
+    for (i, run) in runs.iter().enumerate() {
         if i > 0 {
             json.extend_from_slice(b",\n");
         }
-        json.extend_from_slice(item);
+        json.extend_from_slice(run);
     }
     json.extend_from_slice(b"\n  ]\n}\n");
     json

@@ -204,7 +204,7 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     let unsupported = written.unsupported;
-    super::drop_at_exit((loaded.inventory, loaded.sources));
+    super::drop_at_exit((loaded.inventory, loaded.sources, written.manifest));
     // With `unsupported`: written, but without what an output could not carry.
     Ok(Exit::problems_if(unsupported))
 }
