@@ -74,6 +74,10 @@ pub struct Tree {
     /// Files are created relative to this descriptor: no walk of the
     /// temporary directory's absolute path for each of 50,000 files.
     root: std::os::fd::OwnedFd,
+    /// The directories made so far: a file's directory is made before
+    /// the file, once (a failed open and a `mkdir` of every parent for the
+    /// first file of each of 20,000 directories, before).
+    made: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Tree {
@@ -99,6 +103,7 @@ impl Tree {
             target: dir.to_path_buf(),
             tmp,
             root,
+            made: Default::default(),
         })
     }
 
@@ -115,23 +120,15 @@ impl Tree {
     }
 
     fn create(&self, path: &str, content: &[u8], mode: u32) -> Result<(), RenderError> {
-        let open = || {
-            rustix::fs::openat(
-                &self.root,
-                path,
-                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::from_raw_mode(mode),
-            )
-        };
-        let fd = match open() {
-            Err(rustix::io::Errno::NOENT) => {
-                if let Some((parents, _)) = path.rsplit_once('/') {
-                    self.make_dirs(parents)?;
-                }
-                open()
-            }
-            other => other,
-        };
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.make_dir_once(parent)?;
+        }
+        let fd = rustix::fs::openat(
+            &self.root,
+            path,
+            OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        );
         let fd = fd.map_err(|e| match e {
             rustix::io::Errno::EXIST => RenderError::Conflict(path.to_string()),
             e => io_err(&self.tmp.path().join(path), e.into()),
@@ -147,17 +144,25 @@ impl Tree {
         Ok(())
     }
 
-    /// `mkdir -p` below the root; other threads may be making the same
-    /// directories.
-    fn make_dirs(&self, rel: &str) -> Result<(), RenderError> {
-        let mut end = 0;
-        for part in rel.split('/') {
-            end += part.len();
-            match rustix::fs::mkdirat(&self.root, &rel[..end], Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                Err(e) => return Err(io_err(&self.tmp.path().join(&rel[..end]), e.into())),
+    /// `rel` made, with its parents, unless this tree made it already:
+    /// each directory it has not made yet, the shallowest first. Other
+    /// threads may be making the same directories.
+    fn make_dir_once(&self, rel: &str) -> Result<(), RenderError> {
+        let made = || self.made.lock().unwrap_or_else(|e| e.into_inner());
+        if made().contains(rel) {
+            return Ok(());
+        }
+        let ends = rel.match_indices('/').map(|(i, _)| i).chain([rel.len()]);
+        for dir in ends.map(|end| &rel[..end]) {
+            if made().contains(dir) {
+                continue;
             }
-            end += 1;
+            match rustix::fs::mkdirat(&self.root, dir, Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {
+                    made().insert(dir.to_string());
+                }
+                Err(e) => return Err(io_err(&self.tmp.path().join(dir), e.into())),
+            }
         }
         Ok(())
     }
