@@ -426,6 +426,7 @@ pub(crate) fn load(root: &mut Node, diags: &mut Vec<Diagnostic>) -> Inventory {
         .enumerate()
         .map(|(i, (h, network))| load_host(i, h, network))
         .collect();
+    inv.hosts.reserve(made.len());
     for made in made {
         d.diags.extend(made.diags);
         inv.credentials.extend(made.credentials);
