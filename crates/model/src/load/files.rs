@@ -102,7 +102,7 @@ pub(super) fn read_input(p: &Path, limit: u64, in_dir: bool) -> Result<Input, Lo
 /// Unicode text; nothing else is worth a parser's time or a snippet.
 fn classify(bytes: Vec<u8>) -> (String, Option<NotText>) {
     let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
-    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+    if let Some(at) = memchr::memchr(0, &bytes) {
         let what = if utf16 {
             "the file is UTF-16 text: nodenet reads UTF-8 (convert it, e.g. `iconv -f UTF-16 -t UTF-8`)".to_string()
         } else {

@@ -86,21 +86,32 @@ struct Run {
 fn longest_run(text: &str) -> Option<Run> {
     let mut best: Option<Run> = None;
     let mut current: Option<Run> = None;
+    let bytes = text.as_bytes();
     let mut offset = 0;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
+    let mut line_no = 0u32;
+    while offset < bytes.len() {
         let start = offset;
-        offset += line.len();
-        let content = line.trim_end_matches('\n');
-        if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
+        offset = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at + 1);
+        line_no += 1;
+        let content = &bytes[start..offset];
+        let content = content.strip_suffix(b"\n").unwrap_or(content);
+        // Most lines are inside the run's items: a line that begins with
+        // more spaces than the run's indentation is inside it, or blank,
+        // or a comment (all passed over), so no more of it is read.
+        if let Some(r) = &current {
+            if content.len() > r.indent && content[..=r.indent].iter().all(|&b| b == b' ') {
+                continue;
+            }
+        }
+        if content.starts_with(b"---") || content.starts_with(b"...") || content.starts_with(b"%") {
             return None;
         }
-        let trimmed = content.trim_start_matches(' ');
-        if trimmed.is_empty() || trimmed.starts_with('#') {
+        let indent = content.iter().take_while(|&&b| b == b' ').count();
+        let trimmed = &content[indent..];
+        if trimmed.is_empty() || trimmed.starts_with(b"#") {
             continue;
         }
-        let indent = content.len() - trimmed.len();
-        let item = trimmed == "-" || trimmed.starts_with("- ");
-        let line_no = i as u32 + 1;
+        let item = trimmed == b"-" || trimmed.starts_with(b"- ");
         let inside = current.as_ref().is_some_and(|r| indent > r.indent);
         if inside {
             continue;
