@@ -28,7 +28,7 @@ const MIN_ITEMS: usize = 64;
 /// The documents of `text`, or `None` when it is not worth splitting or
 /// not plain enough (then the caller parses it serially).
 pub(super) fn parse_in_parallel(text: &str, file: FileId) -> Option<Vec<Node>> {
-    if text.len() < MIN_BYTES || text.contains(['\t', '\r']) {
+    if text.len() < MIN_BYTES || memchr::memchr2(b'\t', b'\r', text.as_bytes()).is_some() {
         return None;
     }
     let run = longest_run(text)?;
@@ -170,7 +170,7 @@ fn skeleton(text: &str, run: &Run) -> Option<(String, Cut)> {
     let start = run.items[0].0;
     // The items' line breaks stay (every line keeps its number); the rest
     // of their bytes go, so the serial parse reads no 15 MB of blanks.
-    let breaks = text[start..run.end].bytes().filter(|&b| b == b'\n').count();
+    let breaks = memchr::memchr_iter(b'\n', &text.as_bytes()[start..run.end]).count();
     let mut out = String::with_capacity(start + run.indent + 3 + breaks + text.len() - run.end);
     out.push_str(&text[..start]);
     out.extend(std::iter::repeat_n(' ', run.indent));
