@@ -99,7 +99,7 @@ fn check_fleet_rest(
             }
         }
     }
-    check_outputs(inv, &hosts, out);
+    check_outputs(inv, hosts, out);
 
     if let Some(rv) = &inv.rendezvous_ip {
         for h in hosts.iter().filter(|h| h.host.role.value == Role::Worker) {
