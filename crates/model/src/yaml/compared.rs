@@ -1,16 +1,10 @@
 //! The fast readers' tests: a reader held to yaml-rust2 on a text.
 
-use super::block::NotPlain;
-use super::{parse_at, parse_by_yaml_rust2, Base, Builder, Node, YamlError};
-
-/// A fast reader (`block::read`, `json::read`).
-pub(super) type Read = fn(&str, &mut Builder) -> Result<(), NotPlain>;
+use super::{parse_at, parse_by_yaml_rust2, read_fast, Base, FastRead as Read, Node, Parsed};
 
 /// What `read` gives for `text`, when it takes it.
-pub(super) fn fast(read: Read, text: &str) -> Option<Result<Vec<Node>, YamlError>> {
-    let mut builder = Builder::new(text, 0, Base::default());
-    read(text, &mut builder).ok()?;
-    Some(builder.finish())
+pub(super) fn fast(read: Read, text: &str) -> Option<Parsed> {
+    read_fast(read, text, 0, Base::default())
 }
 
 /// What yaml-rust2 gives, the error as text.

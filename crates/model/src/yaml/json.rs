@@ -175,12 +175,9 @@ impl Reader<'_, '_, '_> {
     /// A string without escapes (its quotes included in what is read).
     fn string(&mut self) -> Result<String, NotPlain> {
         let start = self.at + 1;
-        let len = self.text[start..]
-            .iter()
-            .position(|&b| b == b'"')
-            .ok_or(NotPlain)?;
+        let len = memchr::memchr(b'"', &self.text[start..]).ok_or(NotPlain)?;
         let body = &self.text[start..start + len];
-        if body.iter().any(|&b| b == b'\\' || b == b'\n') {
+        if memchr::memchr2(b'\\', b'\n', body).is_some() {
             return Err(NotPlain);
         }
         self.at = start + len + 1;

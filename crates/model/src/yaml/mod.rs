@@ -437,12 +437,20 @@ pub(crate) fn parse_at(text: &str, file: FileId, base: Base) -> Parsed {
 
 /// What the fast reader of `text`'s kind gives, when it takes it.
 fn fast(text: &str, file: FileId, base: Base) -> Option<Parsed> {
-    let mut builder = Builder::new(text, file, base);
     let json = matches!(
         text.trim_start_matches([' ', '\n']).as_bytes().first(),
         Some(b'{' | b'[')
     );
     let read = if json { json::read } else { block::read };
+    read_fast(read, text, file, base)
+}
+
+/// A fast reader (`block::read`, `json::read`).
+type FastRead = fn(&str, &mut Builder) -> Result<(), block::NotPlain>;
+
+/// What `read` gives for `text`, when it takes it.
+fn read_fast(read: FastRead, text: &str, file: FileId, base: Base) -> Option<Parsed> {
+    let mut builder = Builder::new(text, file, base);
     read(text, &mut builder).ok()?;
     Some(builder.finish())
 }
