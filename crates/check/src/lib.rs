@@ -176,11 +176,11 @@ fn aimed_hosts(inv: &Inventory) -> Vec<Option<Host>> {
 /// The state nmstate judges for `host`. A state with a placeholder left
 /// unexpanded is not what its template means: nmstate would only repeat
 /// the placeholder's finding.
-fn judged_state(host: &Host) -> Option<serde_json::Value> {
+fn judged_state(host: &Host) -> Option<std::borrow::Cow<'_, nodenet_model::Node>> {
     host.network
         .as_ref()
         .filter(|_| host.unresolved.is_empty())
-        .map(|n| nmstate_bridge::pin(host, n).judged)
+        .map(|n| nmstate_bridge::judged_node(host, n))
 }
 
 /// [`check`] with nmstate's verdicts on the hosts already given.

@@ -2,6 +2,7 @@
 //! validation and its keyfile generator are the reference. Its errors and
 //! its `log` warnings become located diagnostics.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Once;
 
@@ -134,24 +135,27 @@ pub struct Pinned {
 }
 
 pub fn pin(host: &Host, network: &Node) -> Pinned {
+    let (written, stand_in) = pin_written(host, network);
+    Pinned {
+        judged: judged_node(host, network).to_json(),
+        written,
+        stand_in,
+    }
+}
+
+/// What nmstate judges of a host's state, as loaded (no JSON made): the
+/// state itself without `copy-mac-from` (most hosts), else pinned as
+/// [`Pinned::judged`] says.
+pub fn judged_node<'a>(host: &Host, network: &'a Node) -> Cow<'a, Node> {
     if !has_copy_mac(network) {
-        return Pinned {
-            judged: network.to_json(),
-            written: None,
-            stand_in: false,
-        };
+        return Cow::Borrowed(network);
     }
     let (known, _) = resolve_copy_mac(host, network, false);
     // Stand-ins only where the inventory knows no MAC.
-    let (judged, stand_in) = match has_copy_mac(&known) {
-        true => resolve_copy_mac(host, &known, true),
-        false => (known.clone(), false),
-    };
-    Pinned {
-        judged: judged.to_json(),
-        written: Some(known.to_json()),
-        stand_in,
-    }
+    Cow::Owned(match has_copy_mac(&known) {
+        true => resolve_copy_mac(host, &known, true).0,
+        false => known,
+    })
 }
 
 /// What [`pin`] gives besides the state nmstate judges: the state
@@ -161,8 +165,9 @@ pub fn pin_written(host: &Host, network: &Node) -> (Option<serde_json::Value>, b
     if !has_copy_mac(network) {
         return (None, false);
     }
-    let pinned = pin(host, network);
-    (pinned.written, pinned.stand_in)
+    let (known, _) = resolve_copy_mac(host, network, false);
+    let stand_in = has_copy_mac(&known) && resolve_copy_mac(host, &known, true).1;
+    (Some(known.to_json()), stand_in)
 }
 
 /// Turns nmstate's verdict on a host's state into its keyfiles and

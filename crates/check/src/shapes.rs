@@ -25,12 +25,12 @@
 //!   the last, every 64th) and must give exactly the substituted bytes;
 //!   a shape that fails any of this is judged host by host.
 
+use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use rayon::prelude::*;
-use serde_json::Value as J;
 
 use nodenet_model::yaml::{Node, Value};
 
@@ -86,16 +86,19 @@ impl Fleet {
     }
 }
 
+/// The state nmstate judges for one host: most hosts' own, borrowed.
+pub type StateOf<'a> = dyn Fn(usize) -> Option<Cow<'a, Node>> + Sync + 'a;
+
 /// nmstate's verdict for each of `n` hosts; `state(i)` is the i-th host's
-/// state (`None`: it has no network). States are made again when needed
-/// rather than held: for 10,000 hosts they would be the check's largest
-/// allocation.
-pub fn judge_fleet(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> Fleet {
+/// state (`None`: it has no network). Shapes are taken from the states as
+/// loaded; only the hosts nmstate judges have their state made JSON (for
+/// 10,000 hosts those JSONs were most of a check's shapes).
+pub fn judge_fleet(n: usize, state: &StateOf<'_>) -> Fleet {
     judge_fleet_counted(n, state).0
 }
 
 /// [`judge_fleet`], and how many verdicts came from a shape.
-fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) -> (Fleet, usize) {
+fn judge_fleet_counted(n: usize, state: &StateOf<'_>) -> (Fleet, usize) {
     let keys = (RandomState::new(), RandomState::new());
     // Per host: whether it has a state, its shape if keyfiles can be made
     // from it, and its shape as people see it.
@@ -104,7 +107,10 @@ fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) ->
         .into_par_iter()
         .map(|i| match state(i) {
             None => (false, None, None),
-            Some(s) => (true, Shape::of(&s, &keys), Some(seen_shape(&s, &keys))),
+            Some(s) => {
+                let (shape, seen) = Shape::and_seen(&s, &keys);
+                (true, shape, Some(seen))
+            }
         })
         .collect();
     let mut numbers: HashMap<(u64, u64), usize> = HashMap::new();
@@ -144,7 +150,7 @@ fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) ->
         .into_par_iter()
         .map(|i| {
             if by_nmstate[i] && shapes[i].0 {
-                state(i).map(|s| judge_cached(&s))
+                state(i).map(|s| judge_cached(&s.to_json()))
             } else {
                 None
             }
@@ -208,7 +214,7 @@ fn judge_fleet_counted(n: usize, state: &(dyn Fn(usize) -> Option<J> + Sync)) ->
                     }),
                     true,
                 ),
-                None => (state(i).map(|s| judge_cached(&s)), false),
+                None => (state(i).map(|s| judge_cached(&s.to_json())), false),
             }
         })
         .collect();
@@ -294,19 +300,18 @@ fn at(key: &str) -> At {
 }
 
 impl Shape {
-    /// `None` when the state has no address, or one that is not canonical
-    /// and ordinary.
-    fn of(state: &J, keys: &(RandomState, RandomState)) -> Option<Shape> {
+    /// The state's shape, `None` when it has no address, or one that is
+    /// not canonical and ordinary; and its shape as people see it (one
+    /// walk for both where the first is found: the blanks hash alike).
+    fn and_seen(state: &Node, keys: &(RandomState, RandomState)) -> (Option<Shape>, (u64, u64)) {
         let mut h = Both::new(keys);
         let mut addresses = Vec::new();
-        walk(state, At::Other, &mut h, Some(&mut addresses))?;
-        if addresses.is_empty() {
-            return None;
+        if walk_node(state, At::Other, &mut h, Some(&mut addresses)).is_none() {
+            return (None, seen_shape(state, keys));
         }
-        Some(Shape {
-            hash: h.pair(),
-            addresses,
-        })
+        let hash = h.pair();
+        let shape = (!addresses.is_empty()).then_some(Shape { hash, addresses });
+        (shape, hash)
     }
 
     /// Whether a host of this shape with `other`'s addresses has them
@@ -319,49 +324,11 @@ impl Shape {
 /// The 128-bit hash of a state with every value at an address or MAC
 /// position blanked, whatever those values are: hosts that differ only
 /// there are one shape to a person reading them.
-fn seen_shape(state: &J, keys: &(RandomState, RandomState)) -> (u64, u64) {
+fn seen_shape(state: &Node, keys: &(RandomState, RandomState)) -> (u64, u64) {
     let mut h = Both::new(keys);
     // Without `out`, nothing makes the walk give up.
-    let _ = walk(state, At::Other, &mut h, None);
+    let _ = walk_node(state, At::Other, &mut h, None);
     h.pair()
-}
-
-/// Hashes `v` with the values at address and MAC positions blanked.
-/// With `out`, those values are collected and must be ones keyfiles can
-/// be refilled with (`None` otherwise); without, any value is blanked (an
-/// address to its family).
-fn walk(
-    v: &J,
-    at_: At,
-    h: &mut impl Hasher,
-    mut out: Option<&mut Vec<(Slot, String)>>,
-) -> Option<()> {
-    match v {
-        J::String(s) if at_ == At::Address => match out {
-            Some(out) => address(s, h, out)?,
-            // As an address's family: IPv6 is the one written with `:`.
-            None => (0u8, !s.contains(':')).hash(h),
-        },
-        J::String(s) if at_ == At::Mac => mac_address(s, h, out)?,
-        J::Null => 1u8.hash(h),
-        J::Bool(b) => (2u8, b).hash(h),
-        J::Number(n) => (3u8, n.to_string()).hash(h),
-        J::String(s) => (4u8, s).hash(h),
-        J::Array(items) => {
-            (5u8, items.len()).hash(h);
-            for item in items {
-                walk(item, at_.items(), h, out.as_deref_mut())?;
-            }
-        }
-        J::Object(map) => {
-            (6u8, map.len()).hash(h);
-            for (k, x) in map {
-                k.hash(h);
-                walk(x, at(k), h, out.as_deref_mut())?;
-            }
-        }
-    }
-    Some(())
 }
 
 /// A state as loaded (no JSON made of it): a 128-bit-worth hash of it
@@ -372,15 +339,27 @@ fn walk(
 /// are one shape, and nmstate treats their values alike.
 pub fn node_values(state: &Node, h: &mut impl Hasher) -> Option<Vec<(Slot, String)>> {
     let mut out = Vec::new();
-    walk_node(state, At::Other, h, &mut out)?;
+    walk_node(state, At::Other, h, Some(&mut out))?;
     Some(out)
 }
 
-/// [`walk`] over a YAML tree, collecting every value it blanks.
-fn walk_node(v: &Node, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String)>) -> Option<()> {
+/// Hashes `v` with the values at address and MAC positions blanked.
+/// With `out`, those values are collected and must be ones keyfiles can
+/// be refilled with (`None` otherwise); without, any value is blanked (an
+/// address to its family, as an ordinary one is with `out`).
+fn walk_node(
+    v: &Node,
+    at_: At,
+    h: &mut impl Hasher,
+    mut out: Option<&mut Vec<(Slot, String)>>,
+) -> Option<()> {
     match &v.value {
-        Value::Str(s) if at_ == At::Address => address(s, h, out)?,
-        Value::Str(s) if at_ == At::Mac => mac_address(s, h, Some(out))?,
+        Value::Str(s) if at_ == At::Address => match out {
+            Some(out) => address(s, h, out)?,
+            // As an address's family: IPv6 is the one written with `:`.
+            None => (0u8, !s.contains(':')).hash(h),
+        },
+        Value::Str(s) if at_ == At::Mac => mac_address(s, h, out)?,
         Value::Null => 1u8.hash(h),
         Value::Bool(b) => (2u8, b).hash(h),
         Value::Int(i) => (3u8, i).hash(h),
@@ -389,7 +368,7 @@ fn walk_node(v: &Node, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String
         Value::Seq(items) => {
             (5u8, items.len()).hash(h);
             for item in items {
-                walk_node(item, at_.items(), h, out)?;
+                walk_node(item, at_.items(), h, out.as_deref_mut())?;
             }
         }
         Value::Map(entries) => {
@@ -401,7 +380,7 @@ fn walk_node(v: &Node, at_: At, h: &mut impl Hasher, out: &mut Vec<(Slot, String
                     _ => std::borrow::Cow::Owned(k.scalar_text().unwrap_or_default()),
                 };
                 key.hash(h);
-                walk_node(x, at(&key), h, out)?;
+                walk_node(x, at(&key), h, out.as_deref_mut())?;
             }
         }
     }

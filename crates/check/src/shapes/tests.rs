@@ -1,6 +1,11 @@
 use super::*;
 use crate::nmstate_bridge::judge;
-use serde_json::json;
+use serde_json::{json, Value as J};
+
+/// A state as loaded from its JSON text (JSON is YAML).
+fn loaded(state: &J) -> Node {
+    nodenet_model::yaml::parse(&state.to_string(), 0).expect("JSON is YAML")
+}
 
 /// A dual-stack bond with a VLAN: addresses, routes through both
 /// families (two default routes told apart by metric) and DNS.
@@ -73,7 +78,9 @@ fn verdicts_through_shapes_are_nmstates_own() {
     }
     let mut states: Vec<Option<&J>> = owned.iter().map(Some).collect();
     states.insert(3, None);
-    let (fleet, from_shape) = judge_fleet_counted(states.len(), &|i| states[i].cloned());
+    let nodes: Vec<Option<Node>> = states.iter().map(|s| s.map(loaded)).collect();
+    let (fleet, from_shape) =
+        judge_fleet_counted(nodes.len(), &|i| nodes[i].as_ref().map(Cow::Borrowed));
     let fleet = fleet.judged;
     assert_eq!(fleet.len(), states.len());
     for (i, (state, got)) in states.iter().zip(&fleet).enumerate() {
@@ -117,7 +124,8 @@ fn seen_shapes_blank_addresses_and_macs_only() {
         Some(dhcp.clone()),
         Some(dhcp),
     ];
-    let (fleet, _) = judge_fleet_counted(states.len(), &|i| states[i].clone());
+    let nodes: Vec<Option<Node>> = states.iter().map(|s| s.as_ref().map(loaded)).collect();
+    let (fleet, _) = judge_fleet_counted(nodes.len(), &|i| nodes[i].as_ref().map(Cow::Borrowed));
     assert_eq!(
         fleet.shapes,
         [
