@@ -4,34 +4,46 @@
 //! documents render writes per host (`nodenet_render::shaped`).
 
 use std::cmp::Ordering;
-use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::IpAddr;
 
-/// Two independently keyed hashers fed the same bytes.
-pub struct Both(pub DefaultHasher, pub DefaultHasher);
+/// Two independently keyed hashers of the same bytes, gathered first and
+/// hashed once each at the end: a state's walk writes its keys and values
+/// a few bytes at a time, and each write through both hashers cost twice
+/// what hashing the gathered bytes does.
+pub struct Both<'k> {
+    keys: &'k (RandomState, RandomState),
+    bytes: Vec<u8>,
+}
 
-impl Both {
+impl<'k> Both<'k> {
     /// A pair of hashers with the keys of `keys` (one pair per fleet: the
     /// hashes of one run compare, no others).
-    pub fn new(keys: &(RandomState, RandomState)) -> Both {
-        Both(keys.0.build_hasher(), keys.1.build_hasher())
+    pub fn new(keys: &'k (RandomState, RandomState)) -> Both<'k> {
+        Both {
+            keys,
+            bytes: Vec::with_capacity(1024),
+        }
     }
 
     /// Both hashes: 128 bits, where one could collide in a large fleet.
     pub fn pair(&self) -> (u64, u64) {
-        (self.0.finish(), self.1.finish())
+        (
+            self.keys.0.hash_one(&self.bytes[..]),
+            self.keys.1.hash_one(&self.bytes[..]),
+        )
     }
 }
 
-impl Hasher for Both {
+impl Hasher for Both<'_> {
     fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-        self.1.write(bytes);
+        self.bytes.extend_from_slice(bytes);
     }
 
     fn finish(&self) -> u64 {
-        self.0.finish() ^ self.1.finish()
+        let (a, b) = self.pair();
+        a ^ b
     }
 }
 
@@ -51,7 +63,13 @@ pub type Values = Vec<(Slot, String)>;
 /// link-local, broadcast, IPv4-in-IPv6).
 pub fn ordinary(s: &str) -> Option<IpAddr> {
     let ip: IpAddr = s.parse().ok()?;
-    if ip.to_string() != s {
+    // Written back on the stack (every address of every host comes here):
+    // the longest text an address is written as has 45 bytes.
+    let mut back = [0u8; 45];
+    let mut free = &mut back[..];
+    std::io::Write::write_fmt(&mut free, format_args!("{ip}")).ok()?;
+    let written = 45 - free.len();
+    if &back[..written] != s.as_bytes() {
         return None;
     }
     let special = match ip {
