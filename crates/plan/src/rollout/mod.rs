@@ -13,7 +13,7 @@
 //!   (`maxUnavailable: 1`, or one policy per failure domain), the others
 //!   with kubernetes-nmstate's default.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -98,7 +98,7 @@ pub use written::*;
 
 /// The rollout of `plan` onto the `new` inventory.
 pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
-    let by_name: BTreeMap<&str, &Host> = new
+    let by_name: HashMap<&str, &Host> = new
         .hosts
         .iter()
         .map(|h| (h.name.value.as_str(), h))
@@ -126,7 +126,7 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
         }
     }
     let policies = policies(deltas, new);
-    left_to_configure_ovs.sort();
+    left_to_configure_ovs.par_sort_unstable();
     left_to_configure_ovs.dedup();
     Rollout {
         machine_configs,
@@ -238,9 +238,9 @@ fn policies(deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>>, new: &Inventory) -> Ve
         let unavailable = artifacts::max_unavailable(&role, risk == Risk::Disruptive);
         // A static address is one node's: a policy for the role would give
         // it to every node of the role, those that join later too.
-        let shared = hosts.windows(2).all(|w| w[0].1 == w[1].1)
-            && hosts.len() == role_size(&role)
-            && !hosts.iter().any(|(_, d)| carries_address(d));
+        let shared = hosts.len() == role_size(&role)
+            && hosts.par_windows(2).all(|w| w[0].1 == w[1].1)
+            && !hosts.par_iter().any(|(_, d)| carries_address(d));
         if shared {
             let domains: Option<BTreeSet<String>> = new
                 .cluster
@@ -290,6 +290,9 @@ fn policies(deltas: BTreeMap<PolicyKey, Vec<(&Host, J)>>, new: &Inventory) -> Ve
                     state: hosts[0].1.clone(),
                 }),
             }
+            // The role's copies of one delta (10,000 in a fleet-wide
+            // change), freed on every core.
+            hosts.into_par_iter().for_each(drop);
         } else {
             for (h, state) in hosts {
                 let host = artifacts::dns_label(h.short_name());
