@@ -41,16 +41,7 @@ pub fn cluster_traffic(host: &Host, cluster: &Cluster, state: &Node) -> BTreeMap
             "is br-ex, OpenShift's external bridge".into(),
         ));
     }
-    let pxe = host
-        .pxe_interface
-        .as_ref()
-        .or(cluster.provisioning.interface.as_ref())
-        .map(|l| l.value.clone())
-        .or_else(|| {
-            let mac = host.boot_mac.as_ref()?;
-            Some(host.nic_with_mac(&mac.value)?.name.value.clone())
-        });
-    if let Some(pxe) = pxe {
+    if let Some(pxe) = crate::fleet::pxe_interface(cluster, host) {
         roots.push((pxe, "is the PXE/provisioning NIC".to_string()));
     }
     // configure-ovs.sh moves the uplink under br-ex: it carries the

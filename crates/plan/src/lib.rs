@@ -133,10 +133,21 @@ pub fn plan(old: &Inventory, new: &Inventory) -> Result<Plan, PlanError> {
     plan_with(old, new, true).map(|(plan, _)| plan)
 }
 
-/// [`plan`], comparing hosts once per pair of shapes where that gives
-/// their own diffs (`shaped.rs`) or every host alone; and how many hosts
-/// took their group's diff.
-fn plan_with(old: &Inventory, new: &Inventory, by_shape: bool) -> Result<(Plan, usize), PlanError> {
+/// How many hosts took their group's diff, and their subgroup's risk.
+#[derive(Debug, Default, PartialEq)]
+struct SharedCounts {
+    diffs: usize,
+    risks: usize,
+}
+
+/// [`plan`], comparing hosts and telling their changes' risks once per
+/// pair of shapes where that gives each host its own (`shaped.rs`), or
+/// every host alone.
+fn plan_with(
+    old: &Inventory,
+    new: &Inventory,
+    by_shape: bool,
+) -> Result<(Plan, SharedCounts), PlanError> {
     let old_hosts = whole_hosts(old);
     let new_hosts = whole_hosts(new);
     let by_name: HashMap<&str, &Host> = old_hosts
@@ -151,17 +162,29 @@ fn plan_with(old: &Inventory, new: &Inventory, by_shape: bool) -> Result<(Plan, 
         .iter()
         .map(|h| (by_name.get(h.name.value.as_str()).copied(), *h))
         .collect();
-    let (known, shared) = if by_shape {
-        shaped::diffs(&pairs, &|o, n| network_diff(o, n).ok().flatten())
+    let (known, risks, shared) = if by_shape {
+        let found = shaped::diffs(&pairs, &|o, n| network_diff(o, n).ok().flatten());
+        let (risks, shared_risks) =
+            shaped::risks(&pairs, &found, [&old.cluster, &new.cluster], &|o, n, d| {
+                risk::classify(old, o, new, n, d)
+            });
+        let shared = SharedCounts {
+            diffs: found.shared,
+            risks: shared_risks,
+        };
+        (found.diffs, risks, shared)
     } else {
-        ((0..pairs.len()).map(|_| None).collect(), 0)
+        let n = pairs.len();
+        let (known, risks) = ((0..n).map(|_| None).collect(), vec![None; n]);
+        (known, risks, SharedCounts::default())
     };
     let compared: Vec<Option<HostChange>> = pairs
         .into_par_iter()
         .zip(known)
-        .map(|((o, h), known)| match o {
+        .zip(risks)
+        .map(|(((o, h), known), risk)| match o {
             None => Ok(Some(added(h))),
-            Some(o) => modified(old, o, new, h, same_kind, known),
+            Some(o) => modified(old, o, new, h, same_kind, (known, risk)),
         })
         .collect::<Result<_, _>>()?;
     let mut changes: Vec<HostChange> = compared.into_iter().flatten().collect();
@@ -244,14 +267,15 @@ fn states_diff(old_state: &J, new_state: &J, n: &Host) -> Result<Option<Diff>, P
 }
 
 /// The change of a host in both versions; `None` when nothing changes.
-/// `known`: its network's diff, when its group's was found to be it.
+/// `known`: its network's diff, when its group's was found to be it, and
+/// that diff's items and reasons, when worked out already.
 fn modified(
     old: &Inventory,
     o: &Host,
     new: &Inventory,
     n: &Host,
     same_kind: bool,
-    known: Option<Diff>,
+    (known, classified): (Option<Diff>, Option<shaped::Classified>),
 ) -> Result<Option<HostChange>, PlanError> {
     let fields = field_changes(old, o, new, n, same_kind);
     // Most hosts of a fleet do not change: their states are the same
@@ -280,9 +304,10 @@ fn modified(
     if diff.is_none() && fields.is_empty() && !respelled {
         return Ok(None);
     }
-    let (items, mut reasons) = match &diff {
-        Some(d) => risk::classify(old, o, new, n, d),
-        None => (Vec::new(), Vec::new()),
+    let (items, mut reasons) = match (&diff, classified) {
+        (Some(_), Some(classified)) => classified,
+        (Some(d), None) => risk::classify(old, o, new, n, d),
+        (None, _) => (Vec::new(), Vec::new()),
     };
     if respelled {
         reasons.push(Reason {

@@ -149,6 +149,9 @@ fn left_out(fields: &[nodenet_import::diff::FieldChange]) -> String {
 }
 
 /// Each change of `diff` (old `o` → new `n`) with its risk and reason.
+/// A plan tells this once for hosts of one shape (`shaped.rs`): what it
+/// reads of a host beyond its states' shape is in `shaped::RiskKey`, and
+/// anything more it comes to read belongs there too.
 pub fn classify(
     old: &Inventory,
     o: &Host,

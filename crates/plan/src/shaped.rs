@@ -18,27 +18,54 @@
 //! - the second host of a group, its last and every 64th are compared as
 //!   well and must give that same diff; a group that fails any of this is
 //!   compared host by host.
+//!
+//! The risk of the change (`risk::classify`) is told once per subgroup
+//! in the same way: hosts that took one diff, whose addresses fall in the
+//! same machine networks and which boot from the same NIC and name the
+//! same br-ex uplink ([`RiskKey`]: the rest of what the risk reads is the
+//! shape's). A subgroup's first host is classified, and the others take
+//! its items and reasons only where these name no address or MAC of a
+//! host classified, and the second host, the last and every 64th got the
+//! same.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 
 use rayon::prelude::*;
 
+use nodenet_check::fleet::pxe_interface;
 use nodenet_check::shapes::node_values;
-use nodenet_check::shapes::text::{alike, holds_value, Both, Slot};
+use nodenet_check::shapes::text::{alike, holds_value, values_of, Both, Slot};
 use nodenet_import::diff::Diff;
-use nodenet_model::Host;
+use nodenet_model::{Cluster, Host};
+
+use crate::{Item, Reason};
 
 /// Groups smaller than this are compared host by host.
 const MIN_GROUP: usize = 4;
 /// Every this many hosts of a group, one is compared as well.
 const SAMPLE_EVERY: usize = 64;
 
-/// A host's OLD and NEW states, blanked and hashed, and their values.
+/// A host's OLD and NEW states, blanked and hashed, and their values
+/// (OLD's `old_values` first).
 struct PairShape {
     hash: (u64, u64),
     values: Vec<(Slot, String)>,
+    old_values: usize,
+}
+
+/// What [`diffs`] found.
+pub(crate) struct Diffs {
+    /// Per NEW host, its network's diff when it was compared here or
+    /// shares its group's.
+    pub diffs: Vec<Option<Diff>>,
+    /// How many hosts took their group's diff.
+    pub shared: usize,
+    /// Per host, the group whose diff it has (the group's first host,
+    /// and the sampled hosts whose own diff agreed, too).
+    group: Vec<Option<usize>>,
+    shapes: Vec<Option<PairShape>>,
 }
 
 /// `None` when either version has no network, both are the same document
@@ -50,6 +77,7 @@ fn pair_shape(o: &Host, n: &Host, keys: &(RandomState, RandomState)) -> Option<P
     }
     let mut h = Both::new(keys);
     let mut values = node_values(old, &mut h)?;
+    let old_values = values.len();
     // Where OLD ends: no state of one pair hashes as another's split
     // elsewhere.
     h.write_u8(0xff);
@@ -57,44 +85,27 @@ fn pair_shape(o: &Host, n: &Host, keys: &(RandomState, RandomState)) -> Option<P
     Some(PairShape {
         hash: h.pair(),
         values,
+        old_values,
     })
 }
 
 /// Per NEW host (`pairs[i]`, with its OLD host when it has one), its
-/// network's diff when it was compared here or shares its group's, and
-/// how many hosts shared one. `compare` is the host-by-host comparison
-/// (`None`: no change, or a state it refuses; those hosts are compared
-/// again, and refused, by the caller).
+/// network's diff when it was compared here or shares its group's.
+/// `compare` is the host-by-host comparison (`None`: no change, or a
+/// state it refuses; those hosts are compared again, and refused, by the
+/// caller).
 pub(crate) fn diffs(
     pairs: &[(Option<&Host>, &Host)],
     compare: &(dyn Fn(&Host, &Host) -> Option<Diff> + Sync),
-) -> (Vec<Option<Diff>>, usize) {
+) -> Diffs {
     let keys = (RandomState::new(), RandomState::new());
     let shapes: Vec<Option<PairShape>> = pairs
         .par_iter()
         .map(|(o, n)| pair_shape((*o)?, n, &keys))
         .collect();
-    let mut groups: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
-    for (i, shape) in shapes.iter().enumerate() {
-        if let Some(shape) = shape {
-            groups.entry(shape.hash).or_default().push(i);
-        }
-    }
-    let groups: Vec<Vec<usize>> = groups
-        .into_values()
-        .filter(|m| m.len() >= MIN_GROUP)
-        .collect();
+    let groups = groups_of(shapes.iter().map(|s| s.as_ref().map(|s| s.hash)));
     // Each group's first host and its sample, compared as before.
-    let to_compare: Vec<usize> = groups
-        .iter()
-        .flat_map(|m| {
-            m.iter()
-                .enumerate()
-                .filter(|&(k, _)| sampled(k, m.len()))
-                .map(|(_, &i)| i)
-        })
-        .collect();
-    let compared: Vec<(usize, Option<Diff>)> = to_compare
+    let compared: Vec<(usize, Option<Diff>)> = sample_of(&groups)
         .into_par_iter()
         .map(|i| (i, pairs[i].0.and_then(|o| compare(o, pairs[i].1))))
         .collect();
@@ -103,20 +114,151 @@ pub(crate) fn diffs(
         out[i] = diff;
     }
     let values = |i: usize| shapes[i].as_ref().map_or(&[][..], |s| &s.values[..]);
-    let shared: Vec<(usize, Diff)> = groups
+    let mut group = vec![None; pairs.len()];
+    let mut shared: Vec<(usize, Diff)> = Vec::new();
+    for (g, (m, first)) in groups
         .iter()
         .filter_map(|m| Some((m, out[m[0]].as_ref()?)))
         .filter(|(m, first)| group_agrees(m, first, &out, &values))
-        .flat_map(|(m, first)| {
+        .enumerate()
+    {
+        for &i in m.iter().filter(|&&i| alike(values(m[0]), values(i))) {
+            match &out[i] {
+                None => shared.push((i, first.clone())),
+                Some(own) if own != first => continue,
+                Some(_) => {}
+            }
+            group[i] = Some(g);
+        }
+    }
+    let count = shared.len();
+    for (i, diff) in shared {
+        out[i] = Some(diff);
+    }
+    Diffs {
+        diffs: out,
+        shared: count,
+        group,
+        shapes,
+    }
+}
+
+/// A change's items and reasons (`risk::classify`).
+pub(crate) type Classified = (Vec<Item>, Vec<Reason>);
+
+/// What a change's risk hangs on beyond its pair of shapes and its diff
+/// (`risk::classify`, through `nodenet_check::traffic`): the machine
+/// network each of the host's addresses is in (OLD's in OLD's networks,
+/// NEW's in NEW's), and the NIC it boots from and the br-ex uplink it
+/// names, in both versions. The rest it reads (interfaces, their kinds,
+/// ports and bases, routes, DHCP) is the shape's.
+#[derive(PartialEq, Eq, Hash)]
+struct RiskKey {
+    group: usize,
+    networks: Vec<Option<usize>>,
+    pxe: [Option<String>; 2],
+    uplink: [Option<String>; 2],
+}
+
+fn risk_key(
+    group: usize,
+    shape: &PairShape,
+    o: &Host,
+    n: &Host,
+    clusters: [&Cluster; 2],
+) -> RiskKey {
+    let networks = shape
+        .values
+        .iter()
+        .enumerate()
+        .map(|(k, (slot, _))| {
+            let cluster = clusters[usize::from(k >= shape.old_values)];
+            match slot {
+                Slot::Ip(ip) => cluster
+                    .machine_networks
+                    .iter()
+                    .position(|m| m.value.contains(ip)),
+                Slot::Mac(_) => None,
+            }
+        })
+        .collect();
+    let uplink = |h: &Host| h.br_ex_uplink.as_ref().map(|u| u.value.clone());
+    RiskKey {
+        group,
+        networks,
+        pxe: [pxe_interface(clusters[0], o), pxe_interface(clusters[1], n)],
+        uplink: [uplink(o), uplink(n)],
+    }
+}
+
+/// Per NEW host, its change's items and reasons when they were worked out
+/// here, or are its subgroup's: hosts that took one diff and whose
+/// [`RiskKey`]s are equal. Each subgroup's first host is classified as
+/// every host is, and the others take its outcome only where it names no
+/// address or MAC and the second host, the last and every 64th, also
+/// classified, got it too. The rest are left to the caller.
+pub(crate) fn risks(
+    pairs: &[(Option<&Host>, &Host)],
+    found: &Diffs,
+    clusters: [&Cluster; 2],
+    classify: &(dyn Fn(&Host, &Host, &Diff) -> Classified + Sync),
+) -> (Vec<Option<Classified>>, usize) {
+    let keys: Vec<Option<RiskKey>> = (0..pairs.len())
+        .into_par_iter()
+        .map(|i| {
+            let shape = found.shapes[i].as_ref()?;
+            Some(risk_key(
+                found.group[i]?,
+                shape,
+                pairs[i].0?,
+                pairs[i].1,
+                clusters,
+            ))
+        })
+        .collect();
+    let subgroups = groups_of(keys.iter().map(Option::as_ref));
+    let classify_at = |i: usize| {
+        let (o, n) = pairs[i];
+        let diff = found.diffs[i]
+            .as_ref()
+            .expect("a host of a group has its diff");
+        classify(o.expect("a host of a group has its OLD"), n, diff)
+    };
+    let classified: Vec<(usize, Classified)> = sample_of(&subgroups)
+        .into_par_iter()
+        .map(|i| (i, classify_at(i)))
+        .collect();
+    let mut out: Vec<Option<Classified>> = vec![None; pairs.len()];
+    for (i, c) in classified {
+        out[i] = Some(c);
+    }
+    // The outcome names networks (`carries the machine network
+    // 10.1.0.0/16`), never a host's own address or MAC.
+    let values = |i: usize| found.shapes[i].as_ref().map_or(&[][..], |s| &s.values[..]);
+    let agrees = |m: &[usize]| {
+        let first = out[m[0]].as_ref().expect("a first host is classified");
+        let named = named_values(&format!("{first:?}"));
+        m.iter()
+            .enumerate()
+            .filter(|&(k, _)| sampled(k, m.len()))
+            .all(|(_, &i)| {
+                out[i].as_ref() == Some(first) && !values(i).iter().any(|(v, _)| named.contains(v))
+            })
+    };
+    let shared: Vec<(usize, Classified)> = subgroups
+        .par_iter()
+        .filter(|m| agrees(m))
+        .flat_map_iter(|m| {
+            let first = out[m[0]].clone().expect("a first host is classified");
             m.iter()
-                .filter(|&&i| out[i].is_none() && alike(values(m[0]), values(i)))
-                .map(|&i| (i, first.clone()))
+                .filter(|&&i| out[i].is_none())
+                .map(move |&i| (i, first.clone()))
                 .collect::<Vec<_>>()
         })
         .collect();
     let count = shared.len();
-    for (i, diff) in shared {
-        out[i] = Some(diff);
+    for (i, c) in shared {
+        out[i] = Some(c);
     }
     (out, count)
 }
@@ -146,6 +288,44 @@ fn group_agrees<'a>(
             compared[i].as_ref() == Some(first)
         });
     agree && checked > 0
+}
+
+/// The addresses and MACs a text names.
+fn named_values(text: &str) -> Vec<Slot> {
+    let mut ignored = std::collections::hash_map::DefaultHasher::new();
+    values_of(text, &mut ignored)
+        .into_iter()
+        .map(|(slot, _)| slot)
+        .collect()
+}
+
+/// The hosts (by index) of each key that at least [`MIN_GROUP`] hosts
+/// have, in their order.
+fn groups_of<K: Hash + Eq>(keys: impl Iterator<Item = Option<K>>) -> Vec<Vec<usize>> {
+    let mut groups: HashMap<K, Vec<usize>> = HashMap::new();
+    for (i, key) in keys.enumerate() {
+        if let Some(key) = key {
+            groups.entry(key).or_default().push(i);
+        }
+    }
+    groups
+        .into_values()
+        .filter(|m| m.len() >= MIN_GROUP)
+        .collect()
+}
+
+/// The hosts of `groups` that are worked out themselves (each group's
+/// first and its sample).
+fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
+    groups
+        .iter()
+        .flat_map(|m| {
+            m.iter()
+                .enumerate()
+                .filter(|&(k, _)| sampled(k, m.len()))
+                .map(|(_, &i)| i)
+        })
+        .collect()
 }
 
 /// Whether the `k`-th host of a group of `len` is compared host by host.

@@ -375,7 +375,9 @@ pub fn host_view(inv: &Inventory, host: &Host, report: &HostReport) -> HostView 
         .and_then(|m| host.nic_with_mac(&m.value))
         .map(|n| n.name.value.clone());
     let in_use = fleet::provisioning_mode(inv).is_some_and(|m| m != ProvisioningNetwork::Disabled);
-    let provisioning_interface = in_use.then(|| fleet::pxe_interface(inv, host)).flatten();
+    let provisioning_interface = in_use
+        .then(|| fleet::pxe_interface(&inv.cluster, host))
+        .flatten();
     let (interfaces, gateways) = match &host.network {
         Some(node) => {
             let net = Network::read(node);

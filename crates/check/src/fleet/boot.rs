@@ -123,7 +123,7 @@ pub fn check_host_in_cluster(
             );
         }
     }
-    let pxe = pxe_interface(inv, host);
+    let pxe = pxe_interface(&inv.cluster, host);
     if let Some(pxe) = &pxe {
         if let Some((bond, pos)) = net.controller_of(pxe).filter(|(c, _)| c.is("bond")) {
             let lacp = bond.bond_mode().as_deref() == Some("802.3ad");
@@ -184,10 +184,10 @@ pub fn check_host_in_cluster(
 
 /// The host's PXE/provisioning NIC: named by the host or the cluster,
 /// else the NIC with the boot MAC.
-pub fn pxe_interface(inv: &Inventory, host: &Host) -> Option<String> {
+pub fn pxe_interface(cluster: &Cluster, host: &Host) -> Option<String> {
     host.pxe_interface
         .as_ref()
-        .or(inv.cluster.provisioning.interface.as_ref())
+        .or(cluster.provisioning.interface.as_ref())
         .map(|l| l.value.clone())
         .or_else(|| {
             let mac = host.boot_mac.as_ref()?;

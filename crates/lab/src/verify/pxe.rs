@@ -21,7 +21,7 @@ pub(super) fn pxe_of(inv: &Inventory, host: &nodenet_model::Host, state: &LabSta
     if provisioning_mode(inv)? == nodenet_model::ProvisioningNetwork::Disabled {
         return None;
     }
-    let nic = pxe_interface(inv, host)?;
+    let nic = pxe_interface(&inv.cluster, host)?;
     let port = state
         .topology
         .ports
