@@ -63,6 +63,10 @@ pub struct HostChange {
     /// Each change with its risk, for the rollout.
     #[serde(skip)]
     pub items: Vec<Item>,
+    /// Changes with one number here are one diff with one risk, each
+    /// host's own (`shaped.rs`): the rollout works theirs out once.
+    #[serde(skip)]
+    pub alike: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -162,29 +166,30 @@ fn plan_with(
         .iter()
         .map(|h| (by_name.get(h.name.value.as_str()).copied(), *h))
         .collect();
-    let (known, risks, shared) = if by_shape {
+    let (known, risks, subgroups, shared) = if by_shape {
         let found = shaped::diffs(&pairs, &|o, n| network_diff(o, n).ok().flatten());
-        let (risks, shared_risks) =
-            shaped::risks(&pairs, &found, [&old.cluster, &new.cluster], &|o, n, d| {
-                risk::classify(old, o, new, n, d)
-            });
+        let risks = shaped::risks(&pairs, &found, [&old.cluster, &new.cluster], &|o, n, d| {
+            risk::classify(old, o, new, n, d)
+        });
         let shared = SharedCounts {
             diffs: found.shared,
-            risks: shared_risks,
+            risks: risks.shared,
         };
-        (found.diffs, risks, shared)
+        (found.diffs, risks.classified, risks.subgroup, shared)
     } else {
         let n = pairs.len();
-        let (known, risks) = ((0..n).map(|_| None).collect(), vec![None; n]);
-        (known, risks, SharedCounts::default())
+        let known = (0..n).map(|_| None).collect();
+        (known, vec![None; n], vec![None; n], SharedCounts::default())
     };
     let compared: Vec<Option<HostChange>> = pairs
         .into_par_iter()
         .zip(known)
         .zip(risks)
-        .map(|(((o, h), known), risk)| match o {
+        .zip(subgroups)
+        .map(|((((o, h), known), risk), alike)| match o {
             None => Ok(Some(added(h))),
-            Some(o) => modified(old, o, new, h, same_kind, (known, risk)),
+            Some(o) => modified(old, o, new, h, same_kind, (known, risk))
+                .map(|c| c.map(|c| HostChange { alike, ..c })),
         })
         .collect::<Result<_, _>>()?;
     let mut changes: Vec<HostChange> = compared.into_iter().flatten().collect();
@@ -219,6 +224,7 @@ fn added(h: &Host) -> HostChange {
         network: None,
         fields: Vec::new(),
         items: Vec::new(),
+        alike: None,
     }
 }
 
@@ -237,6 +243,7 @@ fn removed(h: &Host) -> HostChange {
         network: None,
         fields: Vec::new(),
         items: Vec::new(),
+        alike: None,
     }
 }
 
@@ -354,6 +361,7 @@ fn modified(
         network: diff,
         fields,
         items,
+        alike: None,
     }))
 }
 

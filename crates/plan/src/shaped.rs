@@ -202,7 +202,7 @@ pub(crate) fn risks(
     found: &Diffs,
     clusters: [&Cluster; 2],
     classify: &(dyn Fn(&Host, &Host, &Diff) -> Classified + Sync),
-) -> (Vec<Option<Classified>>, usize) {
+) -> Risks {
     let keys: Vec<Option<RiskKey>> = (0..pairs.len())
         .into_par_iter()
         .map(|i| {
@@ -245,9 +245,9 @@ pub(crate) fn risks(
                 out[i].as_ref() == Some(first) && !values(i).iter().any(|(v, _)| named.contains(v))
             })
     };
-    let shared: Vec<(usize, Classified)> = subgroups
+    let agreeing: Vec<&Vec<usize>> = subgroups.par_iter().filter(|m| agrees(m)).collect();
+    let shared: Vec<(usize, Classified)> = agreeing
         .par_iter()
-        .filter(|m| agrees(m))
         .flat_map_iter(|m| {
             let first = out[m[0]].clone().expect("a first host is classified");
             m.iter()
@@ -260,7 +260,26 @@ pub(crate) fn risks(
     for (i, c) in shared {
         out[i] = Some(c);
     }
-    (out, count)
+    let mut subgroup = vec![None; pairs.len()];
+    for (g, m) in agreeing.iter().enumerate() {
+        m.iter().for_each(|&i| subgroup[i] = Some(g));
+    }
+    Risks {
+        classified: out,
+        subgroup,
+        shared: count,
+    }
+}
+
+/// What [`risks`] found.
+pub(crate) struct Risks {
+    /// Per NEW host, its change's items and reasons, where told here.
+    pub classified: Vec<Option<Classified>>,
+    /// Per host, the subgroup whose risk it has: hosts with one number
+    /// have one diff and one outcome.
+    pub subgroup: Vec<Option<usize>>,
+    /// How many hosts took their subgroup's outcome.
+    pub shared: usize,
 }
 
 /// Whether the first host's diff may stand for its group's: it holds no
@@ -301,7 +320,7 @@ fn named_values(text: &str) -> Vec<Slot> {
 
 /// The hosts (by index) of each key that at least [`MIN_GROUP`] hosts
 /// have, in their order.
-fn groups_of<K: Hash + Eq>(keys: impl Iterator<Item = Option<K>>) -> Vec<Vec<usize>> {
+pub(crate) fn groups_of<K: Hash + Eq>(keys: impl Iterator<Item = Option<K>>) -> Vec<Vec<usize>> {
     let mut groups: HashMap<K, Vec<usize>> = HashMap::new();
     for (i, key) in keys.enumerate() {
         if let Some(key) = key {
@@ -316,7 +335,7 @@ fn groups_of<K: Hash + Eq>(keys: impl Iterator<Item = Option<K>>) -> Vec<Vec<usi
 
 /// The hosts of `groups` that are worked out themselves (each group's
 /// first and its sample).
-fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
+pub(crate) fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
     groups
         .iter()
         .flat_map(|m| {
@@ -329,7 +348,7 @@ fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
 }
 
 /// Whether the `k`-th host of a group of `len` is compared host by host.
-fn sampled(k: usize, len: usize) -> bool {
+pub(crate) fn sampled(k: usize, len: usize) -> bool {
     k <= 1 || k == len - 1 || k.is_multiple_of(SAMPLE_EVERY)
 }
 

@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as J};
 
 use nodenet_check::network::Network;
+use nodenet_check::shapes::text::holds_value;
 use nodenet_import::diff::Change;
 use nodenet_model::{Host, Inventory, Node};
 use nodenet_render::artifacts::{self, Policy};
@@ -98,20 +99,24 @@ pub use written::*;
 
 /// The rollout of `plan` onto the `new` inventory.
 pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
+    rollout_counted(plan, new).0
+}
+
+/// [`rollout`], and how many hosts took deltas worked out for another.
+pub(crate) fn rollout_counted(plan: &Plan, new: &Inventory) -> (Rollout, usize) {
     let by_name: HashMap<&str, &Host> = new
         .hosts
         .iter()
         .map(|h| (h.name.value.as_str(), h))
         .collect();
     let agent = new.cluster.node_agent.is_some();
-    // Each changed host's deltas on every core, gathered in the plan's
-    // order.
-    let hosts: Vec<HostDeltas> = plan
+    let changed: Vec<(&HostChange, &Host)> = plan
         .changes
         .par_iter()
         .filter(|c| c.change == HostChangeKind::Modified)
-        .filter_map(|c| Some(host_deltas(c, by_name.get(c.host.as_str())?, new, agent)))
+        .filter_map(|c| Some((c, *by_name.get(c.host.as_str())?)))
         .collect();
+    let (hosts, lent) = deltas_of(&changed, new, agent);
     let mut machine_configs: BTreeMap<String, usize> = BTreeMap::new();
     let mut left_to_configure_ovs = Vec::new();
     // (wave, risk, role) → the hosts' deltas.
@@ -128,11 +133,79 @@ pub fn rollout(plan: &Plan, new: &Inventory) -> Rollout {
     let policies = policies(deltas, new);
     left_to_configure_ovs.par_sort_unstable();
     left_to_configure_ovs.dedup();
-    Rollout {
+    let rollout = Rollout {
         machine_configs,
         policies,
         left_to_configure_ovs,
+    };
+    (rollout, lent)
+}
+
+/// Each changed host's deltas, on every core, in the plan's order; and
+/// how many were lent. Hosts of one diff with one risk in one role
+/// (`HostChange::alike`) are worked out once: their deltas are their
+/// first host's where those name no address or MAC (no host's own
+/// value) and the second host, the last and every 64th, worked out as
+/// well, have the same.
+fn deltas_of<'a>(
+    changed: &[(&'a HostChange, &'a Host)],
+    new: &Inventory,
+    agent: bool,
+) -> (Vec<HostDeltas<'a>>, usize) {
+    let groups = crate::shaped::groups_of(
+        changed
+            .iter()
+            .map(|(c, _)| Some((c.alike?, c.role.as_str()))),
+    );
+    let mut own = vec![true; changed.len()];
+    for &i in groups.iter().flatten() {
+        own[i] = false;
     }
+    for i in crate::shaped::sample_of(&groups) {
+        own[i] = true;
+    }
+    let work = |i: usize| host_deltas(changed[i].0, changed[i].1, new, agent);
+    let mut out: Vec<Option<HostDeltas>> = (0..changed.len())
+        .into_par_iter()
+        .map(|i| own[i].then(|| work(i)))
+        .collect();
+    let agrees = |m: &[usize]| {
+        let first = out[m[0]].as_ref().expect("a first host is worked out");
+        !holds_value(&format!("{:?}", first.deltas))
+            && m.iter()
+                .enumerate()
+                .filter(|&(k, _)| crate::shaped::sampled(k, m.len()))
+                .all(|(_, &i)| out[i].as_ref().is_some_and(|d| d.same_as(first)))
+    };
+    let lent: Vec<(usize, HostDeltas)> = groups
+        .par_iter()
+        .filter(|m| agrees(m))
+        .flat_map_iter(|m| {
+            let first = out[m[0]].as_ref().expect("a first host is worked out");
+            m.iter()
+                .filter(|&&i| out[i].is_none())
+                .map(|&i| (i, first.lent_to(changed[i].0, changed[i].1)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let count = lent.len();
+    for (i, d) in lent {
+        out[i] = Some(d);
+    }
+    // Groups whose sample did not agree: each host's own.
+    let rest: Vec<(usize, HostDeltas)> = (0..changed.len())
+        .into_par_iter()
+        .filter(|&i| out[i].is_none())
+        .map(|i| (i, work(i)))
+        .collect();
+    for (i, d) in rest {
+        out[i] = Some(d);
+    }
+    let all = out
+        .into_iter()
+        .map(|d| d.expect("every host is worked out"))
+        .collect();
+    (all, count)
 }
 
 /// What one changed host adds to the rollout.
@@ -142,6 +215,37 @@ struct HostDeltas<'a> {
     machine_config: Option<String>,
     left_to_configure_ovs: Vec<LeftToConfigureOvs>,
     deltas: Vec<(PolicyKey, J)>,
+}
+
+impl<'a> HostDeltas<'a> {
+    /// The same deltas and MachineConfig, and the same interfaces left to
+    /// configure-ovs.sh.
+    fn same_as(&self, other: &HostDeltas) -> bool {
+        self.deltas == other.deltas
+            && self.machine_config == other.machine_config
+            && self
+                .left_to_configure_ovs
+                .iter()
+                .map(|l| &l.iface)
+                .eq(other.left_to_configure_ovs.iter().map(|l| &l.iface))
+    }
+
+    /// These deltas as host `h`'s (change `c`).
+    fn lent_to(&self, c: &HostChange, h: &'a Host) -> HostDeltas<'a> {
+        HostDeltas {
+            host: h,
+            machine_config: self.machine_config.clone(),
+            left_to_configure_ovs: self
+                .left_to_configure_ovs
+                .iter()
+                .map(|l| LeftToConfigureOvs {
+                    host: c.host.clone(),
+                    iface: l.iface.clone(),
+                })
+                .collect(),
+            deltas: self.deltas.clone(),
+        }
+    }
 }
 
 /// The deltas of host `h`'s change `c`, per (wave, risk, role).

@@ -1,3 +1,4 @@
+use crate::rollout::rollout_counted;
 use crate::{load_clean, plan_with, HostChangeKind, SharedCounts};
 
 /// `n` workers, each with its own address and MAC, their bond at `mtu`;
@@ -94,8 +95,33 @@ fn both_ways(old: &nodenet_model::Inventory, new: &nodenet_model::Inventory) -> 
     let (by_shape, shared) = plan_with(old, new, true).unwrap();
     let (alone, none) = plan_with(old, new, false).unwrap();
     assert_eq!(none, SharedCounts::default());
-    assert_eq!(format!("{by_shape:#?}"), format!("{alone:#?}"));
+    // Every field but `alike` (the last), which only the first has.
+    let unnumbered = |p: &crate::Plan| -> Vec<String> {
+        p.changes
+            .iter()
+            .map(|c| {
+                let text = format!("{c:?}");
+                text[..text.rfind(", alike: ").expect("the last field")].to_string()
+            })
+            .collect()
+    };
+    assert_eq!(unnumbered(&by_shape), unnumbered(&alone));
+    assert_eq!(
+        format!("{:?}", by_shape.cluster),
+        format!("{:?}", alone.cluster)
+    );
+    // The rollout too, every policy and its state.
+    let (rollout, _) = rollout_counted(&by_shape, new);
+    let (rollout_alone, none) = rollout_counted(&alone, new);
+    assert_eq!(none, 0);
+    assert_eq!(format!("{rollout:#?}"), format!("{rollout_alone:#?}"));
     shared
+}
+
+/// How many hosts' rollout deltas were lent them by a host alike.
+fn lent(old: &nodenet_model::Inventory, new: &nodenet_model::Inventory) -> usize {
+    let (plan, _) = plan_with(old, new, true).unwrap();
+    rollout_counted(&plan, new).1
 }
 
 #[test]
@@ -105,8 +131,10 @@ fn a_fleet_changed_alike_takes_its_first_hosts_diff() {
     // themselves.
     let shared = both_ways(&old, &new);
     assert_eq!(shared.diffs, 66);
-    // One subgroup: the same four hosts are classified themselves.
+    // One subgroup: the same four hosts are classified themselves, and
+    // work their rollout out themselves.
     assert_eq!(shared.risks, 66);
+    assert_eq!(lent(&old, &new), 66);
     let (plan, _) = plan_with(&old, &new, true).unwrap();
     assert_eq!(plan.changes.len(), 70);
     let diff = plan.changes[42].network.as_ref().unwrap();
@@ -199,6 +227,7 @@ fn hosts_of_one_diff_whose_traffic_differs_take_their_own_kinds_risk() {
     // eno1 or eno2) of 23 to 47 hosts, each with its first, second and
     // last classified itself.
     assert_eq!(shared.risks, 140 - 4 * 3);
+    assert_eq!(lent(&old, &new), 140 - 4 * 3);
     let (plan, _) = plan_with(&old, &new, true).unwrap();
     let reasons = |i: usize| format!("{:?}", plan.changes[i].reasons);
     assert!(
@@ -219,11 +248,10 @@ fn hosts_of_one_diff_whose_traffic_differs_take_their_own_kinds_risk() {
     );
 }
 
-/// Removing a NIC in use says what uses it: the host's own address. Such
-/// an outcome is no other host's, even where the hosts classified
-/// themselves (the first, second, 64th and last) share that address.
-#[test]
-fn a_risk_that_names_a_hosts_own_address_is_no_other_hosts() {
+/// 70 hosts with a storage NIC and without: each its own storage
+/// address, but for the hosts a group works out itself (the first,
+/// second, 64th and last), which share one.
+fn with_and_without_storage() -> (nodenet_model::Inventory, nodenet_model::Inventory) {
     let host = |i: usize| (format!("10.1.0.{}", i + 1), "eno1");
     let net = "10.1.0.0/16";
     let octet = |i: usize| {
@@ -233,14 +261,33 @@ fn a_risk_that_names_a_hosts_own_address_is_no_other_hosts() {
             i + 1
         }
     };
-    let (old, new) = (
+    (
         fleet_with_storage(70, 9000, net, host, Some(&octet)),
         fleet_with_storage(70, 9000, net, host, None),
-    );
+    )
+}
+
+/// Removing a NIC in use says what uses it: the host's own address. Such
+/// an outcome is no other host's, even where the hosts classified
+/// themselves share that address.
+#[test]
+fn a_risk_that_names_a_hosts_own_address_is_no_other_hosts() {
+    let (old, new) = with_and_without_storage();
     let shared = both_ways(&old, &new);
     assert_eq!(shared.diffs, 66);
     assert_eq!(shared.risks, 0);
     let (plan, _) = plan_with(&old, &new, true).unwrap();
     let reasons = format!("{:?}", plan.changes[42].reasons);
     assert!(reasons.contains("has the address 10.2.0.43"), "{reasons}");
+}
+
+/// A NIC added: the diff and the risk name no address, but the policy
+/// carries the NIC whole, its own address in it. Its deltas are no other
+/// host's, even where the hosts worked out themselves share that address.
+#[test]
+fn rollout_deltas_that_carry_a_hosts_own_address_are_its_own() {
+    let (new, old) = with_and_without_storage();
+    let shared = both_ways(&old, &new);
+    assert_eq!((shared.diffs, shared.risks), (66, 66));
+    assert_eq!(lent(&old, &new), 0);
 }
