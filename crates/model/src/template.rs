@@ -230,7 +230,7 @@ impl Expander<'_> {
     pub fn expanded(&mut self, node: &Node, vars: &mut Vars) -> Node {
         let span = node.span;
         let value = match &node.value {
-            Value::Str(s) if s.contains("${") => match self.expand_str(s, span, vars) {
+            Value::Str(s) if has_placeholder(s) => match self.expand_str(s, span, vars) {
                 Some((v, at)) => {
                     return Node {
                         span: at.unwrap_or(span),
@@ -268,7 +268,7 @@ impl Expander<'_> {
     }
 
     pub fn expand_string(&mut self, s: &Located<String>, vars: &mut Vars) -> Located<String> {
-        if !s.value.contains("${") {
+        if !has_placeholder(&s.value) {
             return s.clone();
         }
         let value = match self.expand_str(&s.value, s.span, vars) {
@@ -361,7 +361,7 @@ impl Expander<'_> {
             match vars.values.get(name) {
                 // A variable whose own placeholder failed (reported at the
                 // variable) leaves this value unexpanded too, silently.
-                Some(Value::Str(s)) if s.contains("${") => return None,
+                Some(Value::Str(s)) if has_placeholder(s) => return None,
                 v => v.cloned(),
             }
         };
@@ -587,6 +587,12 @@ pub(crate) fn format_int(i: i64, f: &str) -> Option<String> {
     } else {
         format!("{i:0width$}")
     })
+}
+
+/// Whether `s` holds a `${`: asked of every key and value of a template
+/// for each of 10,000 hosts, most of them short and without a `$`.
+fn has_placeholder(s: &str) -> bool {
+    memchr::memchr_iter(b'$', s.as_bytes()).any(|at| s.as_bytes().get(at + 1) == Some(&b'{'))
 }
 
 #[cfg(test)]
