@@ -135,39 +135,53 @@ pub struct Pinned {
 }
 
 pub fn pin(host: &Host, network: &Node) -> Pinned {
-    let (written, stand_in) = pin_written(host, network);
-    Pinned {
-        judged: judged_node(host, network).to_json(),
-        written,
-        stand_in,
+    match pinned_nodes(host, network) {
+        None => Pinned {
+            judged: network.to_json(),
+            written: None,
+            stand_in: false,
+        },
+        Some((known, judged, stand_in)) => Pinned {
+            judged: judged.to_json(),
+            written: Some(known.to_json()),
+            stand_in,
+        },
     }
+}
+
+/// With `copy-mac-from`: the state pinned to the MACs the inventory
+/// knows, the state nmstate judges (stand-ins where it knows none) and
+/// whether a stand-in was used. `None` without (most hosts).
+fn pinned_nodes(host: &Host, network: &Node) -> Option<(Node, Node, bool)> {
+    if !has_copy_mac(network) {
+        return None;
+    }
+    let (known, _) = resolve_copy_mac(host, network, false);
+    let (judged, stand_in) = match has_copy_mac(&known) {
+        true => resolve_copy_mac(host, &known, true),
+        false => (known.clone(), false),
+    };
+    Some((known, judged, stand_in))
 }
 
 /// What nmstate judges of a host's state, as loaded (no JSON made): the
 /// state itself without `copy-mac-from` (most hosts), else pinned as
 /// [`Pinned::judged`] says.
 pub fn judged_node<'a>(host: &Host, network: &'a Node) -> Cow<'a, Node> {
-    if !has_copy_mac(network) {
-        return Cow::Borrowed(network);
+    match pinned_nodes(host, network) {
+        None => Cow::Borrowed(network),
+        Some((_, judged, _)) => Cow::Owned(judged),
     }
-    let (known, _) = resolve_copy_mac(host, network, false);
-    // Stand-ins only where the inventory knows no MAC.
-    Cow::Owned(match has_copy_mac(&known) {
-        true => resolve_copy_mac(host, &known, true).0,
-        false => known,
-    })
 }
 
 /// What [`pin`] gives besides the state nmstate judges: the state
 /// written with the MACs the inventory knows, and whether a stand-in was
 /// used. Without `copy-mac-from` (most hosts) nothing is made.
 pub fn pin_written(host: &Host, network: &Node) -> (Option<serde_json::Value>, bool) {
-    if !has_copy_mac(network) {
-        return (None, false);
+    match pinned_nodes(host, network) {
+        None => (None, false),
+        Some((known, _, stand_in)) => (Some(known.to_json()), stand_in),
     }
-    let (known, _) = resolve_copy_mac(host, network, false);
-    let stand_in = has_copy_mac(&known) && resolve_copy_mac(host, &known, true).1;
-    (Some(known.to_json()), stand_in)
 }
 
 /// Turns nmstate's verdict on a host's state into its keyfiles and
