@@ -260,8 +260,9 @@ pub(super) fn profile_dir(dir: &Path, limit: u64, out: &mut Vec<Input>) -> Resul
 mod tests {
     use super::*;
 
-    /// A file past the size read in parts reads as one stream does, a
-    /// multi-byte character astride a part's end included.
+    /// A file past the size read in parts reads as one stream does (its
+    /// parts are bytes: the text, multi-byte characters and all, is
+    /// checked as UTF-8 whole, after).
     #[test]
     fn a_large_file_read_in_parts_is_the_file() {
         let dir = tempfile::tempdir().unwrap();
