@@ -224,42 +224,19 @@ pub(crate) fn risks(
             .expect("a host of a group has its diff");
         classify(o.expect("a host of a group has its OLD"), n, diff)
     };
-    let classified: Vec<(usize, Classified)> = sample_of(&subgroups)
-        .into_par_iter()
-        .map(|i| (i, classify_at(i)))
-        .collect();
-    let mut out: Vec<Option<Classified>> = vec![None; pairs.len()];
-    for (i, c) in classified {
-        out[i] = Some(c);
-    }
     // The outcome names networks (`carries the machine network
     // 10.1.0.0/16`), never a host's own address or MAC.
     let values = |i: usize| found.shapes[i].as_ref().map_or(&[][..], |s| &s.values[..]);
-    let agrees = |m: &[usize]| {
-        let first = out[m[0]].as_ref().expect("a first host is classified");
-        let named = named_values(&format!("{first:?}"));
-        m.iter()
-            .enumerate()
-            .filter(|&(k, _)| sampled(k, m.len()))
-            .all(|(_, &i)| {
-                out[i].as_ref() == Some(first) && !values(i).iter().any(|(v, _)| named.contains(v))
-            })
-    };
-    let agreeing: Vec<&Vec<usize>> = subgroups.par_iter().filter(|m| agrees(m)).collect();
-    let shared: Vec<(usize, Classified)> = agreeing
-        .par_iter()
-        .flat_map_iter(|m| {
-            let first = out[m[0]].clone().expect("a first host is classified");
-            m.iter()
-                .filter(|&&i| out[i].is_none())
-                .map(move |&i| (i, first.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let count = shared.len();
-    for (i, c) in shared {
-        out[i] = Some(c);
-    }
+    let (out, agreeing, count) = lend_per_group(
+        pairs.len(),
+        &subgroups,
+        classify_at,
+        |first, i, own| {
+            let named = named_values(&format!("{first:?}"));
+            own == first && !values(i).iter().any(|(v, _)| named.contains(v))
+        },
+        |first, _| first.clone(),
+    );
     let mut subgroup = vec![None; pairs.len()];
     for (g, m) in agreeing.iter().enumerate() {
         m.iter().for_each(|&i| subgroup[i] = Some(g));
@@ -335,7 +312,7 @@ pub(crate) fn groups_of<K: Hash + Eq>(keys: impl Iterator<Item = Option<K>>) -> 
 
 /// The hosts of `groups` that are worked out themselves (each group's
 /// first and its sample).
-pub(crate) fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
+fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
     groups
         .iter()
         .flat_map(|m| {
@@ -347,8 +324,53 @@ pub(crate) fn sample_of(groups: &[Vec<usize>]) -> Vec<usize> {
         .collect()
 }
 
+/// Each group's first host and its sample worked out (`work`); the other
+/// hosts of each group whose sample all `fits(first's, host, host's)`
+/// given the first's (`lend(first's, host)`), the rest left `None`. With
+/// the groups lent and how many hosts were.
+pub(crate) fn lend_per_group<T: Send + Sync>(
+    hosts: usize,
+    groups: &[Vec<usize>],
+    work: impl Fn(usize) -> T + Sync,
+    fits: impl Fn(&T, usize, &T) -> bool + Sync,
+    lend: impl Fn(&T, usize) -> T + Sync,
+) -> (Vec<Option<T>>, Vec<&Vec<usize>>, usize) {
+    let worked: Vec<(usize, T)> = sample_of(groups)
+        .into_par_iter()
+        .map(|i| (i, work(i)))
+        .collect();
+    let mut out: Vec<Option<T>> = (0..hosts).map(|_| None).collect();
+    for (i, t) in worked {
+        out[i] = Some(t);
+    }
+    let first = |m: &[usize]| out[m[0]].as_ref().expect("a first host is worked out");
+    let lent_groups: Vec<&Vec<usize>> = groups
+        .par_iter()
+        .filter(|m| {
+            m.iter()
+                .enumerate()
+                .filter(|&(k, _)| sampled(k, m.len()))
+                .all(|(_, &i)| out[i].as_ref().is_some_and(|own| fits(first(m), i, own)))
+        })
+        .collect();
+    let lent: Vec<(usize, T)> = lent_groups
+        .par_iter()
+        .flat_map_iter(|m| {
+            m.iter()
+                .filter(|&&i| out[i].is_none())
+                .map(|&i| (i, lend(first(m), i)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let count = lent.len();
+    for (i, t) in lent {
+        out[i] = Some(t);
+    }
+    (out, lent_groups, count)
+}
+
 /// Whether the `k`-th host of a group of `len` is compared host by host.
-pub(crate) fn sampled(k: usize, len: usize) -> bool {
+fn sampled(k: usize, len: usize) -> bool {
     k <= 1 || k == len - 1 || k.is_multiple_of(SAMPLE_EVERY)
 }
 

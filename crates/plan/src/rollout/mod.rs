@@ -157,42 +157,16 @@ fn deltas_of<'a>(
             .iter()
             .map(|(c, _)| Some((c.alike?, c.role.as_str()))),
     );
-    let mut own = vec![true; changed.len()];
-    for &i in groups.iter().flatten() {
-        own[i] = false;
-    }
-    for i in crate::shaped::sample_of(&groups) {
-        own[i] = true;
-    }
     let work = |i: usize| host_deltas(changed[i].0, changed[i].1, new, agent);
-    let mut out: Vec<Option<HostDeltas>> = (0..changed.len())
-        .into_par_iter()
-        .map(|i| own[i].then(|| work(i)))
-        .collect();
-    let agrees = |m: &[usize]| {
-        let first = out[m[0]].as_ref().expect("a first host is worked out");
-        !holds_value(&format!("{:?}", first.deltas))
-            && m.iter()
-                .enumerate()
-                .filter(|&(k, _)| crate::shaped::sampled(k, m.len()))
-                .all(|(_, &i)| out[i].as_ref().is_some_and(|d| d.same_as(first)))
-    };
-    let lent: Vec<(usize, HostDeltas)> = groups
-        .par_iter()
-        .filter(|m| agrees(m))
-        .flat_map_iter(|m| {
-            let first = out[m[0]].as_ref().expect("a first host is worked out");
-            m.iter()
-                .filter(|&&i| out[i].is_none())
-                .map(|&i| (i, first.lent_to(changed[i].0, changed[i].1)))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let count = lent.len();
-    for (i, d) in lent {
-        out[i] = Some(d);
-    }
-    // Groups whose sample did not agree: each host's own.
+    let (mut out, _, count) = crate::shaped::lend_per_group(
+        changed.len(),
+        &groups,
+        work,
+        |first, _, own| !holds_value(&format!("{:?}", first.deltas)) && own.same_as(first),
+        |first, i| first.lent_to(changed[i].0, changed[i].1),
+    );
+    // Hosts in no group, and groups whose sample did not agree: each
+    // host's own.
     let rest: Vec<(usize, HostDeltas)> = (0..changed.len())
         .into_par_iter()
         .filter(|&i| out[i].is_none())
