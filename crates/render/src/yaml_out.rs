@@ -111,8 +111,9 @@ fn scalar(v: &J, out: &mut String) -> Option<()> {
 }
 
 /// Plain when serde_yaml writes it plain, single-quoted when it would
-/// read back as a number, boolean or null; `None` when unsure.
-fn string(s: &str, out: &mut String) -> Option<()> {
+/// read back as a number, boolean or null; `None` when unsure. For a
+/// block-context scalar (a key, or a value after `key: ` or `- `).
+pub(crate) fn string(s: &str, out: &mut String) -> Option<()> {
     if s.is_empty() {
         out.push_str("''");
         return Some(());

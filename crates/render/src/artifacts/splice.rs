@@ -155,6 +155,13 @@ impl Envelope {
             None => text,
         };
         let mut out = String::with_capacity(text.len() + 16 * self.indent);
+        self.indent_into(&text, &mut out);
+        out
+    }
+
+    /// `text` (items emitted as a list of their own, at column 0) pushed
+    /// onto `out` indented to stand in the list.
+    fn indent_into(&self, text: &str, out: &mut String) {
         for line in text.split_inclusive('\n') {
             // Empty lines stay empty, as the whole document writes them.
             if line != "\n" {
@@ -162,6 +169,21 @@ impl Envelope {
             }
             out.push_str(line);
         }
+    }
+
+    /// The document with `items` in the place of the mark, each emitted
+    /// as a list of its own (at column 0) and indented here: one copy of
+    /// every item, not two.
+    pub fn with_emitted<'a>(&self, items: impl Iterator<Item = &'a str> + Clone) -> String {
+        let lines: usize = items
+            .clone()
+            .map(|i| i.bytes().filter(|&b| b == b'\n').count())
+            .sum();
+        let mut out =
+            String::with_capacity(self.len_with(items.clone().map(str::len)) + lines * self.indent);
+        out.push_str(&self.text[..self.mark.start]);
+        items.for_each(|i| self.indent_into(i, &mut out));
+        out.push_str(&self.text[self.mark.end..]);
         out
     }
 

@@ -59,3 +59,88 @@ fn gzip_body_is_zlib_level_9s_bytes() {
     assert_eq!(out[..10], [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
     assert_eq!(nodenet_model::hex(&out[10..]), expected);
 }
+
+/// An entry written directly is what the emitter writes for
+/// `[file_entry(..)]`, with the size the layout counts; paths the fast
+/// path must quote or hand over included.
+#[test]
+fn entries_written_directly_are_the_emitters_bytes() {
+    let text = "interfaces:\n- {name: eth0, type: ethernet}\n".repeat(3);
+    let paths = [
+        "/etc/nmstate/openshift/w0.yml",
+        "/etc/systemd/network/10-nodenet-ens1f0.link",
+        "/etc/x/a b.yml",
+        "/etc/x/it's: here",
+        "/etc/x/é.yml",
+        "yes",
+    ];
+    for path in paths {
+        let e = Entry::new(path, &text);
+        let emitted = yaml(&J::Array(vec![file_entry(path, &text)]));
+        assert_eq!(e.yaml, emitted, "{path}");
+        let source = file_entry(path, &text)["contents"]["source"]
+            .as_str()
+            .unwrap()
+            .len();
+        assert_eq!(e.size, source + path.len() + 160, "{path}");
+    }
+}
+
+/// A pool's MachineConfig made from written entries is the whole document
+/// emitted with the entries in it, byte for byte, kind by kind.
+#[test]
+fn a_pools_machine_configs_are_the_whole_documents_emitted() {
+    let hosts: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            (
+                format!("w{i}"),
+                format!("interfaces:\n- name: eth0\n  ipv4:\n    address:\n    - ip: 10.0.0.{i}\n"),
+            )
+        })
+        .collect();
+    let entries: Vec<HostEntries> = hosts
+        .iter()
+        .map(|(name, text)| HostEntries {
+            br_ex: Some(Entry::new(&format!("{OPENSHIFT_DIR}/{name}.yml"), text)),
+            nodenet: None,
+            links: vec![
+                Entry::new(&format!("/etc/systemd/network/{name}-a.link"), "[Match]\n"),
+                Entry::new(&format!("/etc/systemd/network/{name}-b.link"), "[Link]\n"),
+            ],
+        })
+        .collect();
+    let pool = Pool {
+        name: "worker-2".into(),
+        role: "worker",
+        custom: None,
+        hosts: vec![0, 1, 2],
+    };
+    let made = pool_files(&pool, entries);
+    let whole = |kind: &str, files: Vec<J>| {
+        let name = format!("10-nodenet-{kind}-worker-2");
+        let config = json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}});
+        (
+            format!("openshift/{name}.yaml"),
+            yaml(&machine_config(&name, "worker-2", config, None)),
+        )
+    };
+    let br_ex = hosts
+        .iter()
+        .map(|(name, text)| file_entry(&format!("{OPENSHIFT_DIR}/{name}.yml"), text))
+        .collect();
+    let links = hosts
+        .iter()
+        .flat_map(|(name, _)| {
+            [
+                file_entry(&format!("/etc/systemd/network/{name}-a.link"), "[Match]\n"),
+                file_entry(&format!("/etc/systemd/network/{name}-b.link"), "[Link]\n"),
+            ]
+        })
+        .collect();
+    let expected = [whole("br-ex", br_ex), whole("nic-names", links)];
+    assert_eq!(made.len(), 2);
+    for (file, (path, content)) in made.iter().zip(expected) {
+        assert_eq!(file.path, path);
+        assert_eq!(String::from_utf8_lossy(&file.content), content);
+    }
+}
