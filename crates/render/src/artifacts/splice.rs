@@ -150,12 +150,27 @@ impl Envelope {
     /// `state` embedded at its [`TOKEN`], every line indented.
     pub fn item(&self, item: J, state: Option<&str>) -> String {
         let text = placeholders(&yaml(&J::Array(vec![item])));
-        let text = match state {
-            Some(state) => embed_all(&text, &[state], Embed::Mapping),
-            None => text,
+        let state_len = state.map_or(0, |s| 2 * s.len());
+        let mut out = String::with_capacity(text.len() + state_len + 16 * self.indent);
+        let needle = format!(": {TOKEN}\n");
+        let (Some(state), Some(pos)) = (state, text.find(&needle)) else {
+            self.indent_into(&text, &mut out);
+            return out;
         };
-        let mut out = String::with_capacity(text.len() + 16 * self.indent);
-        self.indent_into(&text, &mut out);
+        // As `embed` would, then indented, in one pass over the state.
+        let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..pos];
+        let key_col = line.len() - line.trim_start_matches([' ', '-']).len();
+        self.indent_into(&text[..pos], &mut out);
+        out.push_str(":\n");
+        for l in state.lines() {
+            if !l.is_empty() {
+                out.extend(std::iter::repeat_n(' ', self.indent + key_col + 2));
+                out.push_str(l);
+            }
+            out.push('\n');
+        }
+        self.indent_into(&text[pos + needle.len()..], &mut out);
         out
     }
 
