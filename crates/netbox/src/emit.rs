@@ -61,7 +61,7 @@ struct Emitter {
 
 impl Emitter {
     fn indent(&mut self, n: usize) {
-        self.out.extend(std::iter::repeat_n(' ', n));
+        nodenet_model::yaml::pad(&mut self.out, n);
     }
 
     fn comment(&mut self, c: &Option<String>) {

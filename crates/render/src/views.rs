@@ -597,7 +597,7 @@ fn columns(header: &[&str], rows: &[Vec<String>], out: &mut String) {
             out.push_str(c);
             if i + 1 < n {
                 let pad = widths[i] - c.chars().count();
-                out.extend(std::iter::repeat_n(' ', pad));
+                nodenet_model::yaml::pad(out, pad);
             }
         }
         out.push('\n');

@@ -17,6 +17,7 @@
 //! non-ASCII, nested sequences) makes it hand the whole value to
 //! serde_yaml instead, so the output never depends on which path ran.
 
+use nodenet_model::yaml::pad;
 use serde_json::Value as J;
 
 /// `v` as a YAML document, byte-identical to `serde_yaml::to_string`.
@@ -50,7 +51,7 @@ fn emit_map(
 ) -> Option<()> {
     for (i, (k, v)) in m.iter().enumerate() {
         if i > 0 || !inline_first {
-            pad(indent, out);
+            pad(out, indent);
         }
         // libyaml writes keys longer than 128 as `? key`.
         if k.len() > 128 {
@@ -79,7 +80,7 @@ fn emit_map(
 
 fn emit_seq(items: &[J], indent: usize, out: &mut String) -> Option<()> {
     for item in items {
-        pad(indent, out);
+        pad(out, indent);
         out.push_str("- ");
         match item {
             J::Object(m) if !m.is_empty() => emit_map(m, indent + 2, true, out)?,
@@ -91,10 +92,6 @@ fn emit_seq(items: &[J], indent: usize, out: &mut String) -> Option<()> {
         }
     }
     Some(())
-}
-
-fn pad(n: usize, out: &mut String) {
-    out.extend(std::iter::repeat_n(' ', n));
 }
 
 fn scalar(v: &J, out: &mut String) -> Option<()> {

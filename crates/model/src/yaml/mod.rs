@@ -386,6 +386,19 @@ fn node_count(node: &Node) -> usize {
     }
 }
 
+/// `n` spaces pushed onto `out`, for indentation: copied from a run of
+/// spaces, where pushing them one `char` at a time (`extend` with
+/// `repeat_n`) encoded and checked capacity for each (1 % of a render).
+pub fn pad(out: &mut String, n: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        left -= k;
+    }
+}
+
 /// Parses one YAML document. An empty document is `Null`.
 pub fn parse(text: &str, file: FileId) -> Result<Node, YamlError> {
     let mut docs = parse_all(text, file)?;

@@ -173,7 +173,7 @@ fn skeleton(text: &str, run: &Run) -> Option<(String, Cut)> {
     let breaks = memchr::memchr_iter(b'\n', &text.as_bytes()[start..run.end]).count();
     let mut out = String::with_capacity(start + run.indent + 3 + breaks + text.len() - run.end);
     out.push_str(&text[..start]);
-    out.extend(std::iter::repeat_n(' ', run.indent));
+    super::pad(&mut out, run.indent);
     out.push_str("- ~");
     out.extend(std::iter::repeat_n('\n', breaks));
     let at = out.len();

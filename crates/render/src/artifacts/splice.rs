@@ -41,7 +41,7 @@ pub fn embed_all(envelope: &str, texts: &[&str], how: Embed) -> String {
         });
         for l in text.lines() {
             if !l.is_empty() {
-                out.extend(std::iter::repeat_n(' ', key_col + 2));
+                nodenet_model::yaml::pad(&mut out, key_col + 2);
                 out.push_str(l);
             }
             out.push('\n');
@@ -100,7 +100,7 @@ pub fn placeholders(text: &str) -> String {
         let var = &rest[pos + PLACEHOLDER.len()..end];
         out.push_str(&rest[..pos]);
         out.push_str("|2-\n");
-        out.extend(std::iter::repeat_n(' ', key_col + 2));
+        nodenet_model::yaml::pad(&mut out, key_col + 2);
         out.push_str("${");
         out.push_str(var);
         out.push('}');
@@ -165,7 +165,7 @@ impl Envelope {
         out.push_str(":\n");
         for l in state.lines() {
             if !l.is_empty() {
-                out.extend(std::iter::repeat_n(' ', self.indent + key_col + 2));
+                nodenet_model::yaml::pad(&mut out, self.indent + key_col + 2);
                 out.push_str(l);
             }
             out.push('\n');
@@ -180,7 +180,7 @@ impl Envelope {
         for line in text.split_inclusive('\n') {
             // Empty lines stay empty, as the whole document writes them.
             if line != "\n" {
-                out.extend(std::iter::repeat_n(' ', self.indent));
+                nodenet_model::yaml::pad(out, self.indent);
             }
             out.push_str(line);
         }
