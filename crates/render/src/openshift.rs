@@ -113,7 +113,7 @@ fn entry_json(path: &str, source: String) -> J {
 /// A [`file_entry`] as its MachineConfig's file list holds it: its YAML,
 /// written here (20,000 entries at 10,000 hosts were each built as a JSON
 /// value, emitted and freed), and what it adds to the object.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Entry {
     /// The entry as a list of its own, at column 0: what the emitter
     /// writes for `[file_entry(path, text)]`.

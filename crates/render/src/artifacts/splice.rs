@@ -31,25 +31,34 @@ pub fn embed_all(envelope: &str, texts: &[&str], how: Embed) -> String {
     let mut rest = envelope;
     for text in texts {
         let Some(pos) = rest.find(&needle) else { break };
-        let line_start = rest[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let line = &rest[line_start..pos];
-        let key_col = line.len() - line.trim_start_matches([' ', '-']).len();
         out.push_str(&rest[..pos]);
         out.push_str(match how {
             Embed::Mapping => ":\n",
             Embed::Literal => ": |\n",
         });
-        for l in text.lines() {
-            if !l.is_empty() {
-                nodenet_model::yaml::pad(&mut out, key_col + 2);
-                out.push_str(l);
-            }
-            out.push('\n');
-        }
+        push_under_key(text, key_column(&rest[..pos]), &mut out);
         rest = &rest[pos + needle.len()..];
     }
     out.push_str(rest);
     out
+}
+
+/// The column of the key whose line `before` ends in (after any `- `).
+fn key_column(before: &str) -> usize {
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    line.len() - line.trim_start_matches([' ', '-']).len()
+}
+
+/// `text`'s lines pushed onto `out` two columns under a key at
+/// `key_col`; empty lines stay empty.
+fn push_under_key(text: &str, key_col: usize, out: &mut String) {
+    for l in text.lines() {
+        if !l.is_empty() {
+            nodenet_model::yaml::pad(out, key_col + 2);
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
 }
 
 pub fn embed(envelope: &str, text: &str, how: Embed) -> String {
@@ -92,7 +101,7 @@ pub fn placeholders(text: &str) -> String {
         };
         // The key's column is the mapping's indentation, which the
         // indicator counts from (after `- ` too).
-        let key_col = before.len() - before.trim_start_matches([' ', '-']).len();
+        let key_col = key_column(&rest[..line_start + before.len()]);
         let end = rest[pos..]
             .find('\n')
             .map(|i| pos + i)
@@ -158,18 +167,9 @@ impl Envelope {
             return out;
         };
         // As `embed` would, then indented, in one pass over the state.
-        let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-        let line = &text[line_start..pos];
-        let key_col = line.len() - line.trim_start_matches([' ', '-']).len();
         self.indent_into(&text[..pos], &mut out);
         out.push_str(":\n");
-        for l in state.lines() {
-            if !l.is_empty() {
-                nodenet_model::yaml::pad(&mut out, self.indent + key_col + 2);
-                out.push_str(l);
-            }
-            out.push('\n');
-        }
+        push_under_key(state, self.indent + key_column(&text[..pos]), &mut out);
         self.indent_into(&text[pos + needle.len()..], &mut out);
         out
     }
