@@ -89,8 +89,10 @@ pub struct Pool {
     pub hosts: Vec<usize>,
 }
 
-/// An Ignition file entry: the text gzip-compressed in a `data:` URL.
-pub fn file_entry(path: &str, text: &str) -> J {
+/// An Ignition file entry as a JSON value: the text gzip-compressed in a
+/// `data:` URL. What [`Entry`] is held to; render writes entries as text.
+#[cfg(test)]
+fn file_entry(path: &str, text: &str) -> J {
     entry_json(path, data_url(text))
 }
 
@@ -110,9 +112,10 @@ fn entry_json(path: &str, source: String) -> J {
     })
 }
 
-/// A [`file_entry`] as its MachineConfig's file list holds it: its YAML,
-/// written here (20,000 entries at 10,000 hosts were each built as a JSON
-/// value, emitted and freed), and what it adds to the object.
+/// An Ignition file entry (the text gzip-compressed in a `data:` URL) as
+/// its MachineConfig's file list holds it: its YAML, written here (20,000
+/// entries at 10,000 hosts were each built as a JSON value, emitted and
+/// freed), and what it adds to the object.
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// The entry as a list of its own, at column 0: what the emitter
