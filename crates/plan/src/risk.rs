@@ -7,8 +7,9 @@
 //! - **disruptive**: anything that touches an interface carrying cluster
 //!   traffic (the machine network and everything beneath it, the default
 //!   route, br-ex, the PXE/provisioning NIC: `nodenet_check::traffic`),
-//!   the default route, a new bond or bridge taking a port in use, or
-//!   removing an interface in use.
+//!   removing a route through one (nmstate takes the interface down and
+//!   up to do it), the default route, a new bond or bridge taking a port
+//!   in use, or removing an interface in use.
 
 use std::collections::BTreeMap;
 
@@ -322,7 +323,21 @@ fn iface_risk(
     }
 }
 
+/// What removing a route through `via` does on the node (see
+/// [`route_risk`]).
+fn down_and_up(via: &str) -> String {
+    format!("nmstate takes `{via}` down and up to remove it (NetworkManager before 1.52 cannot by reapply)")
+}
+
 /// A route added or removed: the default route is disruptive either way.
+/// Removing one takes its interface down and up: nmstate deactivates a
+/// profile before it removes a route from it unless NetworkManager has
+/// the `sync-route-with-table` capability (1.52; nmstate's
+/// `nm/query_apply/apply.rs`, `gen_nm_conn_need_to_deactivate_first`,
+/// RHEL-66262), so a route removed through an interface that carries
+/// cluster traffic cuts it off for as long as it takes to come back up
+/// (0.25-0.36 s of pings, and a new DHCP lease, on the lab's NetworkManager
+/// 1.42). Adding one is a reapply, which leaves the interface up.
 fn route_risk(r: &J, added: bool, carriers: &BTreeMap<String, String>) -> (Risk, String) {
     let via = r
         .get("next-hop-interface")
@@ -335,21 +350,32 @@ fn route_risk(r: &J, added: bool, carriers: &BTreeMap<String, String>) -> (Risk,
             format!("{verb} the default route {}", route_text(r)),
         )
     } else if let Some(why) = carriers.get(via) {
-        let risk = if added {
-            Risk::Additive
+        if added {
+            (
+                Risk::Additive,
+                format!("adds the route {} (`{via}` {why})", route_text(r)),
+            )
         } else {
-            Risk::Modifying
-        };
-        (
-            risk,
-            format!("{verb} the route {} (`{via}` {why})", route_text(r)),
-        )
+            (
+                Risk::Disruptive,
+                format!(
+                    "removes the route {}: {}, and `{via}` {why}",
+                    route_text(r),
+                    down_and_up(via)
+                ),
+            )
+        }
     } else if added {
         (Risk::Additive, format!("adds the route {}", route_text(r)))
     } else {
+        let how = if via.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", down_and_up(via))
+        };
         (
             Risk::Modifying,
-            format!("removes the route {}", route_text(r)),
+            format!("removes the route {}{how}", route_text(r)),
         )
     }
 }

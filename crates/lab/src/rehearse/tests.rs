@@ -31,6 +31,7 @@ fn measured_reads_what_rehearse_writes() {
                     sent: 100,
                     lost: 2,
                     ms: 40,
+                    in_a_row: 1,
                 },
                 Loss {
                     address: "10.0.1.1".parse().unwrap(),
@@ -38,6 +39,7 @@ fn measured_reads_what_rehearse_writes() {
                     sent: 100,
                     lost: 5,
                     ms: 100,
+                    in_a_row: 5,
                 },
             ],
             converged: true,
@@ -139,18 +141,84 @@ fn ping_summary_counts() {
     assert_eq!(ping_counts("connect: Network is unreachable"), None);
 }
 
+fn outcome(sent: u64, lost: u64, in_a_row: u64) -> Option<PingOutcome> {
+    Some(PingOutcome {
+        sent,
+        lost,
+        in_a_row,
+    })
+}
+
 /// The last ping, sent as ping is stopped, is not a loss; a reply
 /// missing before the last is.
 #[test]
 fn the_ping_in_flight_when_stopped_is_not_lost() {
     let stopped =
-        "735 packets transmitted, 734 received, 0.136% packet loss, time 14700ms\nlast-reply 734\n";
-    assert_eq!(ping_outcome(stopped), Some((735, 0)));
+        "735 packets transmitted, 734 received, 0.136% packet loss, time 14700ms\nlast-reply 734\nlongest-gap 0\n";
+    assert_eq!(ping_outcome(stopped), outcome(735, 0, 0));
     let gap =
-        "735 packets transmitted, 730 received, 0.68% packet loss, time 14700ms\nlast-reply 735\n";
-    assert_eq!(ping_outcome(gap), Some((735, 5)));
-    let dead = "100 packets transmitted, 0 received, 100% packet loss, time 2000ms\nlast-reply 0\n";
-    assert_eq!(ping_outcome(dead), Some((100, 100)));
+        "735 packets transmitted, 730 received, 0.68% packet loss, time 14700ms\nlast-reply 735\nlongest-gap 3\n";
+    assert_eq!(ping_outcome(gap), outcome(735, 5, 3));
+    let dead = "100 packets transmitted, 0 received, 100% packet loss, time 2000ms\nlast-reply 0\nlongest-gap 0\n";
+    assert_eq!(ping_outcome(dead), outcome(100, 100, 100));
+    // Replies stopping before the end: those after the last are a run.
+    let cut = "100 packets transmitted, 60 received, 40% packet loss, time 2000ms\nlast-reply 60\nlongest-gap 0\n";
+    assert_eq!(ping_outcome(cut), outcome(100, 39, 39));
+}
+
+/// The switch's own `ping` log through [`SEQ_SUMMARY`]: one echo lost
+/// alone, then three in a row.
+#[test]
+fn the_longest_run_of_lost_pings_is_read_from_the_log() {
+    let mut log = String::new();
+    for seq in (1..=20).filter(|s| ![5, 11, 12, 13].contains(s)) {
+        log.push_str(&format!(
+            "64 bytes from 192.168.110.131: icmp_seq={seq} ttl=64 time=0.9 ms\n"
+        ));
+    }
+    log.push_str("\n--- 192.168.110.131 ping statistics ---\n21 packets transmitted, 16 received, 23.8% packet loss, time 420ms\n");
+    let mut awk = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(SEQ_SUMMARY)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut awk.stdin.take().unwrap(), log.as_bytes()).unwrap();
+    let summary = String::from_utf8(awk.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(ping_outcome(&summary), outcome(21, 4, 3), "{summary}");
+}
+
+/// Only an outage of the machine network contradicts a claim: a lone
+/// echo lost does not, three in a row do.
+#[test]
+fn an_outage_is_three_pings_lost_in_a_row() {
+    let inv = nodenet_model::load_texts(vec![(
+        "inv.yaml".into(),
+        "nodenet: v1\ncluster: {name: c, baseDomain: example.com, machineNetworks: [192.168.110.0/24]}\nhosts: []\n".into(),
+    )])
+    .inventory;
+    let enactment = |address: &str, lost: u64, in_a_row: u64| Enactment {
+        host: "m0".into(),
+        round: 1,
+        outcome: "committed".into(),
+        detail: String::new(),
+        loss: vec![Loss {
+            address: address.parse().unwrap(),
+            interface: "bond0.110".into(),
+            sent: 500,
+            lost,
+            ms: lost * PING_INTERVAL_MS,
+            in_a_row,
+        }],
+        claims: vec![],
+        contradicted: false,
+        evidence: vec![],
+    };
+    assert!(!machine_lost(&inv, &enactment("192.168.110.131", 1, 1)));
+    assert!(!machine_lost(&inv, &enactment("192.168.110.131", 4, 2)));
+    assert!(machine_lost(&inv, &enactment("192.168.110.131", 3, 3)));
+    assert!(!machine_lost(&inv, &enactment("192.168.120.10", 50, 50)));
 }
 
 #[test]
