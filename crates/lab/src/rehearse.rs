@@ -224,7 +224,7 @@ const SEQ_SUMMARY: &str = "awk -F'icmp_seq=' '/bytes from/{split($2,a,\" \"); s=
 /// leaves the cluster's traffic alone. A lone echo lost is not one: CI's
 /// starved lab (its sampler 884 ms late) lost 1 of 574 pings to a route
 /// added by reapply, where 4 added by `nodenet apply` and 13 reapplies by
-/// `nmcli` lost none here; the outages measured here ran 7-18 in a row
+/// `nmcli` lost none here; the outages measured here ran 5-18 in a row
 /// (a profile taken down and up to remove a route).
 pub const OUTAGE_PINGS: u64 = 3;
 

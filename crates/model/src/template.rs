@@ -389,16 +389,16 @@ impl Expander<'_> {
         match format {
             None => Some(value),
             Some(f) => match value {
-                Value::Int(i) => format_int(i, f).map(Value::Str).or_else(|| {
-                    self.report(
-                        Diagnostic::error(
-                            Code::TemplateVariable,
-                            format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x`, `mac 52:54:00:00:00:00`, `net 10.0.0.0/24` or `ip 10.0.0.10/24`)"),
-                        )
-                        .at(span),
-                    );
-                    None
-                }),
+                Value::Int(i) => match format_int(i, f) {
+                    Ok(text) => Some(Value::Str(text)),
+                    Err(e) => {
+                        self.report(
+                            Diagnostic::error(Code::TemplateVariable, e.message(i, f, expr))
+                                .at(span),
+                        );
+                        None
+                    }
+                },
                 other => Some(other),
             },
         }
@@ -516,11 +516,10 @@ impl Expander<'_> {
     }
 }
 
-/// `base` (an address with a prefix) moved by `i` networks of its prefix:
-/// the address at the same offset in the i-th network, and that network.
-fn nth_network(base: &str, i: i64) -> Option<(std::net::IpAddr, ipnet::IpNet)> {
+/// The `i`-th network of `net`'s size from `net` (its address moved by as
+/// many whole networks), or none past the end of the address space.
+fn nth_network(net: ipnet::IpNet, i: i64) -> Option<(std::net::IpAddr, ipnet::IpNet)> {
     use std::net::IpAddr;
-    let net: ipnet::IpNet = base.trim().parse().ok()?;
     let i = u128::try_from(i).ok()?;
     let ip = match net {
         ipnet::IpNet::V4(n) => {
@@ -541,32 +540,60 @@ fn nth_network(base: &str, i: i64) -> Option<(std::net::IpAddr, ipnet::IpNet)> {
 /// The widest padding `${index:0N}` takes.
 const MAX_WIDTH: usize = 32;
 
+/// Why `${index:F}` has no text.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FormatError {
+    /// F is no format.
+    Bad,
+    /// The number runs past the last value F counts in (the text names
+    /// it).
+    Past(String),
+}
+
+impl FormatError {
+    /// The diagnostic's message for `${expr}` (whose format is `f`) at
+    /// number `i`.
+    pub(crate) fn message(&self, i: i64, f: &str, expr: &str) -> String {
+        match self {
+            FormatError::Bad => format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x`, `mac 52:54:00:00:00:00`, `net 10.0.0.0/24` or `ip 10.0.0.10/24`)"),
+            FormatError::Past(what) => format!("`${{{expr}}}` runs past {what} at index {i}"),
+        }
+    }
+}
+
 /// `03` → zero-padded decimal width 3; `02x` → zero-padded lowercase hex;
 /// `mac 52:54:00:00:00:00` → that MAC plus the number (hosts beyond 255);
 /// `net 10.0.0.0/24` → the number-th network of that size from there
 /// (`10.0.3.0/24` for 3); `ip 10.0.0.10/24` → the same address in it
 /// (`10.0.3.10`): a site's or a rack's own subnet.
-pub(crate) fn format_int(i: i64, f: &str) -> Option<String> {
-    if let Some(base) = f.strip_prefix("net ") {
-        let (ip, net) = nth_network(base, i)?;
-        return Some(format!("{ip}/{}", net.prefix_len()));
-    }
-    if let Some(base) = f.strip_prefix("ip ") {
-        return nth_network(base, i).map(|(ip, _)| ip.to_string());
+pub(crate) fn format_int(i: i64, f: &str) -> Result<String, FormatError> {
+    let net_or_ip = f
+        .strip_prefix("net ")
+        .map(|b| (b, true))
+        .or_else(|| f.strip_prefix("ip ").map(|b| (b, false)));
+    if let Some((base, whole)) = net_or_ip {
+        let net: ipnet::IpNet = base.trim().parse().map_err(|_| FormatError::Bad)?;
+        let (ip, moved) = nth_network(net, i)
+            .ok_or_else(|| FormatError::Past(format!("the end of the address space from {net}")))?;
+        return Ok(if whole {
+            format!("{ip}/{}", moved.prefix_len())
+        } else {
+            ip.to_string()
+        });
     }
     if let Some(base) = f.strip_prefix("mac ") {
         let base = base.trim();
         if !crate::fields::is_mac(base) {
-            return None;
+            return Err(FormatError::Bad);
         }
+        let past = || FormatError::Past("the last MAC address (ff:ff:ff:ff:ff:ff)".into());
         let n = u64::from_str_radix(&base.replace(':', ""), 16)
-            .ok()?
-            .checked_add(u64::try_from(i).ok()?)?;
-        if n >= 1 << 48 {
-            return None;
-        }
+            .map_err(|_| FormatError::Bad)?
+            .checked_add(u64::try_from(i).map_err(|_| past())?)
+            .filter(|n| *n < 1 << 48)
+            .ok_or_else(past)?;
         let b = n.to_be_bytes();
-        return Some(format!(
+        return Ok(format!(
             "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
             b[2], b[3], b[4], b[5], b[6], b[7]
         ));
@@ -580,9 +607,13 @@ pub(crate) fn format_int(i: i64, f: &str) -> Option<String> {
     let width: usize = if digits.is_empty() {
         0
     } else {
-        digits.parse().ok().filter(|w| *w <= MAX_WIDTH)?
+        digits
+            .parse()
+            .ok()
+            .filter(|w| *w <= MAX_WIDTH)
+            .ok_or(FormatError::Bad)?
     };
-    Some(if hex {
+    Ok(if hex {
         format!("{i:0width$x}")
     } else {
         format!("{i:0width$}")

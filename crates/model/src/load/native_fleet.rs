@@ -191,9 +191,9 @@ fn substitute(s: &str, index: i64, site: Option<&str>) -> Result<String, String>
             (Some(name), "site") if format.is_none() => Some(name.to_string()),
             (Some(_), "site.index") | (None, "index") => Some(match format {
                 None => index.to_string(),
-                Some(f) => crate::template::format_int(index, f).ok_or_else(|| {
-                    format!("bad format `{f}` in `${{{expr}}}` (use e.g. `03`, `02x`, `mac 52:54:00:00:00:00`, `net 10.0.0.0/24` or `ip 10.0.0.10/24`)")
-                })?,
+                Some(f) => {
+                    crate::template::format_int(index, f).map_err(|e| e.message(index, f, expr))?
+                }
             }),
             _ => None,
         };

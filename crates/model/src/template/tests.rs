@@ -12,9 +12,14 @@ fn net_and_ip_formats_step_by_whole_networks() {
         format_int(1, "ip 2001:db8::5/64").unwrap(),
         "2001:db8:0:1::5"
     );
-    // Past the address space, or not a network: no value.
-    assert_eq!(format_int(1, "net 255.255.255.0/24"), None);
-    assert_eq!(format_int(1, "net ten/8"), None);
+    // Past the address space, or not a network: no value, and why.
+    assert_eq!(
+        format_int(1, "net 255.255.255.0/24"),
+        Err(FormatError::Past(
+            "the end of the address space from 255.255.255.0/24".into()
+        ))
+    );
+    assert_eq!(format_int(1, "net ten/8"), Err(FormatError::Bad));
 }
 
 fn pool(first: &str, last: &str) -> Pool {
@@ -65,18 +70,21 @@ fn whole_placeholder_keeps_type_and_partial_is_text() {
     assert_eq!(n.get("mac").unwrap().as_str(), Some("52:54:00:00:00:0a"));
     assert_eq!(
         format_int(0x1ff, "mac 52:54:00:00:ff:01").as_deref(),
-        Some("52:54:00:01:01:00")
+        Ok("52:54:00:01:01:00")
     );
-    assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff:ff"), None);
+    assert_eq!(
+        format_int(1, "mac ff:ff:ff:ff:ff:ff"),
+        Err(FormatError::Past(
+            "the last MAC address (ff:ff:ff:ff:ff:ff)".into()
+        ))
+    );
+    assert_eq!(format_int(1, "mac ff:ff:ff:ff:ff"), Err(FormatError::Bad));
     // Found by the inventory fuzz target: a width past u16 panicked
     // in the formatter.
-    assert_eq!(
-        format_int(7, "032").as_deref(),
-        Some(&*format!("{:032}", 7))
-    );
-    assert_eq!(format_int(7, "033"), None);
-    assert_eq!(format_int(7, "99999999x"), None);
-    assert_eq!(format_int(7, "18446744073709551616"), None);
+    assert_eq!(format_int(7, "032").as_deref(), Ok(&*format!("{:032}", 7)));
+    assert_eq!(format_int(7, "033"), Err(FormatError::Bad));
+    assert_eq!(format_int(7, "99999999x"), Err(FormatError::Bad));
+    assert_eq!(format_int(7, "18446744073709551616"), Err(FormatError::Bad));
     assert!(diags.is_empty(), "{diags:?}");
 }
 
@@ -132,4 +140,20 @@ fn unknown_placeholder_is_located() {
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, Code::TemplateVariable);
     assert_eq!(diags[0].span.unwrap().line, 2);
+}
+
+/// A number past the last MAC or network is said as that, not as a bad
+/// format (it used to be).
+#[test]
+fn an_index_past_the_last_mac_says_so() {
+    let f = "mac ff:ff:ff:ff:ff:fe";
+    let e = format_int(2, f).unwrap_err();
+    assert_eq!(
+        e.message(2, f, "index:mac ff:ff:ff:ff:ff:fe"),
+        "`${index:mac ff:ff:ff:ff:ff:fe}` runs past the last MAC address (ff:ff:ff:ff:ff:ff) at index 2"
+    );
+    let e = format_int(1, "mac 52:54").unwrap_err();
+    assert!(e
+        .message(1, "mac 52:54", "index:mac 52:54")
+        .starts_with("bad format `mac 52:54` in `${index:mac 52:54}`"));
 }
