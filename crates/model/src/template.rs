@@ -626,5 +626,12 @@ fn has_placeholder(s: &str) -> bool {
     memchr::memchr_iter(b'$', s.as_bytes()).any(|at| s.as_bytes().get(at + 1) == Some(&b'{'))
 }
 
+/// Whether expanding left a whole placeholder (`${…}`) in `s`: the
+/// expansion has said why (an unknown name, a bad format, a number past
+/// the last MAC), so what reads the value says nothing more of it.
+pub(crate) fn left_unexpanded(s: &str) -> bool {
+    s.find("${").is_some_and(|at| s[at..].contains('}'))
+}
+
 #[cfg(test)]
 mod tests;

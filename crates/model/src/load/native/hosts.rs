@@ -238,7 +238,7 @@ pub(super) fn build_host<'n>(
                 for (k, v) in entries {
                     // A NIC whose MAC is not known yet: null or "".
                     let unknown = v.is_null() || v.as_str() == Some("");
-                    let mac = if unknown { None } else { d.mac(v) };
+                    let mac = if unknown { None } else { expanded_mac(d, v) };
                     nics.push(Nic::new(
                         Located::new(k.scalar_text().unwrap_or_default(), k.span),
                         mac,
@@ -257,7 +257,7 @@ pub(super) fn build_host<'n>(
                         .get("mac")
                         .or(item.get("macAddress"))
                         .filter(|m| !(m.is_null() || m.as_str() == Some("")))
-                        .and_then(|m| d.mac(m));
+                        .and_then(|m| expanded_mac(d, m));
                     let wiring = nic_wiring(d, item);
                     nics.push(Nic {
                         name: nic_name,
@@ -296,7 +296,7 @@ pub(super) fn build_host<'n>(
     let boot_mac = match field("bootMACAddress") {
         Some(m) => {
             let m = expand(d, m, vars);
-            d.mac(&m)
+            expanded_mac(d, &m)
         }
         None => field("bootInterface").and_then(|b| {
             let b = b.scalar_text().unwrap_or_default();
@@ -360,6 +360,15 @@ pub(super) fn build_host<'n>(
 }
 
 /// A NIC's `switch`, `port`, `vlans`, `native` and `mtu`, each located.
+/// A MAC from a host's expanded fields: none, and no second error, where
+/// the expansion left a placeholder it has already reported.
+fn expanded_mac(d: &mut Decoder, v: &Node) -> Option<Located<String>> {
+    if v.as_str().is_some_and(crate::template::left_unexpanded) {
+        return None;
+    }
+    d.mac(v)
+}
+
 pub(super) fn nic_wiring(d: &mut Decoder, item: &Node) -> Wiring {
     let mut w = Wiring {
         switch: d.string(item, "switch"),

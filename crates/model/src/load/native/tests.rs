@@ -126,6 +126,25 @@ fn a_large_entry_failing_after_its_first_host_is_built_once_per_host() {
         .filter(|d| d.code == Code::TemplateVariable)
         .count();
     assert_eq!(bad_mac, 36, "{:?}", loaded.diagnostics.first());
+    // Each said once, as what it is: no `mac-invalid` of the placeholder
+    // left behind.
+    let first = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::TemplateVariable)
+        .unwrap();
+    assert_eq!(
+        first.message,
+        "`${index:mac ff:ff:ff:ff:ff:c0}` runs past the last MAC address (ff:ff:ff:ff:ff:ff) at index 64"
+    );
+    assert!(
+        !loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::MacInvalid),
+        "{:?}",
+        loaded.diagnostics
+    );
     let workers: Vec<&Host> = loaded.inventory.hosts.iter().skip(3).collect();
     assert_eq!(workers.len(), 100);
     for (i, h) in workers.iter().enumerate() {
@@ -133,4 +152,28 @@ fn a_large_entry_failing_after_its_first_host_is_built_once_per_host() {
     }
     // .1 .2 .5 .6 .7 are taken, as on the first try.
     assert_eq!(address(workers[99]), "10.0.0.105");
+}
+
+/// A MAC the expansion could not make is said once (by the expansion); a
+/// MAC that is no MAC and holds no whole placeholder is still one.
+#[test]
+fn a_mac_left_as_a_placeholder_is_reported_once() {
+    let text = "nodenet: v1\ncluster: {name: c, baseDomain: example.com}\nhosts:\n- name: a\n  nics: {eno1: \"${nope}\", eno2: \"52:54:${oops\"}\n  bootMACAddress: \"${nope}\"\n";
+    let loaded = load(text.to_string());
+    let codes: Vec<(Code, u32)> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| (d.code, d.span.map(|s| s.column).unwrap_or(0)))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            (Code::TemplateVariable, 16),
+            (Code::MacInvalid, 33),
+            (Code::TemplateVariable, 19)
+        ],
+        "{:?}",
+        loaded.diagnostics
+    );
 }
