@@ -51,7 +51,7 @@ codes! {
     HostNameInvalid = "host-name-invalid": "A host name is not a DNS-1123 label/subdomain.",
     MacInvalid = "mac-invalid": "A MAC address is not six hex octets.",
     TemplateUnknown = "template-unknown": "A host names a template that does not exist.",
-    TemplateVariable = "template-variable": "A `${...}` placeholder names no known value.",
+    TemplateVariable = "template-variable": "A `${...}` placeholder names no known value, or its format is no format or runs past what it counts in (the last MAC, the address space).",
     PoolExhausted = "pool-exhausted": "An IP pool has fewer free addresses than the hosts that draw from it.",
     CredentialsUnknown = "credentials-unknown": "A BMC refers to credentials not defined in the inventory.",
     CredentialsUnresolved = "credentials-unresolved": "A BMC password's environment variable or file is not available (a warning: render writes a `${VAR}` placeholder in the BMC Secrets, to fill with envsubst; the baremetal-operator rejects a BMC Secret without a password).",
