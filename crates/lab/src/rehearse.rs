@@ -229,7 +229,7 @@ const SEQ_SUMMARY: &str = "awk -F'icmp_seq=' '/bytes from/{split($2,a,\" \"); s=
 pub const OUTAGE_PINGS: u64 = 3;
 
 /// What the switch's pings to one address came to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PingOutcome {
     pub sent: u64,
     /// Never answered, less the one in flight when ping was stopped
@@ -667,11 +667,7 @@ fn enact_round(
             &format!("kill -INT $(cat /tmp/rehearse-{n}.pid); sleep 1; {SEQ_SUMMARY} /tmp/rehearse-{n}.log"),
             Duration::from_secs(20),
         );
-        let o = ping_outcome(&summary).unwrap_or(PingOutcome {
-            sent: 0,
-            lost: 0,
-            in_a_row: 0,
-        });
+        let o = ping_outcome(&summary).unwrap_or_default();
         losses.entry(host.clone()).or_default().push(Loss {
             address: *a,
             interface: iface.clone(),

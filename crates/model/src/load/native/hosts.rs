@@ -359,7 +359,6 @@ pub(super) fn build_host<'n>(
     }
 }
 
-/// A NIC's `switch`, `port`, `vlans`, `native` and `mtu`, each located.
 /// A MAC from a host's expanded fields: none, and no second error, where
 /// the expansion left a placeholder it has already reported.
 fn expanded_mac(d: &mut Decoder, v: &Node) -> Option<Located<String>> {
@@ -369,6 +368,7 @@ fn expanded_mac(d: &mut Decoder, v: &Node) -> Option<Located<String>> {
     d.mac(v)
 }
 
+/// A NIC's `switch`, `port`, `vlans`, `native` and `mtu`, each located.
 pub(super) fn nic_wiring(d: &mut Decoder, item: &Node) -> Wiring {
     let mut w = Wiring {
         switch: d.string(item, "switch"),
