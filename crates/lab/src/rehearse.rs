@@ -223,9 +223,9 @@ const SEQ_SUMMARY: &str = "awk -F'icmp_seq=' '/bytes from/{split($2,a,\" \"); s=
 /// calls an outage (60 ms): what contradicts a plan that said a change
 /// leaves the cluster's traffic alone. A lone echo lost is not one: CI's
 /// starved lab (its sampler 884 ms late) lost 1 of 574 pings to a route
-/// added by reapply, where 4 added by `nodenet apply` and 13 reapplies by
-/// `nmcli` lost none here; the outages measured here ran 5-18 in a row
-/// (a profile taken down and up to remove a route).
+/// added by reapply, where the routes `nodenet apply` added and 13
+/// reapplies by `nmcli` lost none here; the outages measured here ran
+/// 5-18 in a row (a profile taken down and up to remove a route).
 pub const OUTAGE_PINGS: u64 = 3;
 
 /// What the switch's pings to one address came to.
