@@ -336,7 +336,7 @@ fn down_and_up(via: &str) -> String {
 /// `nm/query_apply/apply.rs`, `gen_nm_conn_need_to_deactivate_first`,
 /// RHEL-66262), so a route removed through an interface that carries
 /// cluster traffic cuts it off for as long as it takes to come back up
-/// (0.25-0.36 s of pings, and a new DHCP lease, on the lab's NetworkManager
+/// (0.10-0.36 s of pings, and a new DHCP lease, on the lab's NetworkManager
 /// 1.42). Adding one is a reapply, which leaves the interface up.
 fn route_risk(r: &J, added: bool, carriers: &BTreeMap<String, String>) -> (Risk, String) {
     let via = r
@@ -349,33 +349,30 @@ fn route_risk(r: &J, added: bool, carriers: &BTreeMap<String, String>) -> (Risk,
             Risk::Disruptive,
             format!("{verb} the default route {}", route_text(r)),
         )
-    } else if let Some(why) = carriers.get(via) {
-        if added {
-            (
-                Risk::Additive,
-                format!("adds the route {} (`{via}` {why})", route_text(r)),
-            )
-        } else {
-            (
-                Risk::Disruptive,
-                format!(
-                    "removes the route {}: {}, and `{via}` {why}",
-                    route_text(r),
-                    down_and_up(via)
-                ),
-            )
-        }
     } else if added {
-        (Risk::Additive, format!("adds the route {}", route_text(r)))
+        let what = match carriers.get(via) {
+            Some(why) => format!("adds the route {} (`{via}` {why})", route_text(r)),
+            None => format!("adds the route {}", route_text(r)),
+        };
+        (Risk::Additive, what)
     } else {
         let how = if via.is_empty() {
             String::new()
         } else {
             format!(": {}", down_and_up(via))
         };
-        (
-            Risk::Modifying,
-            format!("removes the route {}{how}", route_text(r)),
-        )
+        match carriers.get(via) {
+            Some(why) => (
+                Risk::Disruptive,
+                format!(
+                    "removes the route {}{how}, and `{via}` {why}",
+                    route_text(r)
+                ),
+            ),
+            None => (
+                Risk::Modifying,
+                format!("removes the route {}{how}", route_text(r)),
+            ),
+        }
     }
 }
